@@ -1,0 +1,117 @@
+"""Harness overhead: mindprobe's runner vs a bare asyncio+aiohttp loop, same requests, one run.
+
+2,000 single-turn items at concurrency 32 against the instant test server (a subprocess, so its
+CPU is not counted), cache on (fresh file: every request is a miss and is written), records
+written. Target: runner >= 70% of the bare loop's items/s and < 0.6 ms CPU per item.
+
+    python bench/harness_overhead.py [--items 2000] [--concurrency 32] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+from rich.console import Console
+
+from mindprobe.core.benchmark import Item, Prepared
+from mindprobe.core.cache import ResponseCache
+from mindprobe.core.runner import execute
+from mindprobe.core.session import Session
+from mindprobe.core.store import RunStore, base_manifest
+from mindprobe.models import parse_model_spec
+from mindprobe.models.base import Request
+
+
+class EchoBench:
+    """A minimal single-turn benchmark: one chat request per item, record the answer."""
+
+    name = "bench"
+
+    async def run_item(self, item: Item, session: Session) -> dict[str, Any]:
+        c = await session.generate(Request(messages=[{"role": "user", "content": item.data}],
+                                           max_tokens=8))
+        return {"answer": c.text}
+
+
+def _prompt(i: int) -> str:
+    return f"Question {i}: is the sky blue? Only respond with one of these 2 options: 'TRUE', 'FALSE'."
+
+
+async def bare_loop(url: str, n: int, concurrency: int) -> None:
+    queue = list(range(n))
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as s:
+        async def worker() -> None:
+            while queue:
+                i = queue.pop()
+                body = {"model": "test-model", "messages": [{"role": "user", "content": _prompt(i)}],
+                        "max_tokens": 8, "temperature": 0.0}
+                async with s.post(url + "/chat/completions", data=json.dumps(body).encode(),
+                                  headers={"Content-Type": "application/json"}) as r:
+                    json.loads(await r.read())["choices"][0]["message"]["content"]
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+
+
+async def runner_loop(url: str, n: int, concurrency: int, tmp: Path) -> None:
+    model = parse_model_spec(f"openai:test-model@{url}")
+    await model.start()
+    cache = ResponseCache(tmp / f"cache-{time.monotonic_ns()}.sqlite")
+    store = RunStore(tmp / f"run-{time.monotonic_ns()}")
+    done = store.open(base_manifest(benchmark="bench", variant="v", model={}, config={}, data={}))
+    prepared = Prepared(items=[Item(str(i), _prompt(i)) for i in range(n)])
+    try:
+        await execute(EchoBench(), prepared, {"model": model}, store, done,
+                      concurrency=concurrency, seed=0, cache=cache,
+                      console=Console(stderr=True, quiet=True), description="bench")
+    finally:
+        store.close("finished")
+        cache.close()
+        await model.close()
+
+
+def measure(fn, *args) -> tuple[float, float]:
+    c0, t0 = time.process_time(), time.perf_counter()
+    asyncio.run(fn(*args))
+    return time.perf_counter() - t0, time.process_time() - c0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--items", type=int, default=2000)
+    ap.add_argument("--concurrency", type=int, default=32)
+    ap.add_argument("--repeat", type=int, default=3)
+    a = ap.parse_args()
+    srv = subprocess.Popen([sys.executable, "-m", "mindprobe.testing.server", "--port", "0"],
+                           stdout=subprocess.PIPE, text=True)
+    try:
+        line = srv.stdout.readline().split()
+        url = line[1]
+        with tempfile.TemporaryDirectory() as d:
+            asyncio.run(bare_loop(url, 200, a.concurrency))  # warm-up
+            rows = []
+            for _ in range(a.repeat):  # interleave so both see the same machine load
+                bw, bc = measure(bare_loop, url, a.items, a.concurrency)
+                rw, rc = measure(runner_loop, url, a.items, a.concurrency, Path(d))
+                rows.append((bw, bc, rw, rc))
+        bw, bc, rw, rc = (min(r[i] for r in rows) for i in range(4))
+        n = a.items
+        print(f"items={n} concurrency={a.concurrency} (best of {a.repeat})")
+        print(f"bare aiohttp : {n / bw:8.0f} items/s  {1000 * bc / n:.3f} ms CPU/item")
+        print(f"mindprobe    : {n / rw:8.0f} items/s  {1000 * rc / n:.3f} ms CPU/item")
+        print(f"ratio        : {bw / rw:.2f} of bare items/s (target >= 0.70); "
+              f"CPU/item target < 0.6 ms")
+    finally:
+        srv.terminate()
+        srv.wait()
+
+
+if __name__ == "__main__":
+    main()

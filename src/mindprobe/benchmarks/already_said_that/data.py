@@ -1,0 +1,231 @@
+"""Pinned data files of "Already Said That" and the exact sample/distractor preparation.
+
+Spec: shared/specs/already_said_that.md §2-§4. The files are upstream's (openai/evals,
+MIT); their sha256 is pinned so that a run is always over the bytes the spec was checked on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mindprobe.errors import DataError
+
+VARIANTS: tuple[str, ...] = (
+    "which-is-heavier",
+    "first-letters",
+    "ambiguous-sentences",
+    "reverse-sort-words-eng",
+    "distractorless",
+)
+ALIASES: dict[str, str] = {"already_said_that": "reverse-sort-words-eng"}
+
+# Upstream commit whose Git-LFS objects equal the pinned files (SOURCE.md).
+UPSTREAM_COMMIT = "4bfc1f58a821685acb40bb28ba54131740535046"
+_MEDIA_BASE = (
+    f"https://media.githubusercontent.com/media/openai/evals/{UPSTREAM_COMMIT}/evals/registry/data/"
+)
+# A raw.githubusercontent URL serves this pointer instead of the data; never accept it.
+LFS_POINTER_PREFIX = b"version https://git-lfs.github.com/spec/v1"
+
+
+@dataclass(frozen=True)
+class DataFile:
+    """One pinned file: its path relative to the data dir, its sha256 and where to fetch it."""
+
+    path: str
+    sha256: str
+    records: int
+
+    @property
+    def url(self) -> str:
+        return _MEDIA_BASE + self.path
+
+
+SAMPLES_FILE = DataFile(
+    "already_said_that/500_100.jsonl",
+    "ce6eeadef5aa33a57abcd0b42bbdb02d1a4eb3c61a35bcc1da9b1b29766f3469",
+    500,
+)
+DISTRACTOR_FILES: dict[str, DataFile] = {
+    "which-is-heavier": DataFile(
+        "which_is_heavier/which_is_heavier.jsonl",
+        "b3389fe67d5a06dee7d902edd2c1d2b55400759de8e7797742a0f93776be91d7",
+        183,
+    ),
+    "first-letters": DataFile(
+        "first-letters/samples.jsonl",
+        "a4f75f8baa0dbc514951a40b0d227a575d582db2b3ee0a4fc383974747bde3ae",
+        100,
+    ),
+    "ambiguous-sentences": DataFile(
+        "ambiguous-sentences/samples.jsonl",
+        "73b415da88ac7043f6a9fc1373d0bcf7171344bb79888903f8abe41b32635bc5",
+        60,
+    ),
+    "reverse-sort-words-eng": DataFile(
+        "reverse-sort-words-eng/samples.jsonl",
+        "29fcbcf00c0ef4c7d8ec704e89549d05a55f32822b07066658425102ec38533f",
+        25,
+    ),
+}
+DATA_FILES: tuple[DataFile, ...] = (SAMPLES_FILE, *DISTRACTOR_FILES.values())
+
+# The single synthetic item of the distractorless variant; it only serves as the prompt example.
+DISTRACTORLESS_ITEM: tuple[str, str] = ("What is the capital of Italy?", "rome")
+
+_HEAVIER_SUFFIX = " Answer Yes or No"
+_SORT_INSTRUCTION_LEN = 96  # the "(respond as concisely as possible ...):" tail incl. its space
+_FETCH_HINT = "run `mindprobe data fetch already_said_that` to download the pinned files"
+
+
+def resolve_variant(name: str) -> str:
+    """Map the upstream alias to its variant; reject unknown names with the valid choices."""
+    variant = ALIASES.get(name, name)
+    if variant not in VARIANTS:
+        choices = ", ".join((*VARIANTS, *ALIASES))
+        raise ValueError(f"unknown already_said_that variant {name!r}; choose one of: {choices}")
+    return variant
+
+
+def verify_payload(file: DataFile, payload: bytes, source: str) -> None:
+    """Reject an LFS pointer or any bytes whose sha256 differs from the pinned one."""
+    if payload.startswith(LFS_POINTER_PREFIX):
+        raise DataError(
+            f"{source} is a Git-LFS pointer, not the data; {_FETCH_HINT} "
+            f"(it uses {file.url})"
+        )
+    digest = hashlib.sha256(payload).hexdigest()
+    if digest != file.sha256:
+        raise DataError(
+            f"{source} has sha256 {digest}, expected {file.sha256} (upstream {file.path}); "
+            f"the file is corrupt or a different version: delete it and {_FETCH_HINT}"
+        )
+
+
+def _read_verified(data_dir: Path | str, file: DataFile) -> tuple[str, str]:
+    path = Path(data_dir) / file.path
+    try:
+        payload = path.read_bytes()
+    except OSError as exc:
+        raise DataError(f"cannot read {path}: {exc.strerror or exc}; {_FETCH_HINT}") from exc
+    verify_payload(file, payload, str(path))
+    return payload.decode("utf-8"), str(path)
+
+
+def _json_lines(text: str, source: str) -> list[tuple[int, Any]]:
+    """Parse non-empty lines as JSON, keeping 1-based line numbers for error messages."""
+    rows = []
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            rows.append((lineno, json.loads(line)))
+        except json.JSONDecodeError as exc:
+            raise DataError(f"{source}:{lineno}: invalid JSON ({exc.msg}); {_FETCH_HINT}") from exc
+    return rows
+
+
+def parse_samples(text: str, source: str) -> list[list[str]]:
+    """Parse the sample file: one `{"words": [...]}` record of distinct strings per line."""
+    samples = []
+    for lineno, record in _json_lines(text, source):
+        words = record.get("words") if isinstance(record, dict) else None
+        if (
+            not isinstance(words, list)
+            or not words
+            or not all(isinstance(w, str) and w for w in words)
+            or len(set(words)) != len(words)
+        ):
+            raise DataError(
+                f"{source}:{lineno}: expected {{\"words\": [distinct non-empty strings]}}; "
+                f"{_FETCH_HINT}"
+            )
+        samples.append(words)
+    return samples
+
+
+def load_samples(data_dir: Path | str) -> list[list[str]]:
+    """All sample word lists in file order (`data_dir` is the benchmark's data folder)."""
+    text, source = _read_verified(data_dir, SAMPLES_FILE)
+    return parse_samples(text, source)
+
+
+def select_indices(n_total: int, n_samples: int, seed: int) -> list[int]:
+    """0-based file positions of the evaluated samples, in evaluation (idx) order.
+
+    `Random.sample` picks by position only, so this equals selecting the records themselves.
+    """
+    if n_samples < 1:
+        raise ValueError(f"n_samples must be at least 1, got {n_samples}")
+    return random.Random(seed).sample(range(n_total), min(n_samples, n_total))
+
+
+def select_samples(samples: list[list[str]], n_samples: int, seed: int) -> list[list[str]]:
+    """The evaluated samples (spec §3); a sample's idx is its position in the result."""
+    return [samples[i] for i in select_indices(len(samples), n_samples, seed)]
+
+
+def _message(messages: list[Any], role: str, source: str, lineno: int) -> str:
+    found = [m.get("content") for m in messages if isinstance(m, dict) and m.get("role") == role]
+    if len(found) != 1 or not isinstance(found[0], str):
+        raise DataError(
+            f"{source}:{lineno}: expected exactly one {role!r} message with string content; "
+            f"{_FETCH_HINT}"
+        )
+    return found[0]
+
+
+def _question(variant: str, messages: list[Any], source: str, lineno: int) -> str:
+    user = _message(messages, "user", source, lineno)
+    if variant == "which-is-heavier":
+        if not user.endswith(_HEAVIER_SUFFIX):
+            raise DataError(
+                f"{source}:{lineno}: question does not end with {_HEAVIER_SUFFIX!r}; {_FETCH_HINT}"
+            )
+        return user[: -len(_HEAVIER_SUFFIX)]
+    if variant == "reverse-sort-words-eng":
+        system = _message(messages, "system", source, lineno)
+        tail = system[-_SORT_INSTRUCTION_LEN:]
+        if len(system) <= _SORT_INSTRUCTION_LEN or not (
+            tail.startswith(" (") and tail.endswith("):")
+        ):
+            raise DataError(
+                f"{source}:{lineno}: system message lacks the expected parenthetical "
+                f"instruction; {_FETCH_HINT}"
+            )
+        return system[:-_SORT_INSTRUCTION_LEN] + ": " + user
+    return user
+
+
+def parse_distractors(text: str, source: str, variant: str) -> list[tuple[str, str]]:
+    """All (question, lowercased ideal) items of a distractor file, in file order (spec §4)."""
+    items = []
+    for lineno, record in _json_lines(text, source):
+        messages = record.get("input") if isinstance(record, dict) else None
+        ideal = record.get("ideal") if isinstance(record, dict) else None
+        if not isinstance(messages, list) or not isinstance(ideal, str):
+            raise DataError(
+                f"{source}:{lineno}: expected {{\"input\": [messages], \"ideal\": string}}; "
+                f"{_FETCH_HINT}"
+            )
+        items.append((_question(variant, messages, source, lineno), ideal.lower()))
+    if not items:
+        raise DataError(f"{source}: no records; {_FETCH_HINT}")
+    return items
+
+
+def load_distractors(
+    data_dir: Path | str, variant: str
+) -> tuple[list[tuple[str, str]], tuple[str, str]]:
+    """(pool, example): the last item is the prompt example and is never asked (spec §4)."""
+    variant = resolve_variant(variant)
+    if variant == "distractorless":
+        return [], DISTRACTORLESS_ITEM
+    text, source = _read_verified(data_dir, DISTRACTOR_FILES[variant])
+    items = parse_distractors(text, source, variant)
+    return items[:-1], items[-1]

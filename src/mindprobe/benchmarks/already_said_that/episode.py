@@ -1,0 +1,320 @@
+"""One "Already Said That" interaction: turn generation, reply scoring and the stop rules.
+
+Spec: shared/specs/already_said_that.md §5 (RNG call order), §7 (parsing), §8 (state update
+and ending), §11 (custom solvers). The generator is separate from the model loop (`Episode`)
+so that it can be driven and tested without a model.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections import deque
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .data import resolve_variant
+from .prompt import MAIN_PREFIX, task_description
+
+ReplyFn = Callable[[list[dict[str, str]]], Awaitable[str]]
+
+_ANSWER_RE = re.compile(r"\[answer: ([^\]]+)\]")
+_WORD_RE = re.compile(r"[A-Za-z]+(?:['`][A-Za-z]+)*")
+_DISTRACTOR_WEIGHTS = [1 / 3, 2 / 3]
+
+
+def alpha_words(text: str) -> list[str]:
+    """ASCII words of `text`, lowercased; words joined by an apostrophe/backtick are dropped."""
+    return [m.lower() for m in _WORD_RE.findall(text) if "'" not in m and "`" not in m]
+
+
+def parse_reply(reply: str) -> str | None:
+    """The first `[answer: ...]` payload, stripped and lowercased; None when there is none."""
+    match = _ANSWER_RE.search(reply)
+    return match.group(1).strip().lower() if match else None
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """How one reply was scored (spec §7)."""
+
+    answer: str | None
+    correct: bool
+    violation: bool
+    false_pos: bool = False
+    false_neg: bool = False
+
+
+def judge_main(reply: str, already_shown: bool) -> Verdict:
+    """Score a reply to `MAIN TASK - <word>`; `already_shown`: the word is in `seen`."""
+    answer = parse_reply(reply)
+    if answer not in ("yes", "no"):
+        return Verdict(answer, correct=False, violation=True)
+    false_pos = answer == "yes" and not already_shown
+    false_neg = answer == "no" and already_shown
+    return Verdict(answer, not (false_pos or false_neg), False, false_pos, false_neg)
+
+
+def judge_distractor(reply: str, ideal: str) -> Verdict:
+    """Exact comparison after strip+lower; only a missing answer tag is a violation here.
+
+    The violation flag does not end the sample, but it is what `violation_occurred` keeps
+    if this is the last turn (spec §8).
+    """
+    answer = parse_reply(reply)
+    return Verdict(answer, correct=answer == ideal.strip().lower(), violation=answer is None)
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One user turn: its message, the words it shows, and the ideal for a distractor."""
+
+    kind: str  # "main" or "distractor"
+    message: str
+    words: tuple[str, ...]
+    ideal: str | None = None
+
+    @classmethod
+    def main(cls, word: str) -> Turn:
+        word = word.lower()
+        return cls("main", MAIN_PREFIX + word, (word,))
+
+    @classmethod
+    def distractor(cls, question: str, ideal: str) -> Turn:
+        return cls("distractor", question, tuple(alpha_words(question)), ideal)
+
+
+def sample_rng(variant: str, idx: int, seed: int) -> random.Random:
+    """The per-sample RNG of spec §3, seeded with the UTF-8 bytes of its name."""
+    return random.Random(f"already_said_that.{variant}.{idx}:{seed}".encode())
+
+
+class Episode:
+    """State machine of one sample: call `next_user_message()`, then `observe(reply)`, until
+    `finished`. `turns` replaces the generator with scripted turns (no RNG draws then).
+
+    With `drive_all_turns` the chat continues to `max_turns` asked turns after the first
+    main-task error (for benchmarking throughput); the record still reflects that first error.
+    """
+
+    def __init__(
+        self,
+        *,
+        variant: str,
+        idx: int,
+        seed: int,
+        words: Sequence[str],
+        pool: Sequence[tuple[str, str]],
+        example: tuple[str, str],
+        max_turns: int = 100,
+        drive_all_turns: bool = False,
+        turns: Iterable[Turn] | None = None,
+    ) -> None:
+        self.variant = resolve_variant(variant)
+        if max_turns < 1:
+            raise ValueError(f"max_turns must be at least 1, got {max_turns}")
+        self.idx, self.seed, self.max_turns = idx, seed, max_turns
+        self._drive_all = drive_all_turns
+        self._script = iter(turns) if turns is not None else None
+        if self._script is None and len(set(words)) < max_turns:
+            raise ValueError(
+                f"sample {idx} has {len(set(words))} distinct words; at least max_turns="
+                f"{max_turns} are needed so that a new word can always be shown"
+            )
+        self._rng = sample_rng(self.variant, idx, seed)
+        # First RNG call of every sample (spec §4): the distractor queue order.
+        self._queue = deque(self._rng.sample(list(pool), k=len(pool)))
+        self._unseen: set[str] = set(words)
+        self._seen: set[str] = set()
+        self._solver_words: set[str] = set()
+        self._distractor_words: set[str] = set()
+        self._messages: list[dict[str, str]] = [
+            {"role": "system", "content": task_description(*example)}
+        ]
+        self._pending: Turn | None = None
+        self.transcript: list[dict[str, Any]] = []
+        self.num_turns = 0
+        self.num_distractors = 0
+        self._distractors_correct = 0
+        self.was_false_pos = self.was_false_neg = self.violation_occurred = False
+        self.end: str | None = None
+
+    @property
+    def finished(self) -> bool:
+        if self._drive_all:
+            return len(self.transcript) >= self.max_turns
+        return self.end is not None
+
+    @property
+    def messages(self) -> list[dict[str, str]]:
+        """The chat so far (system prompt first, raw replies as assistant turns); a copy."""
+        return [dict(m) for m in self._messages]
+
+    @property
+    def pending(self) -> Turn:
+        """The turn whose reply is awaited."""
+        if self._pending is None:
+            raise RuntimeError("no turn is awaiting a reply; call next_user_message() first")
+        return self._pending
+
+    @property
+    def expected(self) -> str:
+        """The correct answer to the pending turn (what an always-correct solver says)."""
+        turn = self.pending
+        if turn.kind == "distractor":
+            return (turn.ideal or "").strip().lower()
+        return "yes" if turn.words[0] in self._seen else "no"
+
+    def next_user_message(self) -> str:
+        """Draw the next turn (spec §5), append it to the chat and return its text."""
+        if self._pending is not None:
+            raise RuntimeError("observe() the reply to the previous message first")
+        if self.finished:
+            raise RuntimeError("the episode is finished")
+        script = self._script
+        self._pending = self._draw_turn() if script is None else self._scripted_turn(script)
+        self._messages.append({"role": "user", "content": self._pending.message})
+        return self._pending.message
+
+    @staticmethod
+    def _scripted_turn(script: Iterator[Turn]) -> Turn:
+        try:
+            return next(script)
+        except StopIteration:
+            raise ValueError("the scripted turns ran out before the episode ended") from None
+
+    def _draw_turn(self) -> Turn:
+        rng = self._rng
+        distracting = self._solver_words | self._distractor_words
+        is_distractor = rng.choices([True, False], weights=_DISTRACTOR_WEIGHTS, k=1)[0]
+        if is_distractor and self._queue:
+            question, ideal = self._queue[0]
+            self._queue.rotate(-1)  # asked items move to the tail: the pool cycles
+            return Turn.distractor(question, ideal)
+        if rng.choice([True, False]) and distracting:
+            return Turn.main(rng.choice(sorted(distracting)))
+        chosen = rng.choice([self._unseen, self._seen])
+        return Turn.main(rng.choice(sorted(chosen or self._unseen)))
+
+    def observe(self, reply: str) -> dict[str, Any]:
+        """Score the reply to the pending turn, update the state (spec §8); the transcript row."""
+        turn, expected = self.pending, self.expected
+        self._pending = None
+        if turn.kind == "distractor":
+            verdict = judge_distractor(reply, turn.ideal or "")
+        else:
+            verdict = judge_main(reply, turn.words[0] in self._seen)
+        self._messages.append({"role": "assistant", "content": reply})
+        scored = self.end is None
+        entry = {
+            "turn": len(self.transcript) + 1,
+            "kind": turn.kind,
+            "user": turn.message,
+            "reply": reply,
+            "answer": verdict.answer,
+            "expected": expected,
+            "correct": verdict.correct,
+            "violation": verdict.violation,
+            "scored": scored,
+        }
+        self.transcript.append(entry)
+        if scored:
+            self._score(turn, verdict)
+        self._update_state(turn, verdict)
+        return entry
+
+    def _score(self, turn: Turn, verdict: Verdict) -> None:
+        self.violation_occurred = verdict.violation
+        if turn.kind == "distractor":
+            self.num_distractors += 1
+            self._distractors_correct += verdict.correct
+        elif not verdict.correct:
+            self.was_false_pos, self.was_false_neg = verdict.false_pos, verdict.false_neg
+            self.end = (
+                "violation" if verdict.violation
+                else "false_positive" if verdict.false_pos
+                else "false_negative"
+            )
+            return  # the failing turn is not counted
+        self.num_turns += 1
+        if self.num_turns >= self.max_turns:
+            self.end = "survived"
+
+    def _update_state(self, turn: Turn, verdict: Verdict) -> None:
+        # After a scored error this only matters with drive_all_turns; the shown word is then
+        # "seen" as well, so that later expected answers stay truthful.
+        if turn.kind == "distractor":
+            self._distractor_words.update(turn.words)
+        else:
+            self._seen.add(turn.words[0])
+            self._unseen.discard(turn.words[0])
+        if verdict.answer is not None:
+            self._solver_words.update(alpha_words(verdict.answer))
+
+    def record(self) -> dict[str, Any]:
+        """The JSON-serialisable per-sample record (spec §10; NaN accuracy as None)."""
+        if not self.finished:
+            raise RuntimeError("the episode is not finished yet")
+        accuracy = (
+            self._distractors_correct / self.num_distractors if self.num_distractors else None
+        )
+        return {
+            "variant": self.variant,
+            "idx": self.idx,
+            "seed": self.seed,
+            "num_turns": self.num_turns,
+            "num_distractors": self.num_distractors,
+            "was_false_pos": self.was_false_pos,
+            "was_false_neg": self.was_false_neg,
+            "violation_occurred": self.violation_occurred,
+            "distractor_accuracy": accuracy,
+            "end": self.end,
+            "transcript": self.transcript,
+        }
+
+
+async def run_episode(
+    *,
+    variant: str,
+    idx: int,
+    seed: int,
+    words: Sequence[str],
+    pool: Sequence[tuple[str, str]],
+    example: tuple[str, str],
+    reply: ReplyFn,
+    max_turns: int = 100,
+    drive_all_turns: bool = False,
+    turns: Iterable[Turn] | None = None,
+) -> dict[str, Any]:
+    """Play one sample against `reply` (full chat in, raw reply text out); its record."""
+    episode = Episode(
+        variant=variant,
+        idx=idx,
+        seed=seed,
+        words=words,
+        pool=pool,
+        example=example,
+        max_turns=max_turns,
+        drive_all_turns=drive_all_turns,
+        turns=turns,
+    )
+    while not episode.finished:
+        episode.next_user_message()
+        episode.observe(await reply(episode.messages))
+    return episode.record()
+
+
+def random_baseline_reply(rng: random.Random) -> str:
+    """Spec §11 random baseline: yes or no with p = 1/2, from its own seeded RNG."""
+    return f"[answer: {rng.choice(('yes', 'no'))}]"
+
+
+def human_answer(typed: str) -> str:
+    """Spec §11 human solver: map the typed line (lowercased, not trimmed) into the wrapper."""
+    text = typed.lower()
+    if text in ("y", "yes", "1"):
+        text = "yes"
+    elif text in ("n", "no", "0"):
+        text = "no"
+    return f"[answer: {text}]"

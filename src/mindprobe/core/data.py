@@ -1,0 +1,143 @@
+"""Official data files: where they live, fetching them once, and verifying every load.
+
+A benchmark declares its files (path inside its data folder, URL, sha256 or git blob id). A
+folder given with `--data-dir` has the same sub-layout as `shared/data/<benchmark>/`; without
+it files come from the user cache (`MINDPROBE_DATA_DIR`, else ~/.cache/mindprobe/data).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
+
+from mindprobe.core.paths import data_root
+from mindprobe.errors import DataError
+
+
+@dataclass(frozen=True)
+class DataFile:
+    relpath: str
+    url: str | None = None
+    sha256: str | None = None
+    git_blob: str | None = None
+    #: Only needed by some variants: fetched on request, never required for the default.
+    optional: bool = False
+
+
+def git_blob_sha1(data: bytes) -> str:
+    """Git's object id of a file's bytes (what upstream repos pin when no sha256 is published)."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+_VERIFIED: dict[tuple[str, int, int], bool] = {}
+
+
+def verify(path: Path, spec: DataFile, benchmark: str) -> None:
+    """Check a file against its pinned hash; memoised per (path, size, mtime) in this process."""
+    st = path.stat()
+    memo = (str(path.resolve()), st.st_size, st.st_mtime_ns)
+    if _VERIFIED.get(memo):
+        return
+    data = path.read_bytes()
+    if spec.sha256:
+        got = hashlib.sha256(data).hexdigest()
+        expected = spec.sha256
+    elif spec.git_blob:
+        got = git_blob_sha1(data)
+        expected = spec.git_blob
+    else:
+        _VERIFIED[memo] = True
+        return
+    if got != expected:
+        raise DataError(
+            f"{path} does not match the official file (hash {got[:12]}…, expected {expected[:12]}…): "
+            f"it is corrupt or another version; re-fetch with `mindprobe data fetch {benchmark}`"
+        )
+    _VERIFIED[memo] = True
+
+
+def data_dir_for(benchmark: str, data_dir: Path | None) -> Path:
+    return Path(data_dir).expanduser() if data_dir else data_root() / benchmark
+
+
+def resolve(
+    benchmark: str, files: list[DataFile], relpath: str, data_dir: Path | None
+) -> Path:
+    """Path of one official file, verified; a clear DataError says how to get it otherwise."""
+    spec = next((f for f in files if f.relpath == relpath), DataFile(relpath))
+    root = data_dir_for(benchmark, data_dir)
+    path = root / relpath
+    if not path.is_file():
+        how = (
+            f"pass --data-dir pointing at a folder with {relpath}"
+            if data_dir
+            else f"run `mindprobe data fetch {benchmark}` (needs internet) or pass --data-dir DIR"
+        )
+        raise DataError(f"missing data file {path}: {how}")
+    verify(path, spec, benchmark)
+    return path
+
+
+def fetch(
+    benchmark: str,
+    files: list[DataFile],
+    data_dir: Path | None,
+    console: Console,
+    include_optional: bool = True,
+) -> list[Path]:
+    """Download every declared file not already present and valid; verify each one."""
+    root = data_dir_for(benchmark, data_dir)
+    got: list[Path] = []
+    for spec in files:
+        if spec.optional and not include_optional:
+            continue
+        path = root / spec.relpath
+        if path.is_file():
+            try:
+                verify(path, spec, benchmark)
+                got.append(path)
+                console.print(f"[green]ok[/green] {path}")
+                continue
+            except DataError:
+                console.print(f"[yellow]re-fetching[/yellow] {path} (hash mismatch)")
+        if not spec.url:
+            raise DataError(f"{path} is missing and has no download URL; place it there by hand")
+        _download(spec.url, path, console)
+        try:
+            verify(path, spec, benchmark)
+        except DataError:
+            path.unlink(missing_ok=True)
+            raise
+        got.append(path)
+    return got
+
+
+def _download(url: str, path: Path, console: Console) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".part")
+    progress = Progress(
+        TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
+        console=console, disable=not console.is_terminal,
+    )
+    try:
+        with urllib.request.urlopen(url, timeout=60) as resp, open(tmp, "wb") as out, progress:
+            total = int(resp.headers.get("Content-Length") or 0) or None
+            task = progress.add_task(path.name, total=total)
+            for block in iter(lambda: resp.read(1 << 16), b""):
+                out.write(block)
+                progress.advance(task, len(block))
+    except (urllib.error.URLError, OSError, TimeoutError) as exc:
+        tmp.unlink(missing_ok=True)
+        raise DataError(
+            f"could not download {url} ({exc}); if you are offline, copy the file to {path} "
+            "by hand or pass --data-dir"
+        ) from None
+    os.replace(tmp, path)
+    console.print(f"[green]fetched[/green] {path}")

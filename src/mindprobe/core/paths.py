@@ -1,0 +1,28 @@
+"""Where mindprobe keeps things on disk; every location can be overridden by an env variable."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def cache_dir() -> Path:
+    """Root of mindprobe's user cache (`MINDPROBE_CACHE_DIR`, else ~/.cache/mindprobe)."""
+    env = os.environ.get("MINDPROBE_CACHE_DIR")
+    if env:
+        return Path(env).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+    return base / "mindprobe"
+
+
+def data_root() -> Path:
+    """Where `mindprobe data fetch` puts official files (`MINDPROBE_DATA_DIR` overrides)."""
+    env = os.environ.get("MINDPROBE_DATA_DIR")
+    return Path(env).expanduser() if env else cache_dir() / "data"
+
+
+def response_cache_path() -> Path:
+    """The SQLite response cache (`MINDPROBE_RESPONSE_CACHE` overrides)."""
+    env = os.environ.get("MINDPROBE_RESPONSE_CACHE")
+    return Path(env).expanduser() if env else cache_dir() / "responses.sqlite"

@@ -1,0 +1,282 @@
+"""Any OpenAI-compatible server (OpenAI, vLLM, SGLang, Ollama, llama.cpp, TGI) over aiohttp.
+
+We own retries and parsing: transient faults (connection errors, timeouts, 429, 5xx, garbled
+bodies) are retried with jittered exponential backoff; faults that no retry can fix (bad key,
+unknown model) stop the run at once with one clear message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import time
+from typing import Any
+from urllib.parse import urlsplit
+
+import aiohttp
+
+from mindprobe.errors import ModelError
+from mindprobe.models.base import CallContext, Completion, Model, Request, TransientError
+
+OPENAI_URL = "https://api.openai.com/v1"
+RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529}
+
+
+def normalise_base_url(url: str) -> str:
+    """Accept `host:port`, `http://host:port` or `.../v1`; always return `.../v1` without slash."""
+    if "://" not in url:
+        url = "http://" + url
+    parts = urlsplit(url)
+    if not parts.netloc:
+        raise ModelError(f"cannot parse server URL {url!r}; expected e.g. http://127.0.0.1:8000/v1")
+    path = parts.path.rstrip("/")
+    if not path:
+        path = "/v1"
+    return f"{parts.scheme}://{parts.netloc}{path}"
+
+
+def _gbnf_choice(choices: list[str]) -> str:
+    """A llama.cpp grammar that accepts exactly one of the given strings."""
+    alts = " | ".join(json.dumps(c) for c in choices)
+    return f"root ::= {alts}"
+
+
+class OpenAICompatModel(Model):
+    """A model served behind `/v1/chat/completions` and `/v1/completions`."""
+
+    default_concurrency = 16
+
+    def __init__(
+        self,
+        model: str,
+        base_url: str,
+        api_key: str | None,
+        *,
+        spec: str,
+        label: str,
+        timeout: float = 300.0,
+        max_attempts: int = 6,
+        backoff_base: float = 0.5,
+        backoff_max: float = 30.0,
+        grammar: str | None = None,
+        identity_extra: dict[str, Any] | None = None,
+    ) -> None:
+        self.model = model
+        self.base_url = normalise_base_url(base_url)
+        self._api_key = api_key
+        self.spec = spec
+        self.label = label
+        self.timeout = timeout
+        self.max_attempts = max(1, max_attempts)
+        self.backoff_base = backoff_base
+        self.backoff_max = backoff_max
+        self.grammar = grammar  # "llama", "vllm" or None
+        self.supports_grammar = grammar is not None
+        self._identity_extra = identity_extra or {}
+        self._session: aiohttp.ClientSession | None = None
+        self._headers = {"Content-Type": "application/json"}
+        if api_key:
+            self._headers["Authorization"] = f"Bearer {api_key}"
+        self._rng = random.Random()
+
+    # -- lifecycle -------------------------------------------------------------------------
+    async def start(self) -> None:
+        if self._session is None:
+            connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300)
+            self._session = aiohttp.ClientSession(
+                connector=connector,
+                timeout=aiohttp.ClientTimeout(total=self.timeout),
+                headers=self._headers,
+                json_serialize=json.dumps,
+            )
+        await self._preflight()
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    def identity(self) -> dict[str, Any]:
+        return {"endpoint": self.base_url, "model": self.model, **self._identity_extra}
+
+    async def _preflight(self) -> None:
+        """Fail in a second, not after minutes of retries, when the server or model is wrong."""
+        assert self._session is not None
+        url = f"{self.base_url}/models"
+        try:
+            async with self._session.get(url, timeout=aiohttp.ClientTimeout(total=15)) as resp:
+                body = await resp.read()
+                status = resp.status
+        except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
+            raise ModelError(
+                f"cannot reach the model server at {self.base_url} ({type(exc).__name__}: {exc}); "
+                "is it running, and is the URL right?"
+            ) from None
+        if status in (401, 403):
+            raise ModelError(self._auth_message(status))
+        if status != 200:
+            return  # servers without /models are fine; the first request will tell
+        try:
+            ids = [m.get("id") for m in json.loads(body).get("data", [])]
+        except (ValueError, AttributeError):
+            return
+        if ids and self.model not in ids:
+            shown = ", ".join(sorted(str(i) for i in ids)[:20])
+            raise ModelError(
+                f"unknown model {self.model!r} at {self.base_url}; the server offers: {shown}"
+            )
+
+    def _auth_message(self, status: int) -> str:
+        env = "OPENAI_API_KEY" if self.base_url == OPENAI_URL else "MINDPROBE_API_KEY"
+        return (
+            f"the server at {self.base_url} refused the request ({status} unauthorised); "
+            f"set {env} to a valid API key"
+        )
+
+    # -- requests --------------------------------------------------------------------------
+    def build_body(self, request: Request) -> tuple[str, dict[str, Any]]:
+        """Translate a Request into (endpoint path, JSON body)."""
+        body: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": request.max_tokens,
+            "temperature": request.temperature,
+        }
+        if request.prompt is not None:
+            path = "/completions"
+            body["prompt"] = request.prompt
+            if request.logprobs:
+                body["logprobs"] = request.logprobs
+        else:
+            path = "/chat/completions"
+            body["messages"] = request.messages
+            if request.logprobs:
+                body["logprobs"] = True
+                body["top_logprobs"] = request.logprobs
+        if request.stop:
+            body["stop"] = request.stop
+        if request.seed is not None:
+            body["seed"] = request.seed
+        if request.constrain and request.choices:
+            if self.grammar == "llama":
+                body["grammar"] = _gbnf_choice(request.choices)
+            elif self.grammar == "vllm":
+                body["guided_choice"] = request.choices
+        if request.slot is not None and self.supports_slots:
+            body["id_slot"] = request.slot
+            body["cache_prompt"] = True
+        if request.extra:
+            body.update(request.extra)
+        return path, body
+
+    async def complete(self, request: Request, ctx: CallContext) -> Completion:
+        path, body = self.build_body(request)
+        data = json.dumps(body).encode()
+        url = self.base_url + path
+        last = "no attempt made"
+        for attempt in range(self.max_attempts):
+            t0 = time.perf_counter()
+            delay: float | None = None
+            try:
+                assert self._session is not None, "model not started"
+                async with self._session.post(url, data=data) as resp:
+                    status = resp.status
+                    raw = await resp.read()
+                    retry_after = resp.headers.get("Retry-After")
+                if status == 200:
+                    try:
+                        payload = json.loads(raw)
+                        return self._parse(payload, path, time.perf_counter() - t0)
+                    except (ValueError, KeyError, IndexError, TypeError) as exc:
+                        last = f"malformed response body ({type(exc).__name__}: {exc})"
+                else:
+                    self._raise_fatal(status, raw)
+                    last = f"HTTP {status}: {_error_text(raw)}"
+                    if status not in RETRYABLE_STATUS:
+                        raise TransientError(last)
+                    delay = _parse_retry_after(retry_after)
+            except (aiohttp.ClientError, asyncio.TimeoutError, ConnectionError) as exc:
+                last = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            if attempt + 1 < self.max_attempts:
+                await asyncio.sleep(self._backoff(attempt, delay))
+        raise TransientError(f"gave up after {self.max_attempts} attempts: {last}")
+
+    def _backoff(self, attempt: int, retry_after: float | None) -> float:
+        """Full-jitter exponential backoff; a server's Retry-After is a floor, not a suggestion."""
+        cap = min(self.backoff_max, self.backoff_base * (2**attempt))
+        wait = self._rng.uniform(cap / 2, cap)
+        if retry_after is not None:
+            wait = max(wait, min(retry_after, 120.0))
+        return wait
+
+    def _raise_fatal(self, status: int, raw: bytes) -> None:
+        if status in (401, 403):
+            raise ModelError(self._auth_message(status))
+        if status == 404:
+            raise ModelError(
+                f"the server at {self.base_url} answered 404 for model {self.model!r}: "
+                f"{_error_text(raw)} (check the model name and the URL)"
+            )
+
+    def _parse(self, payload: dict[str, Any], path: str, latency: float) -> Completion:
+        choice = payload["choices"][0]
+        if path == "/completions":
+            text = choice["text"]
+        else:
+            text = choice["message"].get("content") or ""
+        usage = payload.get("usage") or {}
+        details = usage.get("prompt_tokens_details") or {}
+        cached = details.get("cached_tokens")
+        if cached is None:
+            cached = (payload.get("timings") or {}).get("cache_n", 0)
+        return Completion(
+            text=text,
+            prompt_tokens=int(usage.get("prompt_tokens") or 0),
+            cached_prompt_tokens=int(cached or 0),
+            completion_tokens=int(usage.get("completion_tokens") or 0),
+            latency=latency,
+            finish_reason=choice.get("finish_reason"),
+            logprobs=_parse_logprobs(choice.get("logprobs")),
+            raw=payload,
+        )
+
+
+def _parse_logprobs(lp: Any) -> list[dict[str, Any]] | None:
+    """Normalise chat-style and completions-style logprobs to [{token, logprob, top}]."""
+    if not lp:
+        return None
+    if isinstance(lp, dict) and isinstance(lp.get("content"), list):
+        return [
+            {
+                "token": t.get("token"),
+                "logprob": t.get("logprob"),
+                "top": {x.get("token"): x.get("logprob") for x in t.get("top_logprobs") or []},
+            }
+            for t in lp["content"]
+        ]
+    if isinstance(lp, dict) and "tokens" in lp:
+        tops = lp.get("top_logprobs") or [None] * len(lp["tokens"])
+        return [
+            {"token": tok, "logprob": p, "top": dict(top or {})}
+            for tok, p, top in zip(lp["tokens"], lp.get("token_logprobs") or [], tops, strict=False)
+        ]
+    return None
+
+
+def _parse_retry_after(value: str | None) -> float | None:
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        return None
+
+
+def _error_text(raw: bytes) -> str:
+    try:
+        body = json.loads(raw)
+        err = body.get("error", body)
+        msg = err.get("message") if isinstance(err, dict) else err
+        return str(msg)[:300]
+    except (ValueError, AttributeError):
+        return raw[:300].decode("utf-8", "replace")

@@ -1,0 +1,35 @@
+"""The chance baseline: a uniform pick from the item's allowed answers.
+
+Randomness is derived from (seed, item, call number), not from a shared generator, so results
+do not depend on concurrency or on which items a resumed run still had to do.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+
+from mindprobe.errors import UsageError
+from mindprobe.models.base import CallContext, Completion, Model, Request
+
+
+class RandomModel(Model):
+    cacheable = False
+    default_concurrency = 64
+
+    def __init__(self, spec: str = "random") -> None:
+        self.spec = spec
+        self.label = "random"
+
+    def identity(self) -> dict[str, str]:
+        return {"model": "random"}
+
+    async def complete(self, request: Request, ctx: CallContext) -> Completion:
+        if not request.choices:
+            raise UsageError(
+                "the random model needs a closed answer set, and this benchmark item has none"
+            )
+        t0 = time.perf_counter()
+        rng = random.Random(f"{ctx.seed}:{ctx.item_id}:{ctx.call_index}")
+        text = rng.choice(request.choices)
+        return Completion(text=text, latency=time.perf_counter() - t0, finish_reason="stop")

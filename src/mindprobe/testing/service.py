@@ -1,0 +1,248 @@
+"""The test server's behaviour: configuration, shared state and the request handlers."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import random
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+from mindprobe.testing.faults import FAULT_KINDS, FaultPlan
+from mindprobe.testing.protocol import (
+    CHAT,
+    CHAT_PATH,
+    COMPLETIONS,
+    COMPLETIONS_PATH,
+    JSON_TYPE,
+    MODELS_PATH,
+    ClientError,
+    Endpoint,
+    Prompt,
+    error_response,
+)
+from mindprobe.testing.responders import Responder
+from mindprobe.testing.tokens import PrefixCache, prompt_tokens, reply_tokens
+
+
+@dataclass
+class ServerConfig:
+    """Everything that shapes the server's behaviour; the keyword arguments of TestServer."""
+
+    models: Sequence[str] = ("test-model",)
+    api_key: str | None = None
+    reply: str = "OK"
+    script: Sequence[Mapping[str, str]] | str | Path | None = None
+    echo: bool = False
+    responder: Callable[[dict[str, Any]], str] | None = None
+    latency: float = 0.0
+    latency_jitter: float = 0.0
+    fault_500: float = 0.0
+    fault_429: float = 0.0
+    fault_timeout: float = 0.0
+    fault_drop: float = 0.0
+    fault_malformed: float = 0.0
+    fail_first_n: int = 0
+    retry_after: int = 1
+    hang_seconds: float = 30.0
+    seed: int = 0
+    simulate_prefix_cache: bool = False
+
+
+class Stats:
+    """Counters behind GET /stats; only touched from the server's event loop."""
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> dict[str, Any]:
+        self.requests = dict.fromkeys((CHAT_PATH, COMPLETIONS_PATH, MODELS_PATH), 0)
+        self.faults = dict.fromkeys(FAULT_KINDS, 0)
+        self.rejected: dict[str, int] = {}
+        self.served_ok = 0
+        return self.snapshot()
+
+    def reject(self, status: int) -> None:
+        self.rejected[str(status)] = self.rejected.get(str(status), 0) + 1
+
+    def snapshot(self) -> dict[str, Any]:
+        return {
+            "requests": dict(self.requests),
+            "requests_total": sum(self.requests.values()),
+            "faults": dict(self.faults),
+            "faults_total": sum(self.faults.values()),
+            "rejected": dict(self.rejected),
+            "served_ok": self.served_ok,
+        }
+
+
+class Service:
+    """Request handlers plus the state they share; lives entirely on one event loop."""
+
+    def __init__(self, config: ServerConfig) -> None:
+        if config.latency < 0 or config.latency_jitter < 0 or config.hang_seconds < 0:
+            raise ValueError("latency, latency_jitter and hang_seconds must be >= 0")
+        if isinstance(config.models, str) or not config.models:
+            raise ValueError(f"models must be a non-empty list of names, got {config.models!r}")
+        self.models = frozenset(config.models)
+        self.auth = f"Bearer {config.api_key}" if config.api_key else None
+        self.responder = Responder(config.reply, config.script, config.echo, config.responder)
+        rates = {
+            "500": config.fault_500,
+            "429": config.fault_429,
+            "timeout": config.fault_timeout,
+            "drop": config.fault_drop,
+            "malformed": config.fault_malformed,
+        }
+        self.faults = FaultPlan(rates, config.fail_first_n, config.seed)
+        self.prefix_cache = PrefixCache() if config.simulate_prefix_cache else None
+        self.latency, self.jitter = config.latency, config.latency_jitter
+        self.hang = config.hang_seconds
+        self.retry_after = {"Retry-After": str(config.retry_after)}
+        self.jitter_rng = random.Random(f"{config.seed}:latency")
+        self.stats = Stats()
+        self.ids = itertools.count(1)
+        cards = [
+            {"id": m, "object": "model", "created": 0, "owned_by": "mindprobe-test"}
+            for m in config.models
+        ]
+        self.models_body = json.dumps({"object": "list", "data": cards}).encode()
+
+    def app(self) -> web.Application:
+        app = web.Application(client_max_size=64 * 1024**2)
+        app.router.add_post(CHAT_PATH, self.chat)
+        app.router.add_post(COMPLETIONS_PATH, self.completions)
+        app.router.add_get(MODELS_PATH, self.list_models)
+        app.router.add_get("/stats", self.get_stats)
+        app.router.add_post("/reset-stats", self.reset_stats)
+        return app
+
+    def _authorize(self, request: web.Request) -> None:
+        if self.auth is not None and request.headers.get("Authorization") != self.auth:
+            raise ClientError(
+                401,
+                "Incorrect or missing API key; send 'Authorization: Bearer <key>'",
+                code="invalid_api_key",
+            )
+
+    async def list_models(self, request: web.Request) -> web.Response:
+        self.stats.requests[MODELS_PATH] += 1
+        try:
+            self._authorize(request)
+        except ClientError as exc:
+            self.stats.reject(exc.status)
+            return error_response(exc.status, exc.message, code=exc.code)
+        return web.Response(body=self.models_body, content_type=JSON_TYPE)
+
+    async def get_stats(self, request: web.Request) -> web.Response:
+        return web.json_response(self.stats.snapshot())
+
+    async def reset_stats(self, request: web.Request) -> web.Response:
+        return web.json_response(self.stats.reset())
+
+    async def chat(self, request: web.Request) -> web.StreamResponse:
+        return await self._complete(request, CHAT)
+
+    async def completions(self, request: web.Request) -> web.StreamResponse:
+        return await self._complete(request, COMPLETIONS)
+
+    async def _parse(self, request: web.Request, endpoint: Endpoint) -> tuple[dict, str, Prompt]:
+        self._authorize(request)
+        try:
+            body = json.loads(await request.read())
+        except ValueError as exc:
+            raise ClientError(400, f"request body is not valid JSON: {exc}") from exc
+        if not isinstance(body, dict):
+            raise ClientError(400, "request body must be a JSON object")
+        if body.get("stream"):
+            raise ClientError(
+                400,
+                "streaming is not supported by this test server; send 'stream': false",
+                param="stream",
+            )
+        model = body.get("model")
+        if not isinstance(model, str):
+            raise ClientError(400, "you must provide a model parameter", param="model")
+        if model not in self.models:
+            raise ClientError(404, f"The model `{model}` does not exist", code="model_not_found")
+        return body, model, endpoint.parse(body)
+
+    async def _complete(self, request: web.Request, endpoint: Endpoint) -> web.StreamResponse:
+        self.stats.requests[endpoint.path] += 1
+        try:
+            body, model, prompt = await self._parse(request, endpoint)
+        except ClientError as exc:
+            self.stats.reject(exc.status)
+            return error_response(exc.status, exc.message, code=exc.code, param=exc.param)
+        fault = self.faults.decide()
+        if fault is not None:
+            self.stats.faults[fault] += 1
+        delay = self.latency + (self.jitter_rng.uniform(0, self.jitter) if self.jitter else 0.0)
+        if delay:
+            await asyncio.sleep(delay)
+        if fault == "timeout":
+            await asyncio.sleep(self.hang)  # then answer normally, long after a sane client gave up
+        elif fault is not None:
+            return await self._inject(fault, request, endpoint)
+        try:
+            text = self.responder(body, prompt.cue)
+        except Exception as exc:  # a broken custom responder must show up in the test, not hang
+            return error_response(500, f"responder failed: {exc!r}", kind="server_error")
+        return self._reply(text, model, prompt, endpoint)
+
+    def _reply(self, text: str, model: str, prompt: Prompt, endpoint: Endpoint) -> web.Response:
+        pieces, finish = reply_tokens(text), "stop"
+        if prompt.max_tokens is not None and len(pieces) > prompt.max_tokens:
+            pieces, finish = pieces[: prompt.max_tokens], "length"
+        tokens = prompt_tokens(prompt.text)
+        cached = self.prefix_cache.observe(tokens) if self.prefix_cache is not None else 0
+        usage = {
+            "prompt_tokens": len(tokens),
+            "completion_tokens": len(pieces),
+            "total_tokens": len(tokens) + len(pieces),
+            "prompt_tokens_details": {"cached_tokens": cached},
+        }
+        payload = {
+            "id": f"{endpoint.id_prefix}-{next(self.ids)}",
+            "object": endpoint.object_name,
+            "created": int(time.time()),
+            "model": model,
+            "choices": [endpoint.choice(pieces, finish, prompt)],
+            "usage": usage,
+            "system_fingerprint": "fp_mindprobe_test",
+        }
+        self.stats.served_ok += 1
+        return web.Response(body=json.dumps(payload).encode(), content_type=JSON_TYPE)
+
+    async def _inject(
+        self, fault: str, request: web.Request, endpoint: Endpoint
+    ) -> web.StreamResponse:
+        if fault == "429":
+            return error_response(
+                429,
+                "Rate limit reached (injected by the mindprobe test server)",
+                kind="requests",
+                code="rate_limit_exceeded",
+                headers=self.retry_after,
+            )
+        if fault == "malformed":
+            broken = f'{{"id": "{endpoint.id_prefix}-broken", "object": "{endpoint.object_name}", '
+            return web.Response(
+                body=(broken + '"choices": [{"index": 0, "mess').encode(), content_type=JSON_TYPE
+            )
+        if fault == "drop":
+            if request.transport is not None:
+                request.transport.abort()
+            await asyncio.Event().wait()  # cancelled by aiohttp once the connection is lost
+        return error_response(
+            500,
+            "The server had an error while processing your request (injected "
+            "by the mindprobe test server)",
+            kind="server_error",
+        )
