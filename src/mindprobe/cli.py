@@ -27,6 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
     benches = [get_benchmark(n) for n in benchmark_names()]
+    # Note: every registered benchmark must import; a broken one should fail loudly here.
 
     r = sub.add_parser("run", help="run a benchmark against a model (resumes if re-run)")
     r.add_argument("benchmark", help="BENCH[:VARIANT], see `mindprobe list`")
@@ -40,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--cache", help="response cache file (default ~/.cache/mindprobe/responses.sqlite)")
     r.add_argument("--retry-errors", action="store_true", help="re-run items that ended in errors")
     r.add_argument("--timeout", type=float, default=300.0, help="seconds per request (default 300)")
+    r.add_argument("--max-tokens", type=int, help="cap on tokens per reply (default per benchmark)")
     r.add_argument("--max-attempts", type=int, default=6, help="attempts per request (default 6)")
     r.add_argument("--json", action="store_true", help="print only the metrics JSON on stdout")
     for b in benches:

@@ -11,6 +11,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from mindprobe.commands.console import tables_console
 from mindprobe.core.benchmark import Prepared, benchmark_names, get_benchmark
 from mindprobe.core.data import fetch
 from mindprobe.core.runner import usage_summary
@@ -29,7 +30,7 @@ def cmd_list(args: argparse.Namespace, err: Console) -> int:
         names = [f"{v}{' (default)' if v == b.default_variant else ''}" for v in b.variants]
         names += [f"{g} ({', '.join(vs)})" for g, vs in b.variant_groups.items()]
         t.add_row(name, "\n".join(names), b.title)
-    Console().print(t)
+    tables_console().print(t)
     return 0
 
 
@@ -39,7 +40,7 @@ def cmd_models(args: argparse.Namespace, err: Console) -> int:
     t.add_column("backend")
     for spec, what in MODEL_SPECS:
         t.add_row(spec, what)
-    Console().print(t)
+    tables_console().print(t)
     return 0
 
 
@@ -62,7 +63,7 @@ def cmd_runs(args: argparse.Namespace, err: Console) -> int:
     if n == 0:
         err.print(f"no runs under {args.runs_dir}")
         return 0
-    Console().print(t)
+    tables_console().print(t)
     return 0
 
 
@@ -101,7 +102,7 @@ def cmd_analyse(args: argparse.Namespace, err: Console) -> int:
     if not args.run:
         raise UsageError(f"give --run DIR (a run of {bench.name}) or the benchmark's own options")
     docs: dict[str, Any] = {}
-    out = Console(stderr=True) if args.json else Console()
+    out = tables_console(args.json)
     for run in args.run:
         store = RunStore(Path(run))
         manifest = store.load_manifest()

@@ -14,6 +14,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from mindprobe.commands.console import tables_console
 from mindprobe.core.benchmark import (
     Benchmark,
     Prepared,
@@ -64,13 +65,14 @@ def cmd_run(args: argparse.Namespace, err: Console) -> int:
         prepared.model_label = model.label
         plans.append((v, opts, prepared))
     if getattr(args, "estimate", False) and hasattr(bench, "estimate"):
-        for v, opts, prepared in plans:
+        for _v, opts, prepared in plans:
             bench.estimate(prepared, opts, err)
         return 0
     extra_specs = {role: s for _, _, p in plans for role, s in p.extra_models.items()}
     models: dict[str, Model] = {"model": model}
     for role, spec in extra_specs.items():
         models[role] = parse_model_spec(spec, timeout=args.timeout, max_attempts=args.max_attempts)
+    args._variants = [v for v, _, _ in plans]
     return asyncio.run(_run_all(args, bench, plans, models, err))
 
 
@@ -102,7 +104,7 @@ async def _run_all(
             await m.close()
         if cache is not None:
             cache.close()
-    out = Console(stderr=True) if args.json else Console()
+    out = tables_console(args.json)
     if len(plans) > 1 and hasattr(bench, "render_side_by_side"):
         bench.render_side_by_side({v: d for v, d in documents.items()}, out)
     if args.json:
@@ -171,7 +173,8 @@ async def _run_one(
     status = "finished" if result.errors == 0 else "finished_with_errors"
     store.close(status, summary=_headline(doc))
     _print_summary(err, run_dir, result, records, time.perf_counter() - t0, cache)
-    bench.render(metrics, Console(stderr=True) if args.json else Console())
+    if not (len(args._variants) > 1 and hasattr(bench, "render_side_by_side")):
+        bench.render(metrics, tables_console(args.json))
     return (1 if any("error" in r for r in records) else 0), doc
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -86,7 +87,12 @@ _REGISTRY = {
 
 
 def benchmark_names() -> list[str]:
-    return list(_REGISTRY)
+    """Registered benchmarks whose task module exists (a half-installed one is skipped)."""
+    names = []
+    for name, target in _REGISTRY.items():
+        if importlib.util.find_spec(target.split(":")[0]) is not None:
+            names.append(name)
+    return names
 
 
 def get_benchmark(name: str) -> Benchmark:

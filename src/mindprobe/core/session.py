@@ -57,7 +57,7 @@ class Session:
             hit = self._cache.get(key)
             if hit is not None:
                 usage.cache_hits += 1
-                return Completion.from_cache(hit)
+                return Completion.from_cached(hit)
         if model.supports_slots and role not in self._slots:
             self._slots[role] = await model.acquire_slot()
         if model.supports_slots:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,7 +14,8 @@ class Request:
     `choices` is the closed answer set when one exists: the random model samples from it and,
     when `constrain` is set, grammar-capable backends enforce it. `slot` is filled by the
     session so a multi-turn conversation keeps one KV-cache slot on prefix-caching backends.
-    `human_hint`/`human_wrap` only affect the `human` model (how a typed line becomes a reply).
+    `human_hint`/`human_wrap` only affect the `human` model (how a typed line becomes a reply,
+    e.g. `y` -> `[answer: yes]`).
     """
 
     messages: list[dict[str, str]] | None = None
@@ -28,7 +30,7 @@ class Request:
     extra: dict[str, Any] | None = None
     slot: int | None = None
     human_hint: str | None = None
-    human_wrap: str | None = None
+    human_wrap: Callable[[str], str] | None = None
 
     def wire_text(self) -> str:
         """The text the model sees last (for displays and simple responders)."""
@@ -94,7 +96,7 @@ class Completion:
         }
 
     @classmethod
-    def from_cache(cls, d: dict[str, Any]) -> Completion:
+    def from_cached(cls, d: dict[str, Any]) -> Completion:
         return cls(
             text=d["text"],
             prompt_tokens=d.get("prompt_tokens", 0),

@@ -38,7 +38,7 @@ class HumanModel(Model):
         if line == "":
             raise KeyboardInterrupt  # EOF: the person left; stop like Ctrl-C, keeping results
         typed = line.rstrip("\n")
-        text = request.human_wrap.format(typed) if request.human_wrap else typed
+        text = request.human_wrap(typed) if request.human_wrap else typed
         return Completion(text=text, latency=time.perf_counter() - t0, finish_reason="stop")
 
     def _show(self, request: Request, ctx: CallContext) -> None:

@@ -146,6 +146,11 @@ class LocalModel(OpenAICompatModel):
         p.cache_prompt = True
         p.warmup = False
         p.verbosity = -1
+        if self._path_arg is None:
+            # The embedded GGUF is the base model and carries no chat template; use Gemma's
+            # turn format rather than llama.cpp's ChatML fallback.
+            p.use_jinja = False
+            p.chat_template = "gemma"
         threads = max(1, os.cpu_count() or 1)
         p.cpuparams.n_threads = threads
         p.cpuparams_batch.n_threads = threads

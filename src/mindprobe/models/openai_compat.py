@@ -108,7 +108,7 @@ class OpenAICompatModel(Model):
             async with self._session.get(url, timeout=aiohttp.ClientTimeout(total=15)) as resp:
                 body = await resp.read()
                 status = resp.status
-        except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
+        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
             raise ModelError(
                 f"cannot reach the model server at {self.base_url} ({type(exc).__name__}: {exc}); "
                 "is it running, and is the URL right?"
@@ -195,7 +195,7 @@ class OpenAICompatModel(Model):
                     if status not in RETRYABLE_STATUS:
                         raise TransientError(last)
                     delay = _parse_retry_after(retry_after)
-            except (aiohttp.ClientError, asyncio.TimeoutError, ConnectionError) as exc:
+            except (TimeoutError, aiohttp.ClientError, ConnectionError) as exc:
                 last = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
             if attempt + 1 < self.max_attempts:
                 await asyncio.sleep(self._backoff(attempt, delay))

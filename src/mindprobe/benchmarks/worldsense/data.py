@@ -9,12 +9,13 @@ from __future__ import annotations
 import bz2
 import json
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from pandas.api.types import union_categoricals
 
 from mindprobe.errors import DataError
 
@@ -217,12 +218,22 @@ def results_from_pairs(pairs: Iterable[tuple[int, str]], prompting: str, modelna
 
 def _results_frame(keys: np.ndarray, resps: list[str], prompting: str, modelname: str
                    ) -> pd.DataFrame:
+    codes = np.zeros(len(keys), dtype=np.int8)
     return pd.DataFrame({
         "Key": keys,
         "resp": pd.Series(resps, dtype="str"),
-        "prompting": prompting,
-        "modelname": modelname,
+        "prompting": pd.Categorical.from_codes(codes, [prompting]),
+        "modelname": pd.Categorical.from_codes(codes, [modelname]),
     }, columns=list(RESULTS_COLUMNS))
+
+
+def concat_results(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
+    """Stack results tables, keeping prompting/modelname categorical (cheap to group by)."""
+    out = pd.concat(frames, ignore_index=True)
+    for name in ("prompting", "modelname"):
+        parts = [f[name].astype("category").array for f in frames]
+        out[name] = union_categoricals(parts) if parts else out[name]
+    return out
 
 
 def read_results_file(path: str | Path) -> pd.DataFrame:
@@ -250,11 +261,14 @@ def find_results_files(testset_dir: str | Path) -> list[Path]:
 
 
 def load_results(testset_dir: str | Path) -> pd.DataFrame:
-    """Concatenate every results file of a test set (columns Key, resp, prompting, modelname)."""
+    """Concatenate every results file of a test set (columns Key, resp, prompting, modelname).
+
+    No results folder or no results file gives an empty table; two files with the same
+    prompting and modelname (in different sub-folders) are refused, as they would merge.
+    """
     files = find_results_files(testset_dir)
     if not files:
-        raise DataFileNotFound(f"{Path(testset_dir) / 'results'}: no '*{RESULTS_SUFFIX}' files; "
-                               "run a model on this test set first")
+        return _results_frame(np.zeros(0, dtype=np.int64), [], "", "")
     seen: dict[tuple[str, str], Path] = {}
     for file in files:
         labels = parse_results_filename(file.name)
@@ -262,7 +276,7 @@ def load_results(testset_dir: str | Path) -> pd.DataFrame:
             raise DataError(f"{file} and {seen[labels]} both hold prompting/model {labels}; "
                             "rename or remove one of them")
         seen[labels] = file
-    return pd.concat([read_results_file(f) for f in files], ignore_index=True)
+    return concat_results([read_results_file(f) for f in files])
 
 
 def write_results_file(path: str | Path, rows: Iterable[tuple[int, str]],

@@ -17,9 +17,19 @@ SKINS: dict[str, Skin] = {s.name: s for s in (*SCALAR_SKINS, *SPATIAL_SKINS, *TE
 TEST_SKINS: tuple[str, ...] = tuple(SKINS)
 
 _COLOURS = (
-    "red", "pink", "gray", "blue", "green", "yellow",
-    "orange", "purple", "black", "brown", "white", "silver",
-)  # fmt: skip
+    "red",
+    "pink",
+    "gray",
+    "blue",
+    "green",
+    "yellow",
+    "orange",
+    "purple",
+    "black",
+    "brown",
+    "white",
+    "silver",
+)
 
 PARALLEL_SKINS: dict[str, ParallelSkin] = {
     "lines": ParallelSkin(
@@ -34,9 +44,19 @@ PARALLEL_SKINS: dict[str, ParallelSkin] = {
         pool=tuple(
             f"{t} Street"
             for t in (
-                "Oak", "Maple", "Pine", "Cedar", "Elm", "Birch",
-                "Willow", "Walnut", "Chestnut", "Cherry", "Spruce", "Ash",
-            )  # fmt: skip
+                "Oak",
+                "Maple",
+                "Pine",
+                "Cedar",
+                "Elm",
+                "Birch",
+                "Willow",
+                "Walnut",
+                "Chestnut",
+                "Cherry",
+                "Spruce",
+                "Ash",
+            )
         ),
     ),
     "canals": ParallelSkin(
@@ -46,9 +66,19 @@ PARALLEL_SKINS: dict[str, ParallelSkin] = {
         pool=tuple(
             f"the {t} Canal"
             for t in (
-                "Coral", "Lantern", "Merchant", "Violet", "Glass", "Harbour",
-                "Salt", "Copper", "Lily", "Falcon", "Amber", "Bridge",
-            )  # fmt: skip
+                "Coral",
+                "Lantern",
+                "Merchant",
+                "Violet",
+                "Glass",
+                "Harbour",
+                "Salt",
+                "Copper",
+                "Lily",
+                "Falcon",
+                "Amber",
+                "Bridge",
+            )
         ),
     ),
 }
@@ -59,7 +89,9 @@ def get_skin(name: str) -> Skin:
     try:
         return SKINS[name]
     except KeyError:
-        raise ValueError(f"unknown WorldSense skin {name!r}; choose from {', '.join(SKINS)}") from None
+        raise ValueError(
+            f"unknown WorldSense skin {name!r}; choose from {', '.join(SKINS)}"
+        ) from None
 
 
 def get_parallel_skin(name: str) -> ParallelSkin:

@@ -70,9 +70,19 @@ def comparison(more: str, less: str, verb: str = "is") -> Comparison:
 
 
 PEOPLE = (
-    "Alice", "Claire", "David", "Emily", "Frank", "Grace",
-    "James", "Linda", "Michael", "Patricia", "Robert", "William",
-)  # fmt: skip
+    "Alice",
+    "Claire",
+    "David",
+    "Emily",
+    "Frank",
+    "Grace",
+    "James",
+    "Linda",
+    "Michael",
+    "Patricia",
+    "Robert",
+    "William",
+)
 
 OLDER = comparison("older", "younger")
 TALLER = comparison("taller", "shorter")

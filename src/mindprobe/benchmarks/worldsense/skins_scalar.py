@@ -16,9 +16,19 @@ from .skins_base import (
 )
 
 STRONG_POOL = (
-    "Alex", "Charles", "David", "Emmanuel", "Frank", "George",
-    "James", "Leroy", "Michael", "Patrick", "Robert", "William",
-)  # fmt: skip
+    "Alex",
+    "Charles",
+    "David",
+    "Emmanuel",
+    "Frank",
+    "George",
+    "James",
+    "Leroy",
+    "Michael",
+    "Patrick",
+    "Robert",
+    "William",
+)
 
 
 def _noun_skin(
@@ -31,8 +41,12 @@ def _noun_skin(
     extrema: tuple[str, str],
     unrelated: tuple[Comparison, ...],
     pool: tuple[str, ...] = PEOPLE,
+    q_outside: str = "interval",
 ) -> Skin:
-    """A skin whose ternary talks about a possessed quantity ("x's speed is in between ...")."""
+    """A skin whose ternary talks about a possessed quantity ("x's speed is in between ...").
+
+    ``outside`` names the excluded stretch in statements, ``q_outside`` in questions.
+    """
     more, less = words
     span = f"{{a}}'s {noun} and {{b}}'s {noun}"
     return Skin(
@@ -47,7 +61,7 @@ def _noun_skin(
         q_fwd=f"is {{x}} {more} than {{y}}",
         q_bwd=f"is {{x}} {less} than {{y}}",
         q_tern=f"is {{m}}'s {noun} between {span}",
-        q_tern_out=f"is {{m}}'s {noun} outside of the {outside} between {span}",
+        q_tern_out=f"is {{m}}'s {noun} outside of the {q_outside} between {span}",
         first=extrema[0],
         last=extrema[1],
         unrelated=unrelated,

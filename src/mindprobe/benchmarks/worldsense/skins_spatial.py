@@ -6,16 +6,34 @@ from __future__ import annotations
 from .skins_base import HEAVIER, OLDER, PEOPLE, PRICIER, TALLER, Comparison, Skin
 
 OBJECTS = (
-    "the black book", "the blue box", "the brown mug", "the gray briefcase",
-    "the green guitar", "the orange table", "the pink shoe", "the purple bag",
-    "the red ball", "the silver watch", "the white bicycle", "the yellow chair",
-)  # fmt: skip
+    "the black book",
+    "the blue box",
+    "the brown mug",
+    "the gray briefcase",
+    "the green guitar",
+    "the orange table",
+    "the pink shoe",
+    "the purple bag",
+    "the red ball",
+    "the silver watch",
+    "the white bicycle",
+    "the yellow chair",
+)
 
 SHELF_OBJECTS = (
-    "the black book", "the blue box", "the brown mug", "the gray briefcase",
-    "the green guitar", "the orange phone", "the pink shoe", "the purple bag",
-    "the red ball", "the silver watch", "the white paper", "the yellow car",
-)  # fmt: skip
+    "the black book",
+    "the blue box",
+    "the brown mug",
+    "the gray briefcase",
+    "the green guitar",
+    "the orange phone",
+    "the pink shoe",
+    "the purple bag",
+    "the red ball",
+    "the silver watch",
+    "the white paper",
+    "the yellow car",
+)
 
 _INTERVAL = "outside of the interval between"
 

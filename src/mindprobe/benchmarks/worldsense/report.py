@@ -1,0 +1,144 @@
+"""Presentation of a WorldSense analysis: upstream-style text tables and a JSON summary (§3.6)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from mindprobe.benchmarks.worldsense.data import (
+    MODEL_ORDER,
+    PROBLEM_ORDER,
+    PROMPTING_ORDER,
+    RESULTS_SUFFIX,
+    load_results,
+    load_testset,
+)
+from mindprobe.benchmarks.worldsense.metrics import (
+    RUN_KEYS,
+    Warn,
+    WorldSenseAnalysis,
+    analyse,
+    warn_stderr,
+)
+from mindprobe.core.stats import Z95
+from mindprobe.errors import DataError
+
+_KNOWN_ORDER = {"problemname": PROBLEM_ORDER, "prompting": PROMPTING_ORDER,
+                "modelname": MODEL_ORDER}
+CELL_STYLES = ("value_ci", "value", "ci")
+RULE_STARS = "*" * 74
+RULE_DASHES = "-" * 74
+TITLE_OVERALL = "    AVERAGE ACCURACY ACROSS ALL PROBLEMS (with 95% confidence interval)"
+TITLE_ACCURACY = "    ACCURACY for each of the problems  (with 95% confidence interval)"
+TITLE_BIAS = "    BIAS for each of the problems (with 95% confidence interval)"
+
+
+def label_sort_key(field: str, value: Any) -> tuple[int, Any]:
+    """Spec order for known labels of ``field``, then everything else ascending."""
+    known = _KNOWN_ORDER.get(field, ())
+    return (0, known.index(value)) if value in known else (1, value)
+
+
+def _sorted_labels(labels: pd.Index, fields: Sequence[str]) -> list[Any]:
+    if len(fields) == 1:
+        return sorted(labels, key=lambda v: label_sort_key(fields[0], v))
+    return sorted(labels, key=lambda t: tuple(label_sort_key(f, v) for f, v in zip(fields, t,
+                                                                                   strict=True)))
+
+
+def format_cell(mean: float, sem: float, measure: str, cell_style: str = "value_ci") -> str:
+    """Accuracy as percent with 1 decimal, bias with 2 decimals; CI = 1.96·SEM; NaN → 'nan'."""
+    scale, digits = (100.0, 1) if measure == "acc" else (1.0, 2)
+    value = f"{scale * mean:.{digits}f}"
+    ci = f"{scale * Z95 * sem:.{digits}f}"
+    if cell_style == "value_ci":
+        return f"{value} ({ci})"
+    if cell_style == "value":
+        return value
+    if cell_style == "ci":
+        return ci
+    raise ValueError(f"unknown cell_style {cell_style!r}; choose one of {CELL_STYLES}")
+
+
+def pivot_pretty(table: pd.DataFrame, index: str | Sequence[str], columns: str | Sequence[str],
+                 cell_style: str = "value_ci", measure: str | None = None) -> pd.DataFrame:
+    """Pivot a by-group table into formatted string cells, rows/columns in the spec's order.
+
+    ``measure`` ("acc" or "bias") picks the number format; by default it is read from the
+    table made by accuracy_by_group/bias_by_group.
+    """
+    measure = measure or table.attrs.get("measure")
+    if measure not in ("acc", "bias"):
+        raise ValueError("pass measure='acc' or 'bias' (the table does not say which it holds)")
+    rows = [index] if isinstance(index, str) else list(index)
+    cols = [columns] if isinstance(columns, str) else list(columns)
+    cells = table[rows + cols].copy()
+    cells["_cell"] = [format_cell(m, s, measure, cell_style)
+                      for m, s in zip(table["mean"], table["sem"], strict=True)]
+    pivot = cells.pivot(index=rows if len(rows) > 1 else rows[0],
+                        columns=cols if len(cols) > 1 else cols[0], values="_cell")
+    return pivot.reindex(index=_sorted_labels(pivot.index, rows),
+                         columns=_sorted_labels(pivot.columns, cols))
+
+
+def _section(title: str, frame: pd.DataFrame) -> str:
+    body = "\n".join(line.rstrip() for line in frame.to_string().split("\n"))
+    return f"\n{RULE_DASHES}\n{title}\n{RULE_DASHES}\n{body}\n"
+
+
+def render_text(analysis: WorldSenseAnalysis, testset_dir: str | Path) -> str:
+    """Banner plus the upstream tables; the overall table only with more than one problem."""
+    out = [f"{RULE_STARS}\n*\n*  ANALYSING RESULTS OF TESTSET {testset_dir}\n*\n{RULE_STARS}\n"]
+    run_rows = list(RUN_KEYS)
+    if analysis.acc_table["problemname"].nunique() > 1:
+        out.append(_section(TITLE_OVERALL, pivot_pretty(analysis.accuracy_overall,
+                                                        "modelname", "prompting")))
+    out.append(_section(TITLE_ACCURACY, pivot_pretty(analysis.accuracy_by_problem,
+                                                     run_rows, "problemname")))
+    out.append(_section(TITLE_BIAS, pivot_pretty(analysis.bias_by_problem,
+                                                 run_rows, "problemname")))
+    return "".join(out)
+
+
+def _ordered(table: pd.DataFrame, fields: Sequence[str]) -> pd.DataFrame:
+    """Rows of ``table`` in the spec's label order for ``fields``."""
+    order = sorted(range(len(table)), key=lambda i: tuple(
+        label_sort_key(f, table[f].iloc[i]) for f in fields))
+    return table.iloc[order]
+
+
+def _stat(row: pd.Series) -> dict[str, float | None]:
+    return {name: None if math.isnan(row[name]) else float(row[name])
+            for name in ("mean", "conf95")}
+
+
+def _summary(overall: pd.DataFrame, by_problem: pd.DataFrame) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for _, row in _ordered(overall, RUN_KEYS).iterrows():
+        out[f"{row['prompting']}/{row['modelname']}"] = {"ALL": _stat(row)}
+    for _, row in _ordered(by_problem, [*RUN_KEYS, "problemname"]).iterrows():
+        run = out.setdefault(f"{row['prompting']}/{row['modelname']}", {})
+        run[row["problemname"]] = _stat(row)
+    return out
+
+
+def to_json(analysis: WorldSenseAnalysis) -> dict[str, Any]:
+    """``{"accuracy"|"bias": {"<prompting>/<model>": {"ALL"|problem: {mean, conf95}}}}``."""
+    return {
+        "accuracy": _summary(analysis.accuracy_overall, analysis.accuracy_by_problem),
+        "bias": _summary(analysis.bias_overall, analysis.bias_by_problem),
+    }
+
+
+def analyse_testset_dir(testset_dir: str | Path, warn: Warn = warn_stderr) -> WorldSenseAnalysis:
+    """Load ``trials.jsonl.bz2`` and every results file of a test-set folder, then analyse."""
+    trials = load_testset(testset_dir)
+    results = load_results(testset_dir)
+    if results.empty:
+        raise DataError(f"{Path(testset_dir) / 'results'}: no '*{RESULTS_SUFFIX}' file with "
+                        "responses; run a model on this test set first")
+    return analyse(trials, results, warn=warn)

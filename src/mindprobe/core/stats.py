@@ -1,0 +1,57 @@
+"""Small, benchmark-agnostic statistics: cell moments, SEM and equal-weight regrouping.
+
+Cells are DataFrames with one row per group and columns ``n`` (count), ``mean``, ``var``
+(sample variance, ddof=1; NaN when n == 1) and ``q`` (second moment E[x²]), so that coarser
+cells can be merged without going back to the raw values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+Z95 = 1.96  # two-sided 95% normal quantile, as used for the published confidence intervals
+
+
+def sem(var: np.ndarray | pd.Series, n: np.ndarray | pd.Series) -> np.ndarray:
+    """Standard error √var/√n; NaN where var is undefined or negative."""
+    var = np.asarray(var, dtype=float)
+    n = np.asarray(n, dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(var >= 0, np.sqrt(np.where(var >= 0, var, 0.0)) / np.sqrt(n), np.nan)
+
+
+def cell_moments(values: pd.DataFrame, by: Sequence[str], column: str) -> pd.DataFrame:
+    """Per-group n, mean, sample var and q = var + mean² of ``values[column]``."""
+    grouped = values.groupby(list(by), sort=True, dropna=False, observed=True)[column]
+    cells = grouped.agg(["count", "mean", "var"]).reset_index()
+    cells = cells.rename(columns={"count": "n"})
+    cells["q"] = cells["var"] + cells["mean"] ** 2
+    return cells
+
+
+def regroup_equal(cells: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
+    """Merge cells into coarser groups ``by``, giving every child the same weight.
+
+    Each child counts as if it had the smallest child's n (so the mean is the plain average of
+    the children's means); children with undefined q add nothing to the pooled second moment.
+    """
+    keys = list(by)
+    n_eff = cells.groupby(keys, sort=False, dropna=False, observed=True)["n"].transform(lambda x: x)
+    parts = cells[keys].assign(n=n_eff, nm=n_eff * cells["mean"], nq=n_eff * cells["q"])
+    sums = parts.groupby(keys, sort=True, dropna=False, observed=True)[["n", "nm", "nq"]].sum()
+    out = sums.reset_index()
+    out["mean"] = out.pop("nm") / out["n"]
+    out["q"] = out.pop("nq") / out["n"]
+    out["var"] = out["q"] - out["mean"] ** 2
+    return out[[*keys, "n", "mean", "var", "q"]]
+
+
+def with_sem(cells: pd.DataFrame) -> pd.DataFrame:
+    """Add ``sem`` and ``conf95`` (= Z95·sem, full precision) columns to a cell table."""
+    out = cells.copy()
+    out["sem"] = sem(out["var"], out["n"])
+    out["conf95"] = Z95 * out["sem"]
+    return out

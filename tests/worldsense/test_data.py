@@ -1,0 +1,152 @@
+"""WorldSense loaders and results files (spec §2, §3.1): formats, exact Keys, clear errors."""
+
+from __future__ import annotations
+
+import bz2
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from mindprobe.benchmarks.worldsense import (
+    load_results,
+    load_testset,
+    load_trainset,
+    read_results_file,
+    results_from_pairs,
+    write_results_file,
+)
+from mindprobe.benchmarks.worldsense.data import (
+    concat_results,
+    parse_results_filename,
+    results_filename,
+)
+from mindprobe.errors import DataError
+
+BIG = 2**63 - 1
+
+
+def test_results_roundtrip_exact_keys_and_string_resps(tmp_path):
+    path = tmp_path / "results" / "basic___GPT4___results.jsonl"
+    rows = [(-(2**63), "1"), (BIG, "2"), (-276741083417243227, "3"), (5, "")]
+    write_results_file(path, rows)
+    assert path.read_text().splitlines()[0] == '{"Key":-9223372036854775808,"resp":"1"}'
+    df = read_results_file(path)
+    assert list(df.columns) == ["Key", "resp", "prompting", "modelname"]
+    assert df["Key"].dtype == np.int64
+    assert df["Key"].tolist() == [k for k, _ in rows]
+    assert df["resp"].tolist() == ["1", "2", "3", ""]  # all-numeric file: still strings
+    assert set(df["prompting"]) == {"basic"} and set(df["modelname"]) == {"GPT4"}
+    write_results_file(path, [(7, "TRUE")], append=True)
+    assert read_results_file(path)["Key"].tolist()[-1] == 7
+
+
+def test_results_reader_tolerates_blank_lines_and_spacing(tmp_path):
+    path = tmp_path / "COT___m___results.jsonl"
+    path.write_text('\n{ "resp" : "TRUE", "Key" : 3 }\r\n\n{"Key":4,"resp":"FALSE"}\n\n')
+    df = read_results_file(path)
+    assert df["Key"].tolist() == [3, 4] and df["resp"].tolist() == ["TRUE", "FALSE"]
+
+
+@pytest.mark.parametrize(("content", "line", "words"), [
+    ('{"Key":1,"resp":"1"}\n{"Key":2,"resp":"2"\n', 2, "malformed JSON"),
+    ('{"Key":1,"resp":"1"}\n\n{"Key":2,"resp":"2"} x\n', 3, "extra data"),
+    ('{"Key":1,"resp":"1"}\n{"Key":2.0,"resp":"2"}\n', 2, "64-bit integer"),
+    ('{"Key":1,"resp":"1"}\n{"Key":true,"resp":"2"}\n', 2, "64-bit integer"),
+    (f'{{"Key":{2**63},"resp":"1"}}\n', 1, "64-bit integer"),
+    ('{"Key":1,"resp":"1"}\n{"Key":2,"resp":2}\n', 2, "JSON string"),
+    ('{"Key":1,"resp":"1"}\n{"Key":2}\n', 2, "'resp'"),
+    ('{"Key":1,"resp":"1"}\n[2, "2"]\n', 2, "'Key'"),
+])
+def test_malformed_results_line_names_file_and_line(tmp_path, content, line, words):
+    path = tmp_path / "basic___M___results.jsonl"
+    path.write_text(content)
+    with pytest.raises(DataError) as info:
+        read_results_file(path)
+    assert f"{path}:{line}:" in str(info.value)
+    assert words in str(info.value)
+
+
+@pytest.mark.parametrize("name", ["basic___results.jsonl", "a___b___c___results.jsonl"])
+def test_results_name_needs_three_parts(tmp_path, name):
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / name).write_text('{"Key":1,"resp":"1"}\n')
+    with pytest.raises(DataError, match="exactly 3"):
+        load_results(tmp_path)
+
+
+def test_results_filename_roundtrip_and_refusals():
+    assert results_filename("basic", "Llama2-FT+1M") == "basic___Llama2-FT+1M___results.jsonl"
+    assert parse_results_filename("basic___Llama2-FT+1M___results.jsonl") == (
+        "basic", "Llama2-FT+1M")
+    for bad in ("a___b", "", "x/y", "ends_"):
+        with pytest.raises(ValueError):
+            results_filename("basic", bad)
+
+
+def test_load_results_recursive_sorted_and_duplicate_labels(tmp_path):
+    assert load_results(tmp_path).empty  # no results folder: empty table, no error
+    write_results_file(tmp_path / "results" / "sub" / "COT___B___results.jsonl", [(2, "2")])
+    write_results_file(tmp_path / "results" / "basic___A___results.jsonl", [(1, "1")])
+    (tmp_path / "results" / "notes.jsonl").write_text("not a results file\n")
+    df = load_results(tmp_path)
+    assert df["Key"].tolist() == [1, 2]
+    assert df["modelname"].tolist() == ["A", "B"] and df["prompting"].tolist() == ["basic", "COT"]
+    write_results_file(tmp_path / "results" / "other" / "COT___B___results.jsonl", [(3, "3")])
+    with pytest.raises(DataError, match="both hold"):
+        load_results(tmp_path)
+
+
+def test_results_from_pairs_and_concat():
+    a = results_from_pairs([(1, "TRUE"), (BIG, "3")], "basic", "me")
+    b = results_from_pairs([], "COT", "you")
+    both = concat_results([a, b, results_from_pairs([(2, "")], "COT", "you")])
+    assert both["Key"].tolist() == [1, BIG, 2]
+    assert both["prompting"].tolist() == ["basic", "basic", "COT"]
+    assert both["modelname"].tolist() == ["me", "me", "you"]
+    assert isinstance(both["modelname"].dtype, pd.CategoricalDtype)
+
+
+def test_testset_missing_dir_or_file(tmp_path):
+    with pytest.raises(FileNotFoundError, match="directory"):
+        load_testset(tmp_path / "nope")
+    with pytest.raises(FileNotFoundError) as info:
+        load_testset(tmp_path)
+    assert isinstance(info.value, DataError) and "trials.jsonl.bz2" in str(info.value)
+    with pytest.raises(FileNotFoundError):
+        load_trainset(tmp_path / "trials_100k.jsonl.bz2")
+
+
+def test_testset_corrupt_or_incomplete(tmp_path):
+    (tmp_path / "trials.jsonl.bz2").write_bytes(b"not bzip2")
+    with pytest.raises(DataError, match="bzip2"):
+        load_testset(tmp_path)
+    (tmp_path / "trials.jsonl.bz2").write_bytes(bz2.compress(b'{"Key": 1}\n{"Key": 2, \n'))
+    with pytest.raises(DataError, match=r"trials\.jsonl\.bz2:2: malformed"):
+        load_testset(tmp_path)
+    (tmp_path / "trials.jsonl.bz2").write_bytes(bz2.compress(b'{"Key": 1}\n'))
+    with pytest.raises(DataError, match=r":1: record is not an object with field 'problemname'"):
+        load_testset(tmp_path)
+
+
+def test_trainset_synthetic(tmp_path):
+    records = [{"dialog_history": {"messages": [{"role": "user", "content": f"q{i}"}]},
+                "target_message": t} for i, t in enumerate(["TRUE", "3"])]
+    path = tmp_path / "t.jsonl.bz2"
+    path.write_bytes(bz2.compress("".join(json.dumps(r) + "\n" for r in records).encode()))
+    df = load_trainset(path)
+    assert list(df.columns) == ["dialog_history", "target_message"]
+    assert df["target_message"].tolist() == ["TRUE", "3"]
+    assert df["dialog_history"].iloc[1] == {"messages": [{"role": "user", "content": "q1"}]}
+
+
+def test_trainset_10k(shared_data):
+    df = load_trainset(shared_data("worldsense") / "training_set" / "trials_10k.jsonl.bz2")
+    assert df.shape == (12096, 2)
+    assert df["target_message"].value_counts().to_dict() == {
+        "POSSIBLE": 2592, "IMPOSSIBLE": 2592, "TRUE": 2160, "FALSE": 2160,
+        "1": 864, "2": 864, "3": 864}
+    messages = df["dialog_history"].map(lambda d: d["messages"])
+    assert (messages.map(len) == 1).all()
+    assert (messages.map(lambda m: m[0]["role"]) == "user").all()
