@@ -49,6 +49,15 @@ def test_results_reader_tolerates_blank_lines_and_spacing(tmp_path):
     assert df["Key"].tolist() == [3, 4] and df["resp"].tolist() == ["TRUE", "FALSE"]
 
 
+def test_results_escapes_and_unicode_match_json(tmp_path):
+    path = tmp_path / "basic___m___results.jsonl"
+    write_results_file(path, [(1, "é"), (2, 'say "3"'), (3, "3")])
+    assert read_results_file(path)["resp"].tolist() == ["é", 'say "3"', "3"]
+    path.write_text('{"Key":1,"resp":"\\u0031"}\n{"Key":-0,"resp":"2"}\n')
+    df = read_results_file(path)
+    assert df["resp"].tolist() == ["1", "2"] and df["Key"].tolist() == [1, 0]
+
+
 @pytest.mark.parametrize(("content", "line", "words"), [
     ('{"Key":1,"resp":"1"}\n{"Key":2,"resp":"2"\n', 2, "malformed JSON"),
     ('{"Key":1,"resp":"1"}\n\n{"Key":2,"resp":"2"} x\n', 3, "extra data"),
@@ -128,6 +137,18 @@ def test_testset_corrupt_or_incomplete(tmp_path):
     (tmp_path / "trials.jsonl.bz2").write_bytes(bz2.compress(b'{"Key": 1}\n'))
     with pytest.raises(DataError, match=r":1: record is not an object with field 'problemname'"):
         load_testset(tmp_path)
+
+
+def test_bz2_multistream_and_truncated(tmp_path):
+    records = [{"dialog_history": {"messages": [{"role": "user", "content": f"q{i}"}]},
+                "target_message": "TRUE"} for i in range(3)]
+    lines = [json.dumps(r) + "\n" for r in records]
+    path = tmp_path / "t.jsonl.bz2"
+    path.write_bytes(bz2.compress("".join(lines[:2]).encode()) + bz2.compress(lines[2].encode()))
+    assert load_trainset(path)["dialog_history"].iloc[2]["messages"][0]["content"] == "q2"
+    path.write_bytes(bz2.compress("".join(lines).encode())[:-10])
+    with pytest.raises(DataError, match="bzip2"):
+        load_trainset(path)
 
 
 def test_trainset_synthetic(tmp_path):

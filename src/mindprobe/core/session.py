@@ -62,7 +62,7 @@ class Session:
             self._slots[role] = await model.acquire_slot()
         if model.supports_slots:
             request.slot = self._slots[role]
-        ctx = CallContext(self.item_id, self._calls, self._seed)
+        ctx = CallContext(self.item_id, self._calls, self._seed, role)
         self._calls += 1
         comp = await model.complete(request, ctx)
         usage.requests += 1

@@ -39,7 +39,7 @@ def regroup_equal(cells: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
     the children's means); children with undefined q add nothing to the pooled second moment.
     """
     keys = list(by)
-    n_eff = cells.groupby(keys, sort=False, dropna=False, observed=True)["n"].transform(lambda x: x)
+    n_eff = cells.groupby(keys, sort=False, dropna=False, observed=True)["n"].transform("min")
     parts = cells[keys].assign(n=n_eff, nm=n_eff * cells["mean"], nq=n_eff * cells["q"])
     sums = parts.groupby(keys, sort=True, dropna=False, observed=True)[["n", "nm", "nq"]].sum()
     out = sums.reset_index()

@@ -119,6 +119,7 @@ class CallContext:
     item_id: str
     call_index: int
     seed: int
+    role: str = "model"
 
 
 class Model:

@@ -22,7 +22,7 @@ class HumanModel(Model):
         self.spec = spec
         self.label = "human"
         self._console = Console(stderr=True, highlight=False)
-        self._shown: dict[str, int] = {}
+        self._shown: dict[tuple[str, str], int] = {}
 
     def identity(self) -> dict[str, str]:
         return {"model": "human"}
@@ -48,12 +48,13 @@ class HumanModel(Model):
             c.print(Text.assemble("\n", ("prompt", "bold"), ": ", request.prompt))
         else:
             msgs = request.messages or []
-            start = self._shown.get(ctx.item_id, 0)
+            key = (ctx.item_id, ctx.role)
+            start = self._shown.get(key, 0)
             if start == 0:
-                c.rule(f"item {ctx.item_id}")
+                c.rule(f"item {ctx.item_id}" + ("" if ctx.role == "model" else f" ({ctx.role})"))
             for m in msgs[start:]:
                 c.print(Text.assemble((m["role"], "bold"), ": ", m["content"]))
-            self._shown[ctx.item_id] = len(msgs) + 1
+            self._shown[key] = len(msgs) + 1
         if request.human_hint:
             c.print(Text(request.human_hint, style="dim"))
         elif request.choices:

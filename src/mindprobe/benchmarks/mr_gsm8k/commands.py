@@ -16,6 +16,7 @@ from typing import Any
 
 from rich.console import Console
 
+from mindprobe.commands.console import tables_console
 from mindprobe.core.cache import ResponseCache
 from mindprobe.core.paths import response_cache_path
 from mindprobe.core.progress import RunProgress
@@ -70,7 +71,7 @@ def _emit(docs: dict[str, dict[str, Any]], as_json: bool) -> None:
 
 def analyse_command(args: argparse.Namespace, err: Console) -> int | None:
     """`analyse mr_gsm8k --upstream-results F…` or `--run DIR…`; None leaves it to the core."""
-    out = Console(stderr=True) if args.json else Console()
+    out = tables_console(args.json)
     upstream = getattr(args, "upstream_results", None)
     if upstream:
         results = rescore_upstream(upstream, manual_key=getattr(args, "upstream_manual_key", None))
@@ -188,7 +189,7 @@ class JudgeCommand:
             f"{failed} failed, {n_hits - judged - failed} judged before"
         )
         doc = compare_judges(run_dir, manifest, records, label)
-        out = Console(stderr=True) if args.json else Console()
+        out = tables_console(args.json)
         render_metrics(doc, out)
         render_judges(doc, out)
         _emit({args.run: doc}, args.json)

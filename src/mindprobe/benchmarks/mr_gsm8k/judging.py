@@ -42,14 +42,23 @@ _LABEL = re.compile(r"^[A-Za-z0-9._+-]+$")
 
 def _judge_reply(decision: str) -> str:
     return (
-        "Step-by-Step Reasoning: (chance baseline)\n"
-        "Student Error Reason Analysis: (chance baseline)\n"
+        "Step-by-Step Reasoning: (canned reply)\n"
+        "Student Error Reason Analysis: (canned reply)\n"
         f"Final Decision: {decision}"
     )
 
 
 #: What `--judge random` picks from: a fair coin between the two decisions.
 JUDGE_CHOICES = [_judge_reply("Correct"), _judge_reply("Wrong")]
+HUMAN_HINT = "type c if the student's explanation matches the ground-truth reason, else w"
+
+
+def human_verdict(typed: str) -> str:
+    """`c`/`w` typed by a human judge as a reply the judge parser reads."""
+    short = typed.strip().lower()
+    if short in ("c", "correct", "w", "wrong"):
+        return _judge_reply("Correct" if short.startswith("c") else "Wrong")
+    return typed
 
 
 def judge_input(item: dict[str, Any]) -> dict[str, Any]:
@@ -66,6 +75,8 @@ async def judge_one(
         max_tokens=max_tokens,
         temperature=0.0,
         choices=JUDGE_CHOICES,
+        human_hint=HUMAN_HINT,
+        human_wrap=human_verdict,
     )
     comp = await session.generate(req, role="judge")
     decision = parse_judge(comp.text)[2]

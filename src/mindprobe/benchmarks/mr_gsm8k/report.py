@@ -58,18 +58,28 @@ def _counts_line(block: Mapping[str, Any]) -> str:
     )
 
 
-def _t3_note(block: Mapping[str, Any], judge: str | None) -> str | None:
+def _t3_note(block: Mapping[str, Any], judge: str | None, fix: str) -> str | None:
     if judge is None:
         return (
             "[yellow]T3 not graded[/yellow] (no judge): S+R is unknown and MR-Score is only a "
-            f"lower bound (reasons counted as wrong); {_HOW_TO_JUDGE}"
+            f"lower bound (reasons counted as wrong){fix}"
         )
     if not block["t3_graded"]:
         return (
             f"[yellow]T3 partially graded[/yellow]: {block['t3_pending']} step hit(s) have no "
-            f"verdict from {judge}; MR-Score is a lower bound; {_HOW_TO_JUDGE} to fill them in"
+            f"verdict from {judge}; MR-Score is a lower bound{fix}"
         )
     return None
+
+
+def _notes(block: Mapping[str, Any], judge: str | None, console: Console, fix: str) -> None:
+    """Raw counts, the T3 status when not fully graded, and metric warnings."""
+    console.print(_counts_line(block))
+    note = _t3_note(block, judge, fix)
+    if note:
+        console.print(note)
+    for warning in block.get("warnings", []):
+        console.print(f"[yellow]warning[/yellow]: {warning}")
 
 
 def render_metrics(doc: Mapping[str, Any], console: Console) -> None:
@@ -81,17 +91,12 @@ def render_metrics(doc: Mapping[str, Any], console: Console) -> None:
         f"T3 judge: {judge or 'none'} (values x100)"
     )
     console.print(metrics_table(doc, title, judge is not None))
-    console.print(_counts_line(doc))
     if doc.get("n_errors") or doc.get("n_unscored"):
         console.print(
             f"[red]{doc['n_errors']} record(s) with errors[/red] (a failed model call is scored "
             f"as an empty reply, as upstream does); {doc['n_unscored']} record(s) unscored"
         )
-    note = _t3_note(doc, judge)
-    if note:
-        console.print(note)
-    for warning in doc.get("warnings", []):
-        console.print(f"[yellow]warning[/yellow]: {warning}")
+    _notes(doc, judge, console, f"; {_HOW_TO_JUDGE}")
 
 
 def render_judges(doc: Mapping[str, Any], console: Console) -> None:
@@ -118,23 +123,12 @@ def render_upstream(results: Mapping[str, Mapping[str, Any]], console: Console) 
     """Rescored upstream eval-results files: auto (judge replies) and manual verdicts."""
     for path, res in results.items():
         head = f"{path} · {res['n_records']} records · reply field {res['response_key']}"
-        auto_judge = res["judge_key"]
-        graded_by = f"judge field {auto_judge}" if auto_judge else "no judge field"
-        console.print(
-            metrics_table(res["auto"], f"{head} · T3 auto: {graded_by} (values x100)",
-                          auto_judge is not None)
-        )
-        console.print(_counts_line(res["auto"]))
-        note = _t3_note(res["auto"], auto_judge)
-        if note and auto_judge is None:
-            console.print(
-                "[yellow]T3 not graded[/yellow]: the file holds no judge replies; MR-Score is a "
-                "lower bound"
-            )
-        elif note:
-            console.print(note)
+        judge = res["judge_key"]
+        graded_by = f"judge field {judge}" if judge else "no judge field in the file"
+        console.print(metrics_table(res["auto"], f"{head} · T3 auto: {graded_by} (values x100)",
+                                    judge is not None))
+        _notes(res["auto"], judge, console, "")
         if res.get("manual") is not None:
-            console.print(
-                metrics_table(res["manual"], f"{head} · T3 manual: {res['manual_key']}", True)
-            )
-            console.print(_counts_line(res["manual"]))
+            console.print(metrics_table(res["manual"], f"{head} · T3 manual: {res['manual_key']}",
+                                        True))
+            _notes(res["manual"], res["manual_key"], console, "")

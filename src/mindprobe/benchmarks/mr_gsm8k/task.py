@@ -9,6 +9,7 @@ is marked with an error so `--retry-errors` can ask again.
 from __future__ import annotations
 
 import argparse
+import re
 from typing import Any
 
 from rich.console import Console
@@ -32,7 +33,7 @@ MAX_SHOTS = 5
 
 def _canned(judgement: str, step: str, analysis: str) -> str:
     return (
-        "Step-by-step Evaluation: (chance baseline)\n"
+        "Step-by-step Evaluation: (canned reply)\n"
         f"Final Judgement: {judgement}\nFirst Error Step: {step}\nError Analysis: {analysis}"
     )
 
@@ -44,6 +45,23 @@ def baseline_choices(n_steps: int) -> list[str]:
     n = max(1, n_steps)
     wrong = [_canned("wrong", str(i), f"Step {i} is wrong.") for i in range(1, n + 1)]
     return [_canned("correct", "N/A", "N/A")] * n + wrong
+
+
+HUMAN_HINT = (
+    "type c if the solution is correct, else the first wrong step's number and why "
+    "(e.g. `3 adds instead of subtracting`); or type a full reply in the format above"
+)
+_HUMAN_STEP = re.compile(r"^\s*(\d+)\b[\s:.,-]*(.*)$", re.DOTALL)
+
+
+def human_reply(typed: str) -> str:
+    """A typed shorthand (`c`, or `3 reason`) as a reply in the format the parser reads."""
+    if typed.strip().lower() in ("c", "correct"):
+        return _canned("correct", "N/A", "N/A")
+    m = _HUMAN_STEP.match(typed)
+    if m:
+        return _canned("wrong", m.group(1), m.group(2).strip() or "N/A")
+    return typed
 
 
 class MRGSM8KBenchmark:
@@ -103,9 +121,8 @@ class MRGSM8KBenchmark:
         if types:
             console.print(f"mr_gsm8k: evaluating {', '.join(types)}: {describe_counts(records)}")
         demos = packaged_demos() if shots else None
-        items = [
-            Item(r["uuid"], {"item": r, "prompt": build_prompt(r, demos, shots)}) for r in records
-        ]
+        # Prompts are built per item when played; the demos list is shared by all items.
+        items = [Item(r["uuid"], {"item": r, "demos": demos}) for r in records]
         judge = extra.get("judge") or None
         config = {
             "shots": shots,
@@ -124,10 +141,13 @@ class MRGSM8KBenchmark:
         cfg = session.config
         rec = item.data["item"]
         req = Request(
-            messages=[{"role": "user", "content": item.data["prompt"]}],
+            messages=[{"role": "user", "content": build_prompt(rec, item.data["demos"],
+                                                                cfg["shots"])}],
             max_tokens=cfg["max_tokens"],
             temperature=TEMPERATURE,
             choices=baseline_choices(len(rec["model_output_steps"])),
+            human_hint=HUMAN_HINT,
+            human_wrap=human_reply,
         )
         error, finish = None, None
         try:

@@ -17,7 +17,6 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
-from mindprobe.benchmarks.worldsense.generate_cmd import GenerateCommand
 from mindprobe.benchmarks.worldsense.data import (
     load_results,
     load_testset,
@@ -25,6 +24,7 @@ from mindprobe.benchmarks.worldsense.data import (
     results_from_pairs,
     write_results_file,
 )
+from mindprobe.benchmarks.worldsense.generate_cmd import GenerateCommand
 from mindprobe.benchmarks.worldsense.metrics import JOIN_FIELDS, WorldSenseAnalysis, analyse
 from mindprobe.benchmarks.worldsense.report import format_cell, render_text, to_json
 from mindprobe.core.store import RunStore
@@ -95,7 +95,10 @@ def analyse_command(args: argparse.Namespace, err: Console) -> int:
     runs = [Path(r) for r in (args.run or [])]
     if not args.testset and not runs:
         raise UsageError("give -t TESTSET_DIR and/or --run RUN_DIR")
-    warn = (lambda m: err.print(m, markup=False, highlight=False))
+
+    def warn(message: str) -> None:
+        err.print(message, markup=False, highlight=False)
+
     trials_parts, results_parts = [], []
     title = args.testset or ", ".join(map(str, runs))
     if args.testset:
@@ -155,8 +158,11 @@ class ExportCommand:
     @staticmethod
     def _write_trials(manifest: dict[str, Any], path: Path, data_dir: str | None) -> None:
         from mindprobe.benchmarks.worldsense import sets
-        from mindprobe.benchmarks.worldsense.generate import STANDARD_PROBLEMS, generate_trials
-        from mindprobe.benchmarks.worldsense.generate import write_testset
+        from mindprobe.benchmarks.worldsense.generate import (
+            STANDARD_PROBLEMS,
+            generate_trials,
+            write_testset,
+        )
         from mindprobe.core.data import resolve
 
         variant = manifest["variant"]

@@ -9,7 +9,9 @@ from __future__ import annotations
 import bz2
 import json
 import os
+import re
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -56,8 +58,12 @@ TRAINING_DOMAIN_SKINS = frozenset(
 TRIALS_FILENAME = "trials.jsonl.bz2"
 RESULTS_SUFFIX = "___results.jsonl"
 RESULTS_COLUMNS = ("Key", "resp", "prompting", "modelname")
-_INT64 = np.iinfo(np.int64)
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 _decode = json.JSONDecoder().raw_decode
+# One whole results line as written by upstream and write_results_file (JSON number grammar for
+# Key; a string with no escapes, quotes or control characters for resp).
+_CANONICAL_RESULT = re.compile(
+    r'^\{"Key":(-?(?:0|[1-9][0-9]*)),"resp":"([^"\\\x00-\x1f]*)"\}\r?$', re.MULTILINE)
 
 
 class DataFileNotFound(DataError, FileNotFoundError):
@@ -66,68 +72,109 @@ class DataFileNotFound(DataError, FileNotFoundError):
 
 # --------------------------------------------------------------------------- JSON Lines parsing
 
-def _read_bz2_text(path: Path) -> str:
+def _bz2_blocks(path: Path, read_size: int = 1 << 18) -> Iterator[bytes]:
+    """Decompressed pieces of a (possibly multi-stream) bzip2 file, streamed to bound memory."""
     try:
-        return bz2.decompress(path.read_bytes()).decode("utf-8")
+        with path.open("rb") as fh:
+            decompressor, fed = bz2.BZ2Decompressor(), False
+            while chunk := fh.read(read_size):
+                while chunk:
+                    fed = True
+                    yield decompressor.decompress(chunk)
+                    chunk = b""
+                    if decompressor.eof:
+                        chunk = decompressor.unused_data
+                        decompressor, fed = bz2.BZ2Decompressor(), False
+            if fed:
+                raise EOFError("compressed data ended before the end-of-stream marker")
     except FileNotFoundError:
         raise DataFileNotFound(f"{path}: file not found; check the path or re-fetch the data") from None
-    except (OSError, ValueError, EOFError) as exc:
-        raise DataError(f"{path}: not a valid bzip2-compressed UTF-8 file ({exc}); "
+    except (OSError, EOFError) as exc:
+        raise DataError(f"{path}: not a valid bzip2 file ({exc}); "
                         "re-fetch it and verify its sha256") from exc
 
 
-def _parse_lines(text: str, path: Path) -> list[Any]:
-    """Parse JSON Lines, skipping blank lines; a bad line raises DataError naming file:line."""
-    lines = [line.strip() for line in text.split("\n")]
-    lines = [line for line in lines if line]
-    try:
-        parsed = list(map(_decode, lines))
-    except ValueError:
-        parsed = None
-    if parsed is not None and all(end == len(line) for (_, end), line in zip(parsed, lines, strict=True)):
-        return [obj for obj, _ in parsed]
-    for lineno, raw in enumerate(text.split("\n"), start=1):
-        line = raw.strip()
-        if not line:
-            continue
+@dataclass
+class _Records:
+    """Parsed JSON Lines with each record's 1-based line number, for precise error messages."""
+
+    path: Path
+    records: list[Any] = field(default_factory=list)
+    linenos: list[int] = field(default_factory=list)
+
+    def error(self, index: int, problem: str) -> DataError:
+        return DataError(f"{self.path}:{self.linenos[index]}: {problem}; fix or delete that line")
+
+    def column(self, name: str) -> list[Any]:
         try:
-            end = _decode(line)[1]
-        except ValueError as exc:
-            problem = str(exc)
-        else:
-            if end == len(line):
-                continue
-            problem = f"extra data after the JSON value at column {end + 1}"
-        raise DataError(f"{path}:{lineno}: malformed JSON line ({problem}); "
-                        "fix or delete that line")
-    raise AssertionError("unreachable: the fast parse failed but no line is bad")
+            return [rec[name] for rec in self.records]
+        except (KeyError, TypeError):
+            for i, rec in enumerate(self.records):
+                if not isinstance(rec, dict) or name not in rec:
+                    raise self.error(i, f"record is not an object with field {name!r}") from None
+            raise
+
+    def int64_keys(self) -> np.ndarray:
+        keys = self.column("Key")
+        if set(map(type, keys)) <= {int}:  # bool is a subclass of int: refused here
+            try:
+                return np.array(keys, dtype=np.int64)
+            except OverflowError:
+                pass
+        for i, key in enumerate(keys):
+            if type(key) is not int or not _INT64_MIN <= key <= _INT64_MAX:
+                raise self.error(i, f"'Key' must be a signed 64-bit integer, got {key!r}")
+        raise AssertionError("unreachable: some Key was rejected above")
+
+    def add_lines(self, lines: list[str], first_lineno: int) -> None:
+        """Parse one batch of lines (blank ones skipped); the first bad line raises DataError."""
+        stripped = [line.strip() for line in lines]
+        numbers: Iterable[int] = range(first_lineno, first_lineno + len(lines))
+        if not all(stripped):
+            numbers = [n for n, line in zip(numbers, stripped, strict=True) if line]
+            stripped = [line for line in stripped if line]
+        try:
+            parsed = list(map(_decode, stripped))
+        except ValueError:
+            parsed = []
+        if len(parsed) == len(stripped) and all(
+                end == len(line) for (_, end), line in zip(parsed, stripped, strict=True)):
+            self.records.extend(obj for obj, _ in parsed)
+            self.linenos.extend(numbers)
+            return
+        for lineno, line in zip(numbers, stripped, strict=True):
+            try:
+                end = _decode(line)[1]
+            except ValueError as exc:
+                problem = str(exc)
+            else:
+                if end == len(line):
+                    continue
+                problem = f"extra data after the JSON value at column {end + 1}"
+            raise DataError(f"{self.path}:{lineno}: malformed JSON line ({problem}); "
+                            "fix or delete that line")
 
 
-def _line_numbers(text: str) -> list[int]:
-    """1-based file line number of each non-blank line, for error messages only."""
-    return [i for i, line in enumerate(text.split("\n"), start=1) if line.strip()]
-
-
-def _bad_record(path: Path, text: str, index: int, problem: str) -> DataError:
-    return DataError(f"{path}:{_line_numbers(text)[index]}: {problem}; fix or delete that line")
-
-
-def _int64_keys(keys: list[Any], path: Path, text: str) -> np.ndarray:
-    for i, key in enumerate(keys):
-        if type(key) is not int or not _INT64.min <= key <= _INT64.max:
-            raise _bad_record(path, text, i, f"'Key' must be a signed 64-bit integer, got {key!r}")
-    return np.array(keys, dtype=np.int64)
-
-
-def _column(records: list[dict[str, Any]], field: str, path: Path, text: str) -> list[Any]:
+def _parse_jsonl(blocks: Iterable[bytes], path: Path) -> _Records:
+    """Parse UTF-8 JSON Lines arriving in arbitrary byte blocks (split lines are re-joined)."""
+    out = _Records(path)
+    pending, lineno = b"", 1
     try:
-        return [rec[field] for rec in records]
-    except (KeyError, TypeError):
-        for i, rec in enumerate(records):
-            if not isinstance(rec, dict) or field not in rec:
-                raise _bad_record(path, text, i,
-                                  f"record is not an object with field {field!r}") from None
-        raise
+        for block in blocks:
+            data = pending + block
+            cut = data.rfind(b"\n")
+            if cut < 0:
+                pending = data
+                continue
+            pending = data[cut + 1:]
+            lines = data[:cut].decode("utf-8").split("\n")
+            out.add_lines(lines, lineno)
+            lineno += len(lines)
+        out.add_lines([pending.decode("utf-8")], lineno)
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{path}: not UTF-8 text near line {lineno} ({exc}); "
+                        "re-fetch or regenerate the file") from exc
+    return out
 
 
 # --------------------------------------------------------------------------- trial sets
@@ -140,17 +187,15 @@ def load_testset(dir: str | Path = "data/worldsense/test_set",
         raise DataFileNotFound(f"{directory}: test-set directory not found; pass the folder that "
                                f"holds {TRIALS_FILENAME}")
     path = directory / TRIALS_FILENAME
-    text = _read_bz2_text(path)
-    records = _parse_lines(text, path)
+    parsed = _parse_jsonl(_bz2_blocks(path), path)
     columns: dict[str, Any] = {}
-    for field in TRIAL_FIELDS:
-        values = _column(records, field, path, text)
-        if field == "Key":
-            columns[field] = _int64_keys(values, path, text)
-        elif field == "goldresp_obfusc":
-            columns["goldresp"] = [GOLD_DEOBFUSCATION.get(v, v) for v in values]
+    for name in TRIAL_FIELDS:
+        if name == "Key":
+            columns[name] = parsed.int64_keys()
+        elif name == "goldresp_obfusc":
+            columns["goldresp"] = [GOLD_DEOBFUSCATION.get(v, v) for v in parsed.column(name)]
         else:
-            columns[field] = values
+            columns[name] = parsed.column(name)
     df = pd.DataFrame(columns)
     df["EXPNAME"] = os.path.basename(os.path.abspath(directory))
     df["EXP_i"] = np.arange(len(df), dtype=np.int64)
@@ -179,11 +224,10 @@ def load_trainset(file: str | Path = "data/worldsense/training_set/trials_100k.j
     path = Path(file)
     if not path.is_file():
         raise DataFileNotFound(f"{path}: training file not found; check the path")
-    text = _read_bz2_text(path)
-    records = _parse_lines(text, path)
+    parsed = _parse_jsonl(_bz2_blocks(path), path)
     return pd.DataFrame({
-        "dialog_history": _column(records, "dialog_history", path, text),
-        "target_message": _column(records, "target_message", path, text),
+        "dialog_history": parsed.column("dialog_history"),
+        "target_message": parsed.column("target_message"),
     })
 
 
@@ -236,22 +280,43 @@ def concat_results(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
     return out
 
 
+def _canonical_results(raw: bytes) -> tuple[np.ndarray, list[str]] | None:
+    """Fast path (3x) for files whose every line is exactly ``{"Key":<int>,"resp":"<plain>"}``.
+
+    The pattern only accepts valid JSON whose string has no escapes, so the captured text is the
+    value; any other file (spacing, escapes, errors) returns None and takes the general parser.
+    """
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    found = _CANONICAL_RESULT.findall(text)
+    if len(found) != sum(1 for line in text.split("\n") if line.strip()):
+        return None
+    try:
+        keys = np.array([int(key) for key, _ in found], dtype=np.int64)
+    except OverflowError:
+        return None
+    return keys, [resp for _, resp in found]
+
+
 def read_results_file(path: str | Path) -> pd.DataFrame:
     """Read one results file; ``resp`` stays the JSON string (never numeric-coerced, §3.1)."""
     path = Path(path)
     prompting, modelname = parse_results_filename(path.name)
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
     except FileNotFoundError:
         raise DataFileNotFound(f"{path}: results file not found") from None
-    except UnicodeDecodeError as exc:
-        raise DataError(f"{path}: not UTF-8 text ({exc}); fix or regenerate the file") from exc
-    records = _parse_lines(text, path)
-    keys = _int64_keys(_column(records, "Key", path, text), path, text)
-    resps = _column(records, "resp", path, text)
-    for i, resp in enumerate(resps):
-        if type(resp) is not str:
-            raise _bad_record(path, text, i, f"'resp' must be a JSON string, got {resp!r}")
+    canonical = _canonical_results(raw)
+    if canonical is not None:
+        return _results_frame(*canonical, prompting, modelname)
+    parsed = _parse_jsonl([raw], path)
+    keys = parsed.int64_keys()
+    resps = parsed.column("resp")
+    if not set(map(type, resps)) <= {str}:
+        i = next(i for i, resp in enumerate(resps) if type(resp) is not str)
+        raise parsed.error(i, f"'resp' must be a JSON string, got {resps[i]!r}")
     return _results_frame(keys, resps, prompting, modelname)
 
 
@@ -291,7 +356,7 @@ def write_results_file(path: str | Path, rows: Iterable[tuple[int, str]],
 def _result_lines(rows: Iterable[tuple[int, str]]) -> Iterator[str]:
     for key, resp in rows:
         key = int(key)
-        if not _INT64.min <= key <= _INT64.max or not isinstance(resp, str):
+        if not _INT64_MIN <= key <= _INT64_MAX or not isinstance(resp, str):
             raise ValueError(f"bad result row {(key, resp)!r}: need (int64 Key, str resp)")
         yield json.dumps({"Key": key, "resp": resp}, separators=(",", ":"),
                          ensure_ascii=False) + "\n"

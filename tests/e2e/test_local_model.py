@@ -1,0 +1,69 @@
+"""The embedded model (Gemma 3 270M via xllamacpp) end to end: small enough for CI."""
+
+from __future__ import annotations
+
+import asyncio
+
+from mindprobe.benchmarks.already_said_that import load_distractors, load_samples, run_episode
+from mindprobe.core.session import Session
+from mindprobe.core.store import read_records
+from mindprobe.models import parse_model_spec
+from mindprobe.models.base import Request
+
+
+def test_constrained_worldsense_run(cli, tmp_path):
+    code, doc, err = cli("run", "worldsense:fresh", "--model", "local", "--limit", 4,
+                         "--prompting", "constrained", "--runs-dir", tmp_path, "--json")
+    assert code == 0, err
+    run = next(tmp_path.glob("worldsense/fresh/constrained___*"))
+    records = read_records(run / "records.jsonl")
+    assert len(records) >= 4
+    assert all(r["resp"] in r["expectedresp"] for r in records)  # the grammar held
+    assert doc["usage"]["requests"] == len(records) and doc["usage"]["prompt_tokens"] > 0
+
+
+def test_multi_turn_chat_reuses_kv_prefix(shared_data, tmp_path, monkeypatch):
+    """A 10-turn Already Said That chat: later turns report cached prompt tokens, so each turn
+    only prefills its new tokens (linear, not quadratic, prompt processing)."""
+    monkeypatch.setenv("MINDPROBE_CACHE_DIR", str(tmp_path / "cache"))
+    data = shared_data("already_said_that")
+    pool, example = load_distractors(data, "which-is-heavier")
+    words = load_samples(data)[0]
+    per_turn: list[tuple[int, int]] = []
+
+    async def go() -> dict:
+        model = parse_model_spec("local")
+        model.configure(1)
+        await model.start()
+        try:
+            session = Session({"model": model}, "0", seed=0, cache=None,
+                              identities={"model": model.identity()})
+
+            async def reply(messages):
+                c = await session.generate(Request(messages=messages, max_tokens=12))
+                per_turn.append((c.prompt_tokens, c.cached_prompt_tokens))
+                return c.text
+
+            rec = await run_episode(variant="which-is-heavier", idx=0, seed=1, words=words,
+                                    pool=pool, example=example, reply=reply, max_turns=10,
+                                    drive_all_turns=True)
+            session.release()
+            return rec
+        finally:
+            await model.close()
+
+    record = asyncio.run(go())
+    assert len(per_turn) == 10 and len(record["transcript"]) == 10
+    assert per_turn[0][1] == 0 or per_turn[0][1] < per_turn[0][0]
+    later = per_turn[1:]
+    assert all(cached > 0 for _, cached in later), per_turn
+    # each later turn prefills far less than its whole prompt
+    assert sum(p - c for p, c in later) < 0.5 * sum(p for p, _ in later), per_turn
+
+
+def test_local_spec_errors(cli, tmp_path):
+    bad = tmp_path / "bad.gguf"
+    bad.write_bytes(b"not a gguf at all")
+    code, _, err = cli("run", "worldsense:fresh", "--model", f"local:{bad}", "--runs-dir",
+                       tmp_path, "--limit", 2)
+    assert code == 2 and "could not load" in err and "Traceback" not in err
