@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -29,8 +28,12 @@ def cli(tmp_path, capsys, monkeypatch):
     return run
 
 
-def spawn(args: list[str], tmp_path: Path, **kw) -> subprocess.Popen:
-    """`python -m mindprobe.cli ...` as a real process (for kill -9 / Ctrl-C tests)."""
+@pytest.fixture
+def spawn(tmp_path):
+    """spawn(args) -> `python -m mindprobe.cli ...` as a real process (kill -9 / Ctrl-C tests)."""
     env = {**os.environ, "MINDPROBE_CACHE_DIR": str(tmp_path / "cache"), "PYTHONUNBUFFERED": "1"}
-    return subprocess.Popen([sys.executable, "-m", "mindprobe.cli", *map(str, args)], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+
+    def start(args: list) -> subprocess.Popen:
+        return subprocess.Popen([sys.executable, "-m", "mindprobe.cli", *map(str, args)],
+                                env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return start

@@ -11,8 +11,6 @@ import signal
 import time
 from pathlib import Path
 
-from conftest import spawn
-
 from mindprobe.core.store import read_records
 from mindprobe.testing import TestServer
 
@@ -31,6 +29,17 @@ def worldsense_answer(body: dict) -> str:
 
 def _run_dir(root: Path) -> Path:
     return next(root.glob("worldsense/fresh/basic___*"))
+
+
+def _wait_for_records(runs: Path, n: int, timeout: float = 60) -> Path | None:
+    """The records file once it holds at least `n` lines (None on timeout)."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        hits = list(runs.glob("worldsense/fresh/*/records.jsonl"))
+        if hits and hits[0].read_bytes().count(b"\n") >= n:
+            return hits[0]
+        time.sleep(0.05)
+    return None
 
 
 def _metrics(doc: dict) -> dict:
@@ -57,20 +66,13 @@ def test_run_json_usage_and_records(cli, tmp_path):
     assert 0.0 <= doc["accuracy"][f"basic/test-model-127.0.0.1-{port}"]["ALL"]["mean"] <= 1
 
 
-def test_kill9_then_resume_equals_uninterrupted(cli, tmp_path):
+def test_kill9_then_resume_equals_uninterrupted(cli, spawn, tmp_path):
     runs = tmp_path / "runs"
     with TestServer(responder=worldsense_answer, latency=0.02) as srv:
         args = ["run", "worldsense:fresh", "--model", MODEL.format(url=srv.base_url),
                 "--runs-dir", runs, "--concurrency", 4, "--no-cache"]
-        proc = spawn(args, tmp_path)
-        records_path = None
-        deadline = time.time() + 60
-        while time.time() < deadline:
-            hits = list(runs.glob("worldsense/fresh/*/records.jsonl"))
-            if hits and hits[0].read_bytes().count(b"\n") >= 60:
-                records_path = hits[0]
-                break
-            time.sleep(0.05)
+        proc = spawn(args)
+        records_path = _wait_for_records(runs, 60)
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
         assert records_path is not None, proc.stderr.read()
@@ -91,18 +93,13 @@ def test_kill9_then_resume_equals_uninterrupted(cli, tmp_path):
     assert _metrics(doc) == _metrics(doc2)
 
 
-def test_ctrl_c_keeps_results_and_prints_resume_hint(cli, tmp_path):
+def test_ctrl_c_keeps_results_and_prints_resume_hint(cli, spawn, tmp_path):
     runs = tmp_path / "runs"
     with TestServer(responder=worldsense_answer, latency=0.05) as srv:
         args = ["run", "worldsense:fresh", "--model", MODEL.format(url=srv.base_url),
                 "--runs-dir", runs, "--concurrency", 2, "--no-cache"]
-        proc = spawn(args, tmp_path)
-        deadline = time.time() + 60
-        while time.time() < deadline:
-            hits = list(runs.glob("worldsense/fresh/*/records.jsonl"))
-            if hits and hits[0].read_bytes().count(b"\n") >= 10:
-                break
-            time.sleep(0.05)
+        proc = spawn(args)
+        assert _wait_for_records(runs, 10) is not None
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=30)
         assert proc.returncode == 130, err

@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-import bz2
 import json
 import math
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from ws_fixtures import NO_LINE, write_set
 
 from mindprobe.benchmarks.worldsense import (
     accuracy_by_group,
     analyse,
-    bias_by_group,
-    compute_acc_table,
     load_results,
     load_testset,
     pivot_pretty,
@@ -24,7 +21,6 @@ from mindprobe.benchmarks.worldsense import (
     to_json,
     write_results_file,
 )
-from mindprobe.benchmarks.worldsense.data import GOLD_DEOBFUSCATION
 from mindprobe.benchmarks.worldsense.metrics import INCOMPLETE_WARNING
 from mindprobe.benchmarks.worldsense.report import analyse_testset_dir
 
@@ -208,41 +204,6 @@ def test_compl_only_file_scores_as_strings(official, tmp_path):
 
 # --------------------------------------------------------------------------- synthetic sets
 
-EXPECTED = {"TF": ["TRUE", "FALSE"], "123": ["1", "2", "3"], "PI": ["POSSIBLE", "IMPOSSIBLE"]}
-OBFUSCATE = {plain: name for name, plain in GOLD_DEOBFUSCATION.items()}
-NO_LINE = object()
-
-
-def _write_set(root: Path, tuples: list[tuple], runs: dict[str, list]) -> Path:
-    """Write trials.jsonl.bz2 plus one results file per run name.
-
-    ``tuples``: (problemname, size, [(gold, resp_or_NO_LINE), ...]); ``runs`` maps a results
-    file stem to per-tuple response lists (None = use the responses given in ``tuples``).
-    """
-    root.mkdir(parents=True, exist_ok=True)
-    trials, rows = [], []
-    key = -(2**62)  # large keys catch any float round-trip
-    for t, (problem, size, items) in enumerate(tuples):
-        kind = "123" if problem.startswith("Compl") else "PI" if "Consist" in problem else "TF"
-        for gold, resp in items:
-            key += 7919
-            trials.append({
-                "Key": key, "problemname": problem, "tuple_ID": f"t{t + 1}", "text": f"q{key}",
-                "expectedresp": EXPECTED[kind], "span": 2, "descr": "[(0, 1)]",
-                "query": "(0, 1)", "objects": ["a", "b", "c"], "problemsize": size,
-                "skin": "old/young", "qskin": "directQ1", "complexity": "Complexity_0",
-                "query_len": 2, "goldresp_obfusc": OBFUSCATE.get(gold, gold)})
-            rows.append((key, resp))
-    lines = "".join(json.dumps(r) + "\n" for r in trials)
-    (root / "trials.jsonl.bz2").write_bytes(bz2.compress(lines.encode()))
-    for stem, resp_override in runs.items():
-        chosen = rows if resp_override is None else list(zip([k for k, _ in rows],
-                                                             resp_override, strict=True))
-        write_results_file(root / "results" / f"{stem}___results.jsonl",
-                           [(k, r) for k, r in chosen if r is not NO_LINE])
-    return root
-
-
 # Spec §3.7: t1..t10, gold→resp.
 WORKED = [
     ("Infer.normal", 3, [("TRUE", "TRUE"), ("FALSE", "FALSE")]),
@@ -260,7 +221,7 @@ WORKED = [
 
 @pytest.fixture
 def worked(tmp_path):
-    root = _write_set(tmp_path / "worked", WORKED, {"basic___M": None})
+    root = write_set(tmp_path / "worked", WORKED, {"basic___M": None})
     warnings: list[str] = []
     analysis = analyse(load_testset(root), load_results(root), warn=warnings.append)
     return root, analysis, warnings
@@ -287,6 +248,11 @@ def test_worked_example_tuples(worked):
 
 def test_worked_example_numbers(worked):
     _, analysis, _ = worked
+    sizes = accuracy_by_group(analysis.acc_table,
+                              ["prompting", "modelname", "problemname", "problemsize"])
+    infer = sizes[sizes["problemname"] == "Infer.normal"]
+    assert infer["n"].tolist() == [2, 3] and infer["mean"].tolist() == [.75, .5]
+    assert infer["var"].tolist() == pytest.approx([.125, .25], abs=1e-12)
     acc, bias = analysis.accuracy_by_problem, analysis.bias_by_problem
     inf = _row(acc, problemname="Infer.normal")
     assert (inf["n"], inf["mean"]) == (4, .625)
@@ -344,7 +310,7 @@ def test_negative_variance_edge(tmp_path):
     tuples = [("Infer.normal", 3, [("TRUE", "TRUE"), ("FALSE", "FALSE")]),
               ("Infer.normal", 4, [("TRUE", "TRUE"), ("FALSE", "FALSE")]),
               ("Infer.normal", 4, [("TRUE", "FALSE"), ("FALSE", "TRUE")])]
-    root = _write_set(tmp_path / "edge", tuples, {"basic___M": None})
+    root = write_set(tmp_path / "edge", tuples, {"basic___M": None})
     analysis = analyse_testset_dir(root, warn=lambda _: None)
     row = analysis.accuracy_by_problem.iloc[0]
     assert row["var"] == pytest.approx(-.1875, abs=1e-12)
@@ -355,72 +321,3 @@ def test_negative_variance_edge(tmp_path):
     doc = to_json(analysis)
     assert doc["accuracy"]["basic/M"]["Infer.normal"] == {"mean": .75, "conf95": None}
     json.dumps(doc, allow_nan=False)
-
-
-def test_deobfuscation_and_extra_fields(tmp_path):
-    tuples = [("Infer.normal", 3, [("TRUE", "TRUE"), ("FALSE", "FALSE")]),
-              ("Consist.normal", 4, [("POSSIBLE", "POSSIBLE"), ("IMPOSSIBLE", "POSSIBLE")]),
-              ("Compl.trivial", 5, [("1", "1"), ("2", "2"), ("3", "3")]),
-              ("Infer.normal", 3, [("Stranger", "TRUE"), ("FALSE", "FALSE")])]
-    root = _write_set(tmp_path / "obf", tuples, {})
-    raw = [json.loads(line) for line in bz2.decompress((root / "trials.jsonl.bz2").read_bytes())
-           .decode().splitlines()]
-    assert [r["goldresp_obfusc"] for r in raw[:7]] == [
-        "Emmanuel", "Megi", "Dieuwke", "Pascal", "Mark", "Youssef", "Yoda"]
-    trials = load_testset(root, add_extra_fields=True)
-    assert trials["goldresp"].tolist() == [
-        "TRUE", "FALSE", "POSSIBLE", "IMPOSSIBLE", "1", "2", "3", "Stranger", "FALSE"]
-    assert "goldresp_obfusc" not in trials
-    assert list(trials.columns[-4:]) == ["bintern", "globcomplex", "domain", "intraining"]
-    assert set(trials["domain"]) == {"scalar"} and set(trials["intraining"]) == {"ind"}
-    assert set(trials["bintern"]) == {"bin"} and set(trials["globcomplex"]) == {0}
-
-
-def test_same_model_two_promptings_both_survive(tmp_path):
-    tuples = [("Infer.normal", 3, [("TRUE", "TRUE"), ("FALSE", "FALSE")]),
-              ("Infer.normal", 3, [("TRUE", "TRUE"), ("FALSE", "TRUE")])]
-    runs = {"basic___M": None, "COT___M": ["FALSE", "TRUE", "TRUE", "FALSE"]}
-    root = _write_set(tmp_path / "two", tuples, runs)
-    warnings: list[str] = []
-    analysis = analyse_testset_dir(root, warn=warnings.append)
-    assert warnings == []
-    acc = pivot_pretty(analysis.accuracy_by_problem, ["prompting", "modelname"], "problemname")
-    assert list(acc.index) == [("basic", "M"), ("COT", "M")]
-    assert acc["Infer.normal"].tolist() == ["75.0 (49.0)", "50.0 (98.0)"]
-    overall = pivot_pretty(analysis.accuracy_overall, "modelname", "prompting")
-    assert list(overall.columns) == ["basic", "COT"]
-
-
-def test_duplicate_key_drops_tuple(tmp_path):
-    tuples = [("Infer.normal", 3, [("TRUE", "TRUE"), ("FALSE", "FALSE")]),
-              ("Infer.normal", 3, [("TRUE", "TRUE"), ("FALSE", "TRUE")])]
-    root = _write_set(tmp_path / "dup", tuples, {"basic___M": None})
-    trials = load_testset(root)
-    results = load_results(root)
-    results = pd.concat([results, results.iloc[[0]]], ignore_index=True)  # t1 now has 3 rows
-    warnings: list[str] = []
-    analysis = analyse(trials, results, warn=warnings.append)
-    assert INCOMPLETE_WARNING in warnings
-    assert analysis.acc_table["tuple_ID"].tolist() == ["t2"]
-
-
-def test_unknown_keys_ignored_and_grouping_options(tmp_path):
-    tuples = [("Infer.normal", 3, [("TRUE", "TRUE"), ("FALSE", "FALSE")]),
-              ("Infer.normal", 4, [("TRUE", "TRUE"), ("FALSE", "TRUE")]),
-              ("Infer.normal", 4, [("TRUE", "FALSE"), ("FALSE", "TRUE")])]
-    root = _write_set(tmp_path / "g", tuples, {"basic___M": None})
-    with (root / "results" / "basic___M___results.jsonl").open("a") as fh:
-        fh.write('{"Key": 12345, "resp": "TRUE"}\n')
-    trials = load_testset(root)
-    acc_table = compute_acc_table(
-        trials.merge(load_results(root), on="Key"), warn=pytest.fail)
-    assert acc_table["acc"].tolist() == [1, .5, 0]
-    by_size = accuracy_by_group(acc_table, ["prompting", "modelname", "problemsize"])
-    assert by_size["mean"].tolist() == [1, .25] and by_size["n"].tolist() == [1, 2]
-    plain = accuracy_by_group(acc_table, reweight=False)
-    assert plain["mean"].iloc[0] == pytest.approx(.5)
-    assert plain["sem"].iloc[0] == pytest.approx(math.sqrt(.25 / 3))
-    assert accuracy_by_group(acc_table)["mean"].iloc[0] == pytest.approx(.625)
-    assert bias_by_group(acc_table)["mean"].iloc[0] == pytest.approx(.25)
-    pretty = pivot_pretty(by_size, "problemsize", "modelname", cell_style="value")
-    assert pretty["M"].tolist() == ["100.0", "25.0"]

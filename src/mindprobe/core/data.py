@@ -37,6 +37,8 @@ def git_blob_sha1(data: bytes) -> str:
 
 
 _VERIFIED: dict[tuple[str, int, int], bool] = {}
+#: What GitHub's raw URLs serve for Git-LFS files instead of the data itself.
+LFS_POINTER_PREFIX = b"version https://git-lfs.github.com/spec/v1"
 
 
 def verify(path: Path, spec: DataFile, benchmark: str) -> None:
@@ -46,6 +48,11 @@ def verify(path: Path, spec: DataFile, benchmark: str) -> None:
     if _VERIFIED.get(memo):
         return
     data = path.read_bytes()
+    if data.startswith(LFS_POINTER_PREFIX):
+        raise DataError(
+            f"{path} is a Git-LFS pointer, not the data; re-fetch it with "
+            f"`mindprobe data fetch {benchmark}`" + (f" (from {spec.url})" if spec.url else "")
+        )
     if spec.sha256:
         got = hashlib.sha256(data).hexdigest()
         expected = spec.sha256
@@ -76,7 +83,8 @@ def resolve(
     path = root / relpath
     if not path.is_file():
         how = (
-            f"pass --data-dir pointing at a folder with {relpath}"
+            f"pass --data-dir pointing at a folder with {relpath}, or download into this one "
+            f"with `mindprobe data fetch {benchmark} --data-dir {root}`"
             if data_dir
             else f"run `mindprobe data fetch {benchmark}` (needs internet) or pass --data-dir DIR"
         )

@@ -10,7 +10,6 @@ from .data import (
     DATA_FILES,
     DISTRACTOR_FILES,
     DISTRACTORLESS_ITEM,
-    LFS_POINTER_PREFIX,
     SAMPLES_FILE,
     UPSTREAM_COMMIT,
     VARIANTS,
@@ -22,7 +21,6 @@ from .data import (
     resolve_variant,
     select_indices,
     select_samples,
-    verify_payload,
 )
 from .episode import (
     Episode,
@@ -47,7 +45,6 @@ __all__ = [
     "DATA_FILES",
     "DISTRACTOR_FILES",
     "DISTRACTORLESS_ITEM",
-    "LFS_POINTER_PREFIX",
     "MAIN_PREFIX",
     "METRIC_NAMES",
     "SAMPLES_FILE",
@@ -77,5 +74,4 @@ __all__ = [
     "select_indices",
     "select_samples",
     "task_description",
-    "verify_payload",
 ]

@@ -6,13 +6,12 @@ MIT); their sha256 is pinned so that a run is always over the bytes the spec was
 
 from __future__ import annotations
 
-import hashlib
 import json
 import random
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mindprobe.core.data import DataFile, resolve
 from mindprobe.errors import DataError
 
 VARIANTS: tuple[str, ...] = (
@@ -29,49 +28,24 @@ UPSTREAM_COMMIT = "4bfc1f58a821685acb40bb28ba54131740535046"
 _MEDIA_BASE = (
     f"https://media.githubusercontent.com/media/openai/evals/{UPSTREAM_COMMIT}/evals/registry/data/"
 )
-# A raw.githubusercontent URL serves this pointer instead of the data; never accept it.
-LFS_POINTER_PREFIX = b"version https://git-lfs.github.com/spec/v1"
 
 
-@dataclass(frozen=True)
-class DataFile:
-    """One pinned file: its path relative to the data dir, its sha256 and where to fetch it."""
-
-    path: str
-    sha256: str
-    records: int
-
-    @property
-    def url(self) -> str:
-        return _MEDIA_BASE + self.path
 
 
-SAMPLES_FILE = DataFile(
+def _pinned(path: str, sha256: str) -> DataFile:
+    """A file of the pinned upstream commit (Git-LFS media URL serves the real bytes)."""
+    return DataFile(path, url=_MEDIA_BASE + path, sha256=sha256)
+
+
+SAMPLES_FILE = _pinned(
     "already_said_that/500_100.jsonl",
     "ce6eeadef5aa33a57abcd0b42bbdb02d1a4eb3c61a35bcc1da9b1b29766f3469",
-    500,
 )
 DISTRACTOR_FILES: dict[str, DataFile] = {
-    "which-is-heavier": DataFile(
-        "which_is_heavier/which_is_heavier.jsonl",
-        "b3389fe67d5a06dee7d902edd2c1d2b55400759de8e7797742a0f93776be91d7",
-        183,
-    ),
-    "first-letters": DataFile(
-        "first-letters/samples.jsonl",
-        "a4f75f8baa0dbc514951a40b0d227a575d582db2b3ee0a4fc383974747bde3ae",
-        100,
-    ),
-    "ambiguous-sentences": DataFile(
-        "ambiguous-sentences/samples.jsonl",
-        "73b415da88ac7043f6a9fc1373d0bcf7171344bb79888903f8abe41b32635bc5",
-        60,
-    ),
-    "reverse-sort-words-eng": DataFile(
-        "reverse-sort-words-eng/samples.jsonl",
-        "29fcbcf00c0ef4c7d8ec704e89549d05a55f32822b07066658425102ec38533f",
-        25,
-    ),
+    "which-is-heavier": _pinned("which_is_heavier/which_is_heavier.jsonl", "b3389fe67d5a06dee7d902edd2c1d2b55400759de8e7797742a0f93776be91d7"),
+    "first-letters": _pinned("first-letters/samples.jsonl", "a4f75f8baa0dbc514951a40b0d227a575d582db2b3ee0a4fc383974747bde3ae"),
+    "ambiguous-sentences": _pinned("ambiguous-sentences/samples.jsonl", "73b415da88ac7043f6a9fc1373d0bcf7171344bb79888903f8abe41b32635bc5"),
+    "reverse-sort-words-eng": _pinned("reverse-sort-words-eng/samples.jsonl", "29fcbcf00c0ef4c7d8ec704e89549d05a55f32822b07066658425102ec38533f"),
 }
 DATA_FILES: tuple[DataFile, ...] = (SAMPLES_FILE, *DISTRACTOR_FILES.values())
 
@@ -92,29 +66,9 @@ def resolve_variant(name: str) -> str:
     return variant
 
 
-def verify_payload(file: DataFile, payload: bytes, source: str) -> None:
-    """Reject an LFS pointer or any bytes whose sha256 differs from the pinned one."""
-    if payload.startswith(LFS_POINTER_PREFIX):
-        raise DataError(
-            f"{source} is a Git-LFS pointer, not the data; {_FETCH_HINT} "
-            f"(it uses {file.url})"
-        )
-    digest = hashlib.sha256(payload).hexdigest()
-    if digest != file.sha256:
-        raise DataError(
-            f"{source} has sha256 {digest}, expected {file.sha256} (upstream {file.path}); "
-            f"the file is corrupt or a different version: delete it and {_FETCH_HINT}"
-        )
-
-
 def _read_verified(data_dir: Path | str, file: DataFile) -> tuple[str, str]:
-    path = Path(data_dir) / file.path
-    try:
-        payload = path.read_bytes()
-    except OSError as exc:
-        raise DataError(f"cannot read {path}: {exc.strerror or exc}; {_FETCH_HINT}") from exc
-    verify_payload(file, payload, str(path))
-    return payload.decode("utf-8"), str(path)
+    path = resolve("already_said_that", list(DATA_FILES), file.relpath, Path(data_dir))
+    return path.read_text(encoding="utf-8"), str(path)
 
 
 def _json_lines(text: str, source: str) -> list[tuple[int, Any]]:

@@ -18,7 +18,7 @@ from mindprobe.benchmarks.already_said_that.estimate import estimate_tokens
 from mindprobe.benchmarks.already_said_that.metrics import aggregate
 from mindprobe.benchmarks.already_said_that.report import render_side_by_side, render_variant
 from mindprobe.core.benchmark import Item, Prepared, RunOptions
-from mindprobe.core.data import DataFile, data_dir_for
+from mindprobe.core.data import data_dir_for
 from mindprobe.core.session import Session
 from mindprobe.errors import UsageError
 from mindprobe.models.base import Request
@@ -37,7 +37,7 @@ class AlreadySaidThatBenchmark:
     default_variant = "reverse-sort-words-eng"
     variant_groups = {"all": list(ast_data.VARIANTS)}
     json_by_variant = True
-    data_files = [DataFile(f.path, url=f.url, sha256=f.sha256) for f in ast_data.DATA_FILES]
+    data_files = list(ast_data.DATA_FILES)
     commands: dict[str, Any] = {}
 
     def add_arguments(self, group: argparse._ArgumentGroup) -> None:
@@ -71,7 +71,7 @@ class AlreadySaidThatBenchmark:
         files = [ast_data.SAMPLES_FILE]
         if variant in ast_data.DISTRACTOR_FILES:
             files.append(ast_data.DISTRACTOR_FILES[variant])
-        data = {f.path: f.sha256 for f in files}
+        data = {f.relpath: f.sha256 for f in files}
         return Prepared(items=items, prompting="direct", config=config, data=data)
 
     async def run_item(self, item: Item, session: Session) -> dict[str, Any]:

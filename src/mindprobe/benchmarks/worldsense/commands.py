@@ -107,8 +107,17 @@ def analyse_command(args: argparse.Namespace, err: Console) -> int:
         results = load_results(args.testset)
         if len(results):
             results_parts.append(results)
+    seen = {tuple(x) for part in results_parts
+            for x in part[["prompting", "modelname"]].drop_duplicates().to_numpy()}
     for run in runs:
         trials, results, _ = _run_frames(run)
+        label = (results["prompting"].iloc[0], results["modelname"].iloc[0]) if len(results) else None
+        if label in seen:
+            raise UsageError(
+                f"{run} has the same prompting/model labels {label[0]}/{label[1]} as another "
+                "results source; analyse them separately (or export the run under a new name)"
+            )
+        seen.add(label)
         if not args.testset:
             trials_parts.append(trials)
         results_parts.append(results)

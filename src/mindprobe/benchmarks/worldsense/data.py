@@ -1,7 +1,10 @@
 """WorldSense file formats: trial sets, training sets and model results files (spec §1–§3.1).
 
-Loading is on the hot path of every analysis, so records are parsed with the stdlib JSON scanner
-line by line (exact 64-bit Keys, no dtype guessing) instead of ``pandas.read_json``.
+Loading is on the hot path of every analysis, so instead of ``pandas.read_json`` (which guesses
+dtypes: all-numeric answers became ints upstream) the bz2 stream is decompressed in pieces and
+parsed line by line with the stdlib scanner; Keys stay exact int64, answers stay strings, and a
+bad line is reported as ``file:line``. Results files in the canonical one-record-per-line form
+take a regex fast path that accepts exactly the same lines.
 """
 
 from __future__ import annotations

@@ -55,7 +55,7 @@ def _lookup(codes: np.ndarray, uniques: Sequence[object], table: dict[str, float
             default: float) -> np.ndarray:
     """Map factorized strings through ``table`` via their few distinct values."""
     mapped = np.array([table.get(u, default) if isinstance(u, str) else default
-                       for u in uniques] + [default], dtype=float)
+                       for u in uniques], dtype=float)
     return mapped[codes]
 
 
@@ -174,11 +174,6 @@ class WorldSenseAnalysis:
     bias_by_problem: pd.DataFrame
     n_trials: int
     warnings: list[str]
-
-    @property
-    def problemnames(self) -> list[str]:
-        """Problems left after the completeness filter."""
-        return sorted(self.acc_table["problemname"].unique())
 
 
 def _overall(by_problem: pd.DataFrame) -> pd.DataFrame:

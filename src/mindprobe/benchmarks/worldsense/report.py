@@ -76,7 +76,7 @@ def pivot_pretty(table: pd.DataFrame, index: str | Sequence[str], columns: str |
         raise ValueError("pass measure='acc' or 'bias' (the table does not say which it holds)")
     rows = [index] if isinstance(index, str) else list(index)
     cols = [columns] if isinstance(columns, str) else list(columns)
-    cells = table[rows + cols].copy()
+    cells = table[rows + cols].astype(object)  # plain labels: no unobserved categories
     cells["_cell"] = [format_cell(m, s, measure, cell_style)
                       for m, s in zip(table["mean"], table["sem"], strict=True)]
     pivot = cells.pivot(index=rows if len(rows) > 1 else rows[0],
@@ -86,7 +86,10 @@ def pivot_pretty(table: pd.DataFrame, index: str | Sequence[str], columns: str |
 
 
 def _section(title: str, frame: pd.DataFrame) -> str:
-    body = "\n".join(line.rstrip() for line in frame.to_string().split("\n"))
+    if frame.empty:
+        body = "(no complete tuples to report)"
+    else:  # pandas pads the index-name row with spaces; upstream's output has none
+        body = "\n".join(line.rstrip() for line in frame.to_string().split("\n"))
     return f"\n{RULE_DASHES}\n{title}\n{RULE_DASHES}\n{body}\n"
 
 

@@ -20,7 +20,6 @@ from mindprobe.benchmarks.already_said_that import (
     resolve_variant,
     select_indices,
     select_samples,
-    verify_payload,
 )
 from mindprobe.errors import DataError
 
@@ -42,7 +41,7 @@ def test_variants_and_alias():
 
 
 def test_file_table_matches_source_md():
-    assert [f.path for f in DATA_FILES] == [
+    assert [f.relpath for f in DATA_FILES] == [
         "already_said_that/500_100.jsonl",
         "which_is_heavier/which_is_heavier.jsonl",
         "first-letters/samples.jsonl",
@@ -60,7 +59,7 @@ def test_file_table_matches_source_md():
 def test_pinned_hashes_match_shared_data(shared_data):
     root = shared_data("already_said_that")
     for f in DATA_FILES:
-        assert hashlib.sha256((root / f.path).read_bytes()).hexdigest() == f.sha256
+        assert hashlib.sha256((root / f.relpath).read_bytes()).hexdigest() == f.sha256
 
 
 def test_samples_and_selection(shared_data):
@@ -107,27 +106,19 @@ def test_question_building(shared_data):
 def test_missing_and_corrupt_files(shared_data, tmp_path):
     with pytest.raises(DataError, match=r"500_100\.jsonl.*data fetch"):
         load_samples(tmp_path)
-    src = shared_data("already_said_that") / SAMPLES_FILE.path
-    dst = tmp_path / SAMPLES_FILE.path
+    src = shared_data("already_said_that") / SAMPLES_FILE.relpath
+    dst = tmp_path / SAMPLES_FILE.relpath
     dst.parent.mkdir(parents=True)
     shutil.copyfile(src, dst)
     assert len(load_samples(tmp_path)) == 500
     dst.write_bytes(src.read_bytes()[:-2] + b"]}")
-    with pytest.raises(DataError, match=r"500_100\.jsonl has sha256 .*expected ce6eeade"):
+    with pytest.raises(DataError, match=r"500_100\.jsonl does not match .*expected ce6eeade"):
         load_samples(tmp_path)
     dst.write_bytes(b"version https://git-lfs.github.com/spec/v1\noid sha256:ce6e\nsize 1\n")
     with pytest.raises(DataError, match="Git-LFS pointer"):
         load_samples(tmp_path)
     with pytest.raises(DataError, match="which_is_heavier.jsonl"):
         load_distractors(tmp_path, "which-is-heavier")
-
-
-def test_verify_payload_accepts_pinned_bytes(shared_data):
-    root = shared_data("already_said_that")
-    f = DISTRACTOR_FILES["reverse-sort-words-eng"]
-    verify_payload(f, (root / f.path).read_bytes(), "download")
-    with pytest.raises(DataError, match="download has sha256"):
-        verify_payload(f, b"{}", "download")
 
 
 def test_malformed_lines_name_file_and_line():
