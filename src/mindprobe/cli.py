@@ -73,6 +73,8 @@ def build_parser() -> argparse.ArgumentParser:
     f = dsub.add_parser("fetch", help="download and verify a benchmark's official files")
     f.add_argument("benchmark")
     f.add_argument("--data-dir", help="destination folder (default: the mindprobe data cache)")
+    f.add_argument("--all", action="store_true", help="also large optional files "
+                   "(e.g. WorldSense's 1M-record training set)")
 
     sub.add_parser("list", help="benchmarks and their variants")
     rs = sub.add_parser("runs", help="runs with status and headline metric")

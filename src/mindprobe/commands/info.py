@@ -86,7 +86,7 @@ def cmd_data(args: argparse.Namespace, err: Console) -> int:
         err.print(f"{bench.name} needs no downloaded data (its items are generated)")
         return 0
     data_dir = Path(args.data_dir) if args.data_dir else None
-    paths = fetch(bench.name, files, data_dir, err)
+    paths = fetch(bench.name, files, data_dir, err, include_optional=args.all)
     err.print(f"[green]{len(paths)} file(s) ready[/green] for {bench.name}")
     return 0
 

@@ -27,7 +27,7 @@ class DataFile:
     url: str | None = None
     sha256: str | None = None
     git_blob: str | None = None
-    #: Only needed by some variants: fetched on request, never required for the default.
+    #: Large or rarely needed: fetched only with `data fetch --all`.
     optional: bool = False
 
 
@@ -98,7 +98,7 @@ def fetch(
     files: list[DataFile],
     data_dir: Path | None,
     console: Console,
-    include_optional: bool = True,
+    include_optional: bool = False,
 ) -> list[Path]:
     """Download every declared file not already present and valid; verify each one."""
     root = data_dir_for(benchmark, data_dir)

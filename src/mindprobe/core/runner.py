@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import traceback
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from rich.console import Console
@@ -29,8 +29,6 @@ class RunResult:
     records: list[dict[str, Any]]
     n_items: int
     n_new: int
-    status: str
-    usage: dict[str, Usage] = field(default_factory=dict)
     errors: int = 0
 
 
@@ -130,7 +128,5 @@ async def execute(
         records=records,
         n_items=len(items),
         n_new=n_new,
-        status="finished",
-        usage=total_usage(records),
         errors=sum(1 for r in records if "error" in r),
     )

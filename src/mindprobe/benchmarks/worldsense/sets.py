@@ -12,21 +12,21 @@ _BASE = (
     "bd81d945077f169cf95ff39207f788f86e4645e9/data/worldsense/"
 )
 
-_OFFICIAL: list[tuple[str, str, bool]] = [
+_OFFICIAL: list[tuple[str, str]] = [
     ("test_set/trials.jsonl.bz2",
-     "00c94031fc435c5f13156d57fcf61dace875d5e7fa4c218a40029a2eb0f3deb9", False),
+     "00c94031fc435c5f13156d57fcf61dace875d5e7fa4c218a40029a2eb0f3deb9"),
     ("test_set/results/basic___GPT3.5___results.jsonl",
-     "a906d9aca06f27cf24e664d2ebde12bea53bd6c7e2f079a55dd320c40e35309c", False),
+     "a906d9aca06f27cf24e664d2ebde12bea53bd6c7e2f079a55dd320c40e35309c"),
     ("test_set/results/basic___GPT4___results.jsonl",
-     "cf004ad96998d2629cef95e10f3fd16a5163c7a5ac34a26ff45e1b309d141da0", False),
+     "cf004ad96998d2629cef95e10f3fd16a5163c7a5ac34a26ff45e1b309d141da0"),
     ("test_set/results/basic___Llama2-FT+1M___results.jsonl",
-     "64f6ee8bbf469b4ab03b13ba7a6edc970e008bf2b0678ce2bedab8b6731d7ad9", False),
+     "64f6ee8bbf469b4ab03b13ba7a6edc970e008bf2b0678ce2bedab8b6731d7ad9"),
     ("test_set/results/basic___Llama2-chat___results.jsonl",
-     "c23a24d49f77e280a512902d354552955bb6afe4cf859587f1ce3ee62d41cbfd", False),
+     "c23a24d49f77e280a512902d354552955bb6afe4cf859587f1ce3ee62d41cbfd"),
     ("training_set/trials_10k.jsonl.bz2",
-     "b9e4148e4786c07d647298dec1e175e2a9e1705ae65721732f73fe8fb3c3baa1", True),
+     "b9e4148e4786c07d647298dec1e175e2a9e1705ae65721732f73fe8fb3c3baa1"),
     ("training_set/trials_100k.jsonl.bz2",
-     "e5c0552b2f09e8e1df239e49153bae4370e677d69c1e52a0cfbf864a6bac62a6", True),
+     "e5c0552b2f09e8e1df239e49153bae4370e677d69c1e52a0cfbf864a6bac62a6"),
 ]
 _OTHER = {
     "memorisation": ("b1a22ff81903c9d6b5f30e1ab314fdb4f7cae02ba966d2ea59c8c5923af44937", {
@@ -47,14 +47,14 @@ _OTHER = {
         "Llama2-chat": "0e57f7884726ee5dd735d787f8fb944bc49066d98116d9822f345ff59e3d7c48"}),
 }
 for _name, (_trials_sha, _results) in _OTHER.items():
-    _OFFICIAL.append((f"other_tests/{_name}/trials.jsonl.bz2", _trials_sha, True))
+    _OFFICIAL.append((f"other_tests/{_name}/trials.jsonl.bz2", _trials_sha))
     for _model, _sha in _results.items():
-        _OFFICIAL.append((f"other_tests/{_name}/results/basic___{_model}___results.jsonl", _sha, True))
+        _OFFICIAL.append((f"other_tests/{_name}/results/basic___{_model}___results.jsonl", _sha))
 
 DATA_FILES: list[DataFile] = [
-    DataFile(rel, url=_BASE + rel.replace("+", "%2B"), sha256=sha, optional=optional)
-    for rel, sha, optional in _OFFICIAL
+    DataFile(rel, url=_BASE + rel.replace("+", "%2B"), sha256=sha) for rel, sha in _OFFICIAL
 ]
+# 38 MB and no published sha256: fetched only with `data fetch worldsense --all`.
 DATA_FILES.append(DataFile(
     "training_set/trials_1M.jsonl.bz2",
     url="http://dl.fbaipublicfiles.com/worldsense/trials_1M.jsonl.bz2", optional=True,
