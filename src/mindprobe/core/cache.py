@@ -9,11 +9,12 @@ means re-asking those few requests.
 from __future__ import annotations
 
 import hashlib
-import json
 import sqlite3
 import time
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from mindprobe.errors import MindprobeError
 
@@ -21,8 +22,8 @@ _SCHEMA = "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, value TEX
 
 
 def cache_key(identity: dict[str, Any], payload: dict[str, Any]) -> str:
-    blob = json.dumps([identity, payload], sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(blob.encode()).hexdigest()
+    blob = orjson.dumps([identity, payload], option=orjson.OPT_SORT_KEYS)
+    return hashlib.sha256(blob).hexdigest()
 
 
 class ResponseCache:
@@ -42,7 +43,7 @@ class ResponseCache:
             raise MindprobeError(
                 f"the response cache {self.path} is unusable ({exc}); delete it or use --no-cache"
             ) from None
-        self._buffer: dict[str, str] = {}
+        self._buffer: dict[str, bytes] = {}
         self._since = 0.0
         self._batch = batch
         self._max_age = max_age
@@ -58,12 +59,12 @@ class ResponseCache:
             self.misses += 1
             return None
         self.hits += 1
-        return json.loads(raw)
+        return orjson.loads(raw)
 
     def put(self, key: str, value: dict[str, Any]) -> None:
         if not self._buffer:
             self._since = time.monotonic()
-        self._buffer[key] = json.dumps(value, separators=(",", ":"))
+        self._buffer[key] = orjson.dumps(value)
         if len(self._buffer) >= self._batch or time.monotonic() - self._since > self._max_age:
             self.flush()
 
@@ -71,7 +72,7 @@ class ResponseCache:
         if not self._buffer:
             return
         now = time.time()
-        rows = [(k, v, now) for k, v in self._buffer.items()]
+        rows = [(k, v.decode(), now) for k, v in self._buffer.items()]
         with self._db:
             self._db.execute("BEGIN")
             self._db.executemany(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from rich.console import Console
@@ -34,6 +35,8 @@ class RunProgress:
     def __init__(self, console: Console, description: str, total: int, done: int) -> None:
         self.console = console
         self.prompt = self.cached = self.completion = self.errors = 0
+        self._pending = 0
+        self._last = 0.0
         self._progress = Progress(
             TextColumn("[bold]{task.description}"),
             BarColumn(bar_width=None),
@@ -61,6 +64,7 @@ class RunProgress:
         return self
 
     def __exit__(self, *exc: Any) -> None:
+        self._flush()
         self._progress.stop()
 
     def advance(self, usage: dict[str, int] | None, error: bool) -> None:
@@ -70,9 +74,19 @@ class RunProgress:
             self.completion += usage.get("completion_tokens", 0)
         if error:
             self.errors += 1
+        self._pending += 1
+        now = time.monotonic()
+        if now - self._last >= 0.05:  # the bar redraws 4x/s: no need to update per item
+            self._last = now
+            self._flush()
+
+    def _flush(self) -> None:
+        if not self._pending:
+            return
         self._progress.update(
             self._task,
-            advance=1,
+            advance=self._pending,
             tokens=self._tokens(),
             errs=f"[red]{self.errors} errors" if self.errors else "",
         )
+        self._pending = 0

@@ -15,6 +15,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from mindprobe import __version__
 from mindprobe.errors import DataError, UsageError
 
@@ -49,8 +51,8 @@ def read_records(path: Path, *, repair: bool = False) -> list[dict[str, Any]]:
         if not line.strip():
             continue
         try:
-            rec = json.loads(line)
-        except ValueError:
+            rec = orjson.loads(line)
+        except orjson.JSONDecodeError:
             raise DataError(
                 f"{path}:{lineno}: malformed record line; the file was edited or corrupted "
                 "(delete that line to re-run the item)"
@@ -149,8 +151,12 @@ class RunStore:
         return read_records(self.records_path)
 
 
+_RECORD_OPTS = orjson.OPT_APPEND_NEWLINE | orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
+
+
 def encode_record(record: dict[str, Any]) -> bytes:
-    return (json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str) + "\n").encode()
+    """One JSON line (UTF-8, NaN as null, unknown types as str), ready for a single write."""
+    return orjson.dumps(record, default=str, option=_RECORD_OPTS)
 
 
 def _short(value: Any) -> str:

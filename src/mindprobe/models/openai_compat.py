@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import aiohttp
+import orjson
 
 from mindprobe.errors import ModelError
 from mindprobe.models.base import CallContext, Completion, Model, Request, TransientError
@@ -171,7 +172,7 @@ class OpenAICompatModel(Model):
 
     async def complete(self, request: Request, ctx: CallContext) -> Completion:
         path, body = self.build_body(request)
-        data = json.dumps(body).encode()
+        data = orjson.dumps(body)
         url = self.base_url + path
         last = "no attempt made"
         for attempt in range(self.max_attempts):
@@ -185,7 +186,7 @@ class OpenAICompatModel(Model):
                     retry_after = resp.headers.get("Retry-After")
                 if status == 200:
                     try:
-                        payload = json.loads(raw)
+                        payload = orjson.loads(raw)
                         return self._parse(payload, path, time.perf_counter() - t0)
                     except (ValueError, KeyError, IndexError, TypeError) as exc:
                         last = f"malformed response body ({type(exc).__name__}: {exc})"
