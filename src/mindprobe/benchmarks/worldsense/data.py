@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import orjson
 import pandas as pd
 from pandas.api.types import union_categoricals
 
@@ -136,6 +137,14 @@ class _Records:
         if not all(stripped):
             numbers = [n for n, line in zip(numbers, stripped, strict=True) if line]
             stripped = [line for line in stripped if line]
+        try:  # fast path: orjson parses the 87k-trial test set ~3x faster than json
+            fast = list(map(orjson.loads, stripped))
+        except orjson.JSONDecodeError:
+            fast = None  # bad line, or an int beyond 64 bits: the stdlib path diagnoses it
+        if fast is not None:
+            self.records.extend(fast)
+            self.linenos.extend(numbers)
+            return
         try:
             parsed = list(map(_decode, stripped))
         except ValueError:
