@@ -15,6 +15,7 @@ import random
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+from .data import GOLD_DEOBFUSCATION
 from .families import FAMILIES, LEVELS, Draft, Setting
 from .render import QSKINS
 from .skins import PARALLEL_SKINS, SKINS, TEST_SKINS, get_parallel_skin, get_skin
@@ -60,23 +61,14 @@ FIELDS: tuple[str, ...] = (
     "goldresp_obfusc",
 )
 
-# Spec §1: the official gold obfuscation (plain token -> stored token).
-OBFUSCATION: dict[str, str] = {
-    "TRUE": "Emmanuel",
-    "FALSE": "Megi",
-    "POSSIBLE": "Dieuwke",
-    "IMPOSSIBLE": "Pascal",
-    "1": "Mark",
-    "2": "Youssef",
-    "3": "Yoda",
-}
-_PLAIN = {v: k for k, v in OBFUSCATION.items()}
+# Spec §1: the official gold obfuscation (plain token -> stored token), inverted from the loader's.
+OBFUSCATION: dict[str, str] = {plain: name for name, plain in GOLD_DEOBFUSCATION.items()}
 MIN_SIZE = 3
 
 
 def deobfuscate(token: str) -> str:
     """Official de-obfuscation: whole-string replacement, anything else left unchanged."""
-    return _PLAIN.get(token, token)
+    return GOLD_DEOBFUSCATION.get(token, token)
 
 
 def _key(seed: int, problem: str, size: int, index: int, trial: int) -> int:

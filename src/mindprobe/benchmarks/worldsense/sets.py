@@ -71,29 +71,17 @@ FRESH_SEED = 0
 FRESH_TUPLES_PER_CELL = 12
 
 
-_ANSWER_CLASS = {"TRUE": "TRUE", "FALSE": "FALSE", "POSSIBLE": "POSSIBLE",
-                 "IMPOSSIBLE": "IMPOSSIBLE", "1": "KNOW", "2": "KNOW", "3": "UNKNOWN"}
-
-
-def deobfuscate(value: str) -> str:
-    from mindprobe.benchmarks.worldsense.data import GOLD_DEOBFUSCATION
-
-    return GOLD_DEOBFUSCATION.get(value, value)
-
-
-def is_correct(resp: str, gold: str) -> bool:
-    """Per-trial correctness of spec §3.3 (Compl: only known vs unknown is scored)."""
-    cls = _ANSWER_CLASS.get(resp)
-    return cls is not None and cls == _ANSWER_CLASS.get(gold)
-
-
 def sha256_of(relpath: str) -> str | None:
     return _SHA.get(relpath)
 
 
 def fresh_trials(seed: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The generated set used by `worldsense:fresh`, gold already plain (not obfuscated)."""
-    from mindprobe.benchmarks.worldsense.generate import STANDARD_PROBLEMS, generate_trials
+    from mindprobe.benchmarks.worldsense.generate import (
+        STANDARD_PROBLEMS,
+        deobfuscate,
+        generate_trials,
+    )
 
     trials = generate_trials(seed, FRESH_TUPLES_PER_CELL, sizes=(3, 4, 5), problems=STANDARD_PROBLEMS)
     out = []

@@ -18,6 +18,8 @@ from typing import Any
 from rich.console import Console
 
 from mindprobe.benchmarks.worldsense import sets
+from mindprobe.benchmarks.worldsense.generate import deobfuscate
+from mindprobe.benchmarks.worldsense.metrics import is_correct
 from mindprobe.core.benchmark import Item, Prepared, RunOptions
 from mindprobe.core.data import DataFile, data_dir_for, resolve
 from mindprobe.core.session import Session
@@ -55,7 +57,7 @@ def read_trials(path: Path) -> list[dict[str, Any]]:
                     continue
                 try:
                     t = json.loads(line)
-                    t["goldresp"] = sets.deobfuscate(t.pop("goldresp_obfusc"))
+                    t["goldresp"] = deobfuscate(t.pop("goldresp_obfusc"))
                     t["Key"] = int(t["Key"])
                     t["expectedresp"] = list(t["expectedresp"])
                     _ = t["tuple_ID"], t["text"], t["problemname"]
@@ -173,7 +175,7 @@ class WorldSenseBenchmark:
                 messages += [{"role": "assistant", "content": comp.text},
                              {"role": "user", "content": reask_message(allowed)}]
         rec = {k: t.get(k) for k in META}
-        rec.update(resp=resp, raw=raws, correct=sets.is_correct(resp, t["goldresp"]))
+        rec.update(resp=resp, raw=raws, correct=is_correct(resp, t["goldresp"]))
         return rec
 
     # -- results ---------------------------------------------------------------------------
