@@ -214,3 +214,23 @@ def test_random_model_and_listing(cli, tmp_path):
     code, doc2, _ = cli("analyse", "worldsense", "--run", next(tmp_path.glob("worldsense/fresh/*")),
                         "--json")
     assert code == 0 and doc2["accuracy"]["basic/random"]["ALL"]["mean"] == acc
+
+
+def test_invalid_answers_are_reasked_then_blank(cli, tmp_path):
+    """Spec §4: re-ask insisting on the options; still invalid -> ""."""
+    def stubborn(body: dict) -> str:
+        n = len(body["messages"])
+        assert n == 1 or body["messages"][-1]["content"].startswith(
+            "Only respond with one of these options: ")
+        return "I am not sure." if n < 5 else worldsense_answer(body)
+
+    with TestServer(responder=stubborn) as srv:
+        url = MODEL.format(url=srv.base_url)
+        for reasks, runs in ((1, "one"), (2, "two")):
+            code, _, err = cli("run", "worldsense:fresh", "--model", url, "--limit", 4,
+                               "--reasks", reasks, "--runs-dir", tmp_path / runs, "--no-cache")
+            assert code == 0, err
+    one = read_records(_run_dir(tmp_path / "one") / "records.jsonl")
+    two = read_records(_run_dir(tmp_path / "two") / "records.jsonl")
+    assert all(r["resp"] == "" and len(r["raw"]) == 2 for r in one)
+    assert all(r["resp"] in r["expectedresp"] and len(r["raw"]) == 3 for r in two)

@@ -150,7 +150,7 @@ class WorldSenseBenchmark:
         trials = limit_whole_tuples(order_by_tuple(trials, seed), opts.limit)
         items = [Item(str(t["Key"]), t) for t in trials]
         config = {"seed": seed, "reasks": max(0, int(opts.extra.get("reasks", 1) or 0)),
-                  "max_tokens": 16}
+                  "max_tokens": opts.extra.get("max_tokens") or 16}
         return Prepared(items=items, prompting=prompting, config=config, data=data,
                         limit_applied=True)
 
@@ -162,7 +162,7 @@ class WorldSenseBenchmark:
         messages = [{"role": "user", "content": t["text"]}]
         raws: list[str] = []
         resp = ""
-        for attempt in range(1 + cfg.get("reasks", 1)):
+        for _ in range(1 + cfg.get("reasks", 1)):
             req = Request(messages=list(messages), max_tokens=cfg.get("max_tokens", 16),
                           temperature=0.0, choices=allowed, constrain=constrained)
             comp = await session.generate(req)
@@ -171,9 +171,8 @@ class WorldSenseBenchmark:
             if found is not None:
                 resp = found
                 break
-            if attempt == 0:
-                messages += [{"role": "assistant", "content": comp.text},
-                             {"role": "user", "content": reask_message(allowed)}]
+            messages += [{"role": "assistant", "content": comp.text},
+                         {"role": "user", "content": reask_message(allowed)}]
         rec = {k: t.get(k) for k in META}
         rec.update(resp=resp, raw=raws, correct=is_correct(resp, t["goldresp"]))
         return rec
