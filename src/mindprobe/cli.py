@@ -27,7 +27,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
     benches = [get_benchmark(n) for n in benchmark_names()]
-    # Note: every registered benchmark must import; a broken one should fail loudly here.
 
     r = sub.add_parser("run", help="run a benchmark against a model (resumes if re-run)")
     r.add_argument("benchmark", help="BENCH[:VARIANT], see `mindprobe list`")

@@ -112,12 +112,8 @@ async def _run_all(
             doc: Any = documents
         else:
             doc = documents[plans[0][0]] if len(plans) == 1 else documents
-        sys.stdout.write(json.dumps(doc, indent=2, allow_nan=False, default=_json_default) + "\n")
+        sys.stdout.write(json.dumps(doc, indent=2, allow_nan=False, default=str) + "\n")
     return worst
-
-
-def _json_default(o: Any) -> Any:
-    return str(o)
 
 
 async def _run_one(

@@ -134,7 +134,6 @@ class Model:
     supports_slots: bool = False
     default_concurrency: int = 8
     interactive: bool = False
-    n_slots: int = 0
 
     async def start(self) -> None:
         """Open connections / start servers; called once before the first request."""

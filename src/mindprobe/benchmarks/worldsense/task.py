@@ -21,7 +21,7 @@ from mindprobe.benchmarks.worldsense import sets
 from mindprobe.benchmarks.worldsense.generate import deobfuscate
 from mindprobe.benchmarks.worldsense.metrics import is_correct
 from mindprobe.core.benchmark import Item, Prepared, RunOptions
-from mindprobe.core.data import DataFile, data_dir_for, resolve
+from mindprobe.core.data import DataFile, resolve
 from mindprobe.core.session import Session
 from mindprobe.errors import DataError, UsageError
 from mindprobe.models.base import Request
@@ -188,6 +188,3 @@ class WorldSenseBenchmark:
 
         render_metrics(metrics, console)
 
-
-def default_testset_dir(opts_data_dir: Path | None) -> Path:
-    return data_dir_for("worldsense", opts_data_dir) / "test_set"
