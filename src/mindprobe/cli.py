@@ -1,4 +1,11 @@
-"""`mindprobe` command line: parse, dispatch, and turn user errors into one line + exit 2."""
+"""mindprobe runs published LLM cognition benchmarks (WorldSense, Already Said That, MR-GSM8K)
+against any model: an OpenAI-compatible server, the OpenAI API, a local GGUF, or the embedded
+Gemma 3 270M. Runs resume after any interruption, replies are cached, and every number comes
+with its confidence interval.
+
+The only module that knows argparse: it resolves the benchmark first, then offers exactly that
+benchmark's options, and turns user errors into one line and exit code 2.
+"""
 
 from __future__ import annotations
 
@@ -6,12 +13,16 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from rich.console import Console
-from rich.text import Text
-
 from mindprobe import __version__
-from mindprobe.core.benchmark import benchmark_names, get_benchmark
 from mindprobe.errors import MindprobeError
+
+DESCRIPTION = (
+    "Run published LLM cognition benchmarks faithfully against any model: resumable, cached, "
+    "concurrent, with confidence intervals. Start with `mindprobe list` and `mindprobe models`; "
+    "`mindprobe run BENCH --help` shows a benchmark's own options."
+)
+#: Verbs whose first argument is a benchmark (its options are added once it is known).
+BENCH_VERBS = ("run", "analyse", "analyze", "export", "generate", "judge")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -21,82 +32,141 @@ class _Parser(argparse.ArgumentParser):
         raise MindprobeError(f"{message} (see `{self.prog} --help`)")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="mindprobe", description=__doc__)
-    p.add_argument("--version", action="version", version=f"mindprobe {__version__}")
-    p.add_argument("--debug", action="store_true", help="show tracebacks")
-    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    benches = [get_benchmark(n) for n in benchmark_names()]
+def _bench_in_argv(argv: list[str]) -> str | None:
+    """The benchmark named after a bench verb, if any and if registered."""
+    from mindprobe.registry import BENCHMARKS, split_bench_spec
 
-    r = sub.add_parser("run", help="run a benchmark against a model (resumes if re-run)")
-    r.add_argument("benchmark", help="BENCH[:VARIANT], see `mindprobe list`")
+    for i, a in enumerate(argv):
+        if a in BENCH_VERBS:
+            rest = [x for x in argv[i + 1:] if not x.startswith("-")]
+            if rest:
+                name = split_bench_spec(rest[0])[0]
+                return name if name in BENCHMARKS else None
+            return None
+        if not a.startswith("-"):
+            return None
+    return None
+
+
+def add_common_run_options(r: argparse.ArgumentParser) -> None:
     r.add_argument("--model", required=True, help="model spec, see `mindprobe models`")
-    r.add_argument("--limit", type=int, help="only the first N items")
-    r.add_argument("--concurrency", type=int, help="items in flight (default per backend)")
+    r.add_argument("--limit", type=int, help="only the first N items (per benchmark: WorldSense "
+                   "rounds up to whole tuples, Already Said That counts samples)")
+    r.add_argument("--concurrency", type=int,
+                   help="items in flight (default per backend; the embedded model: 1, which is "
+                   "reproducible)")
     r.add_argument("--seed", type=int, help="seed for sampling/generation (default per benchmark)")
-    r.add_argument("--data-dir", help="folder with the official files (same layout as shared/data/<bench>)")
+    r.add_argument("--data-dir", help="folder with the official files (same layout as "
+                   "shared/data/<bench>)")
     r.add_argument("--runs-dir", default="runs", help="where runs are stored (default ./runs)")
+    r.add_argument("--name", help="a tag added to the run's directory name, to keep variants of "
+                   "one experiment apart (e.g. a sweep)")
+    r.add_argument("--role", action="append", metavar="ROLE=SPEC",
+                   help="another model taking part, e.g. --role judge=openai:gpt-4o")
+    r.add_argument("-O", "--option", action="append", metavar="KEY=VALUE",
+                   help="a benchmark option in generic form, e.g. -O shots=3 (for scripts)")
     r.add_argument("--no-cache", action="store_true", help="do not read or write the response cache")
     r.add_argument("--cache", help="response cache file (default ~/.cache/mindprobe/responses.sqlite)")
     r.add_argument("--retry-errors", action="store_true", help="re-run items that ended in errors")
     r.add_argument("--timeout", type=float, default=300.0, help="seconds per request (default 300)")
     r.add_argument("--max-tokens", type=int, help="cap on tokens per reply (default per benchmark)")
     r.add_argument("--max-attempts", type=int, default=6, help="attempts per request (default 6)")
-    r.add_argument("--json", action="store_true", help="print only the metrics JSON on stdout")
-    for b in benches:
-        b.add_arguments(r.add_argument_group(f"{b.name} options"))
+    r.add_argument("--json", action="store_true", help="print only the results JSON on stdout")
 
-    a = sub.add_parser("analyse", aliases=["analyze"], help="recompute metrics of runs or upstream results")
-    a.add_argument("benchmark")
+
+def add_benchmark_options(parser: argparse.ArgumentParser, bench: str) -> None:
+    """The benchmark's typed options as flags (defaults and help from its dataclass)."""
+    from mindprobe.core.options import option_specs
+    from mindprobe.registry import options_class
+
+    specs = option_specs(options_class(bench))
+    if not specs:
+        return
+    g = parser.add_argument_group(f"{bench} options")
+    for s in specs:
+        default = "" if s.default is None else f" (default {s.default})"
+        kw: dict = {"dest": f"bench__{s.name}", "default": None, "help": s.help + default}
+        if s.kind is bool:
+            g.add_argument(s.flag, action="store_const", const=True, **kw)
+        else:
+            g.add_argument(s.flag, metavar=s.metavar or s.name.upper(), choices=s.choices, **kw)
+
+
+def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
+    argv = list(argv)
+    bench = _bench_in_argv(argv)
+    p = _Parser(prog="mindprobe", description=DESCRIPTION)
+    p.add_argument("--version", action="version", version=f"mindprobe {__version__}")
+    p.add_argument("--debug", action="store_true", help="show tracebacks")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser, metavar="COMMAND")
+
+    r = sub.add_parser("run", help="run a benchmark against a model (resumes if re-run)",
+                       description="Run BENCH[:VARIANT] against --model. Re-running the same "
+                       "command resumes; `mindprobe run BENCH --help` lists its options.")
+    r.add_argument("benchmark", help="BENCH[:VARIANT], see `mindprobe list`")
+    add_common_run_options(r)
+    if bench:
+        add_benchmark_options(r, bench)
+
+    a = sub.add_parser("analyse", aliases=["analyze"],
+                       help="recompute metrics of runs, or score upstream result files")
+    a.add_argument("benchmark", help="the benchmark, see `mindprobe list`")
     a.add_argument("--run", action="append", help="a mindprobe run directory (repeatable)")
     a.add_argument("--json", action="store_true", help="print only JSON on stdout")
-    for b in benches:
-        if hasattr(b, "add_analyse_arguments"):
-            b.add_analyse_arguments(a.add_argument_group(f"{b.name} options"))
+    from mindprobe.commands import verbs_of
 
-    for verb, help_text in (
-        ("generate", "generate a fresh dataset"),
-        ("export", "export a run in the benchmark's upstream result format"),
-        ("judge", "(re-)judge a finished run with a judge model"),
-    ):
-        owners = [b for b in benches if verb in getattr(b, "commands", {})]
-        if not owners:
-            continue
+    for verb, help_text in (("export", "export a run in the benchmark's upstream result format"),
+                            ("generate", "generate a fresh dataset"),
+                            ("judge", "(re-)judge a finished run with a judge model")):
         v = sub.add_parser(verb, help=help_text)
-        v.add_argument("benchmark", choices=[b.name for b in owners])
-        for b in owners:
-            b.commands[verb].add_arguments(v.add_argument_group(f"{b.name} options"))
+        v.add_argument("benchmark", help="the benchmark, see `mindprobe list`")
+        if bench and verb in verbs_of(bench):
+            verbs_of(bench)[verb].add_arguments(v)
+    if bench and "analyse" in verbs_of(bench):
+        verbs_of(bench)["analyse"].add_arguments(a)
 
-    d = sub.add_parser("data", help="official data files")
+    d = sub.add_parser("data", help="download and verify official data files")
     dsub = d.add_subparsers(dest="data_command", required=True, parser_class=_Parser)
     f = dsub.add_parser("fetch", help="download and verify a benchmark's official files")
-    f.add_argument("benchmark")
+    f.add_argument("benchmark", help="the benchmark, see `mindprobe list`")
     f.add_argument("--data-dir", help="destination folder (default: the mindprobe data cache)")
     f.add_argument("--all", action="store_true", help="also large optional files "
                    "(e.g. WorldSense's 1M-record training set)")
 
-    sub.add_parser("list", help="benchmarks and their variants")
+    ls = sub.add_parser("list", help="benchmarks and their variants")
+    ls.add_argument("--json", action="store_true", help="print JSON on stdout")
     rs = sub.add_parser("runs", help="runs with status and headline metric")
-    rs.add_argument("--runs-dir", default="runs")
-    sub.add_parser("models", help="the model specs mindprobe understands")
+    rs.add_argument("--runs-dir", default="runs", help="where runs are stored (default ./runs)")
+    rs.add_argument("--json", action="store_true", help="print JSON on stdout")
+    ms = sub.add_parser("models", help="the model specs mindprobe understands")
+    ms.add_argument("--json", action="store_true", help="print JSON on stdout")
     return p
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def _print_error(message: str) -> None:
+    from rich.console import Console
+    from rich.text import Text
+
     err = Console(stderr=True, highlight=False)
+    err.print(Text.assemble(("error:", "bold red"), " ", message), soft_wrap=True)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
     argv = [a for a in argv if a != "--debug"]
     try:
-        args = build_parser().parse_args(argv)
+        args = build_parser(argv).parse_args(argv)
         args.debug = debug
+        from rich.console import Console
+
         from mindprobe.commands import dispatch
 
-        return dispatch(args, err)
+        return dispatch(args, Console(stderr=True, highlight=False))
     except MindprobeError as exc:
         if debug:
             raise
-        err.print(Text.assemble(("error:", "bold red"), " ", str(exc)), soft_wrap=True)
+        _print_error(str(exc))
         return 2
     except KeyboardInterrupt:
         return 130

@@ -22,7 +22,7 @@ def test_all_variants_json(shared_data, tmp_path, capsys, monkeypatch):
     code, out, err = _cli(capsys, "run", "already_said_that:all", "--model", "random",
                           "--data-dir", data, "--runs-dir", tmp_path, "--n-samples", 40, "--json")
     assert code == 0, err
-    doc = json.loads(out)
+    doc = json.loads(out)["variants"]
     assert list(doc) == ["which-is-heavier", "first-letters", "ambiguous-sentences",
                          "reverse-sort-words-eng", "distractorless"]
     for variant, m in doc.items():
@@ -39,7 +39,10 @@ def test_single_variant_json_is_keyed_by_variant(shared_data, tmp_path, capsys, 
     data = shared_data("already_said_that")
     code, out, _ = _cli(capsys, "run", "already_said_that", "--model", "random", "--data-dir",
                         data, "--runs-dir", tmp_path, "--n-samples", 5, "--json")
-    assert code == 0 and list(json.loads(out)) == ["reverse-sort-words-eng"]
+    doc = json.loads(out)
+    assert code == 0 and doc["variant"] == "reverse-sort-words-eng"
+    assert doc["benchmark"] == "already_said_that" and doc["headline"]["name"] == "avg_num_turns"
+    assert {"run", "tables", "usage", "warnings"} <= set(doc)
 
 
 def test_estimate_prints_resend_vs_reuse(shared_data, tmp_path, capsys):
@@ -71,5 +74,5 @@ def test_chat_over_http_resumes_per_sample(shared_data, tmp_path, capsys, monkey
     turns = {r["id"]: r["num_turns"] + 1 for r in records}  # the failing turn was asked too
     assert first == sum(turns[str(i)] for i in range(3))
     assert second == sum(turns[str(i)] for i in range(3, 6))  # finished samples not re-run
-    doc = json.loads(out)["distractorless"]
+    doc = json.loads(out)
     assert doc["false_negative_rate"] + doc["false_positive_rate"] + doc["violation_rate"] == 1.0

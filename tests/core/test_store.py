@@ -74,8 +74,9 @@ def test_duplicate_ids_are_collapsed_on_open(tmp_path):
     s.append({"id": "a", "v": 1})
     s.append({"id": "a", "v": 2})
     s.close("x")
-    done = RunStore(tmp_path / "run").open(_manifest())
-    assert done["a"]["v"] == 2
+    store = RunStore(tmp_path / "run")
+    done = store.open(_manifest())
+    assert done["a"]["v"] == 1 and store.duplicates_dropped == 1  # first record wins
     assert len(read_records(s.records_path)) == 1
 
 

@@ -43,7 +43,7 @@ def _wait_for_records(runs: Path, n: int, timeout: float = 60) -> Path | None:
 
 
 def _metrics(doc: dict) -> dict:
-    return {k: v for k, v in doc.items() if k not in ("usage",)}
+    return {k: v for k, v in doc.items() if k not in ("usage", "run")}
 
 
 def test_run_json_usage_and_records(cli, tmp_path):

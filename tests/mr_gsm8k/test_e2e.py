@@ -172,7 +172,8 @@ def test_run_with_judge_then_rejudge(setup, tmp_path, capsys):
     doc = json.loads(out)
     _check_doc(doc, script, uuids, judged=True)
     t2 = [u for u in uuids if script.plan[u][3]]
-    assert doc["t3"] == "graded" and doc["headline"] == {"mr_score": doc["mr_score"]}
+    assert doc["t3"] == "graded" and doc["headline"]["name"] == "MR-Score" \
+        and doc["headline"]["value"] == doc["mr_score"]
     assert sorted(script.model_calls) == sorted(uuids)
     # Exactly the T2 hits went to the judge, each once.
     assert len(script.judge_calls) == len(t2) == doc["judge_usage"]["requests"]
@@ -180,7 +181,7 @@ def test_run_with_judge_then_rejudge(setup, tmp_path, capsys):
     run_dir = tmp_path / "runs" / "mr_gsm8k" / "full" / f"0shot___{doc['model']}"
     assert len((run_dir / "records.jsonl").read_text().splitlines()) == len(uuids)
     manifest = json.loads((run_dir / "manifest.json").read_text())
-    assert manifest["summary"]["headline"] == {"mr_score": doc["mr_score"]}
+    assert manifest["summary"]["headline"]["value"] == doc["mr_score"]
 
     # Re-judge with judge-b: the model is not asked again, only the T2 hits are judged.
     script.model_calls.clear()
@@ -238,8 +239,8 @@ def test_no_judge_is_not_graded_and_failures_score_empty(setup, tmp_path, capsys
     doc = json.loads(out)
     _check_doc(doc, script, pot, judged=False)
     assert doc["t3"] == "not graded" and doc["judge"] is None and doc["judges"] == {}
-    assert doc["n_errors"] == 1 and doc["headline"] == {
-        "mr_score_lower_bound": doc["mr_score_lower_bound"]}
+    assert doc["n_errors"] == 1 and doc["headline"]["name"] == "MR-Score (lower bound)"
+    assert doc["headline"]["value"] == doc["mr_score_lower_bound"]
 
 
 def test_failed_judge_call_is_pending_until_rejudged(setup, tmp_path, capsys):

@@ -7,10 +7,12 @@ import json
 import pytest
 
 from mindprobe.benchmarks.mr_gsm8k import parse_judge, parse_response, score_item
-from mindprobe.benchmarks.mr_gsm8k.judging import JUDGE_CHOICES, JudgeStore, human_verdict
+from mindprobe.benchmarks.mr_gsm8k.judging import JUDGE_CHOICES, human_verdict
 from mindprobe.benchmarks.mr_gsm8k.sources import OFFICIAL_FILE
 from mindprobe.benchmarks.mr_gsm8k.task import baseline_choices, human_reply
 from mindprobe.cli import main
+from mindprobe.commands.judge import check_label
+from mindprobe.core.store import base_manifest, judgement_store, read_judgements
 from mindprobe.errors import UsageError
 
 
@@ -57,21 +59,24 @@ def test_bad_options_exit_2(tmp_path, capsys, shared_data, extra, message):
 
 
 def test_judge_store_resume_and_identity(tmp_path):
-    store = JudgeStore(tmp_path, "j1")
-    assert store.open("openai:a", {"model": "a"}) == {}
+    def meta(spec, model):
+        return base_manifest(label="j1", spec=spec, identity={"model": model})
+
+    store = judgement_store(tmp_path, "j1")
+    assert store.open(meta("openai:a", "a")) == {}
     store.append({"id": "u1", "verdict": True})
     store.append({"id": "u2", "verdict": False})
-    store.close()
-    with open(store.path, "ab") as f:
+    store.close("finished")
+    with open(store.records_path, "ab") as f:
         f.write(b'{"id": "u3", "verd')  # torn by a kill
-    assert set(JudgeStore(tmp_path, "j1").read()) == {"u1", "u2"}
-    again = JudgeStore(tmp_path, "j1")
-    assert set(again.open("openai:a", {"model": "a"})) == {"u1", "u2"}
+    assert {e["id"] for e in read_judgements(tmp_path)["j1"][1]} == {"u1", "u2"}
+    again = judgement_store(tmp_path, "j1")
+    assert set(again.open(meta("openai:a", "a"))) == {"u1", "u2"}
     again.append({"id": "u3", "verdict": True})
-    again.close()
-    lines = [json.loads(x) for x in store.path.read_text().splitlines()]
+    again.close("finished")
+    lines = [json.loads(x) for x in store.records_path.read_text().splitlines()]
     assert [e["id"] for e in lines] == ["u1", "u2", "u3"]
     with pytest.raises(UsageError, match="--judge-label"):
-        JudgeStore(tmp_path, "j1").open("openai:b", {"model": "b"})
+        judgement_store(tmp_path, "j1").open(meta("openai:b", "b"))
     with pytest.raises(UsageError, match="path component"):
-        JudgeStore(tmp_path, "../evil")
+        check_label("../evil")

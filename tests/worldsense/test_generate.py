@@ -12,7 +12,7 @@ from collections import Counter, defaultdict
 
 import pytest
 
-from mindprobe.benchmarks.worldsense import render
+from mindprobe.benchmarks.worldsense import wording as render
 from mindprobe.benchmarks.worldsense.generate import (
     ALL_PROBLEMS,
     FIELDS,
@@ -24,9 +24,9 @@ from mindprobe.benchmarks.worldsense.generate import (
     write_chat,
     write_testset,
 )
-from mindprobe.benchmarks.worldsense.render import Names
+from mindprobe.benchmarks.worldsense.reference_solver import solve
 from mindprobe.benchmarks.worldsense.skins import PARALLEL_SKINS, SKINS
-from mindprobe.benchmarks.worldsense.solver import solve
+from mindprobe.benchmarks.worldsense.wording import Names
 from mindprobe.errors import DataError
 
 SIZES = (3, 4, 5, 6, 7)

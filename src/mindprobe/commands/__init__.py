@@ -1,29 +1,61 @@
-"""One module per CLI verb; `dispatch` routes a parsed command line to it."""
+"""One module per CLI verb (and one per benchmark for its own verbs); `dispatch` routes to them.
+
+A benchmark's verbs (WorldSense `export`/`generate`/`analyse -t`, MR-GSM8K `judge`/`analyse
+--upstream-results`) live in `commands/<benchmark>.py` as objects with `add_arguments(parser)`
+and `run(args, err)`; they call the benchmark's library functions.
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib
+from typing import Any
 
 from rich.console import Console
 
-from mindprobe.commands.info import cmd_analyse, cmd_data, cmd_list, cmd_models, cmd_runs
-from mindprobe.commands.run import cmd_run
-from mindprobe.core.benchmark import get_benchmark
+from mindprobe.errors import UsageError
+
+
+def verbs_of(bench: str) -> dict[str, Any]:
+    """The benchmark's own verbs (empty when it has none); cheap: no pandas at import."""
+    try:
+        module = importlib.import_module(f"mindprobe.commands.{bench}")
+    except ModuleNotFoundError as exc:
+        if exc.name == f"mindprobe.commands.{bench}":
+            return {}
+        raise
+    return getattr(module, "VERBS", {})
 
 
 def dispatch(args: argparse.Namespace, err: Console) -> int:
     cmd = args.command
     if cmd == "run":
+        from mindprobe.commands.run import cmd_run
+
         return cmd_run(args, err)
+    if cmd in ("list", "models", "runs", "data"):
+        from mindprobe.commands import info
+
+        return getattr(info, f"cmd_{cmd}")(args, err)
+    from mindprobe.registry import info as bench_info
+
+    name = bench_info(args.benchmark).name
+    verbs = verbs_of(name)
     if cmd in ("analyse", "analyze"):
+        if "analyse" in verbs:
+            code = verbs["analyse"].run(args, err)
+            if code is not None:
+                return code
+        from mindprobe.commands.analyse import cmd_analyse
+
         return cmd_analyse(args, err)
-    if cmd == "data":
-        return cmd_data(args, err)
-    if cmd == "list":
-        return cmd_list(args, err)
-    if cmd == "runs":
-        return cmd_runs(args, err)
-    if cmd == "models":
-        return cmd_models(args, err)
-    bench = get_benchmark(args.benchmark)
-    return bench.commands[cmd].run(args, err)
+    if cmd not in verbs:
+        offered = sorted(b for b in _all_with(cmd))
+        raise UsageError(f"{name} has no `{cmd}`; benchmarks that do: {', '.join(offered) or 'none'}")
+    return verbs[cmd].run(args, err)
+
+
+def _all_with(verb: str) -> list[str]:
+    from mindprobe.registry import BENCHMARKS
+
+    return [n for n, i in BENCHMARKS.items() if verb in i.verbs]

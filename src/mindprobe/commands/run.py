@@ -1,10 +1,9 @@
-"""`mindprobe run`: prepare data, open (or resume) the run directory, execute, report."""
+"""`mindprobe run`: plan the items, open (or resume) the run directory, execute, report."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import shlex
 import sys
 import time
@@ -12,77 +11,107 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 
-from mindprobe.commands.console import tables_console
-from mindprobe.core.benchmark import (
-    Benchmark,
-    Prepared,
-    RunOptions,
-    get_benchmark,
-    resolve_variants,
-    split_bench_spec,
-)
+from mindprobe.commands.output import emit_json, print_summary, tables_console
+from mindprobe.core.benchmark import Benchmark, ModelFacts, PlanContext, RunPlan
 from mindprobe.core.cache import ResponseCache
+from mindprobe.core.options import build_options, options_dict, parse_assignments
 from mindprobe.core.paths import response_cache_path
-from mindprobe.core.runner import RunResult, execute, usage_summary
+from mindprobe.core.results import Results, render_results
+from mindprobe.core.runner import PassSettings, execute, usage_summary
 from mindprobe.core.store import RunStore, base_manifest
 from mindprobe.errors import UsageError
 from mindprobe.models import Model, parse_model_spec
+from mindprobe.registry import get_benchmark, info, resolve_variants, split_bench_spec
 
 
-def run_dir_for(runs_dir: Path, bench: str, variant: str, prompting: str, label: str) -> Path:
-    """runs/<benchmark>/<variant>/<prompting>___<model> (the WorldSense naming convention)."""
-    return Path(runs_dir) / bench / variant / f"{prompting}___{label}"
+def run_dir_for(runs_dir: Path, bench: str, variant: str, prompting: str, label: str,
+                name: str | None = None) -> Path:
+    """runs/<benchmark>/<variant>/<prompting>___<model>[__<name>] (the WorldSense convention)."""
+    tail = f"{prompting}___{label}" + (f"__{name}" if name else "")
+    return Path(runs_dir) / bench / variant / tail
 
 
-def bench_options(args: argparse.Namespace, variant: str, model: Model) -> RunOptions:
-    return RunOptions(
-        variant=variant,
-        seed=args.seed,
-        data_dir=Path(args.data_dir) if args.data_dir else None,
-        limit=args.limit,
-        extra=vars(args),
-        supports_grammar=model.supports_grammar,
-    )
+def bench_option_values(args: argparse.Namespace) -> dict[str, Any]:
+    """Options given as flags (`--shots 3`) and generically (`-O shots=3`); both at once for one
+    option is refused rather than silently preferring one."""
+    flags = {k[len("bench__"):]: v for k, v in vars(args).items()
+             if k.startswith("bench__") and v is not None}
+    generic = parse_assignments(getattr(args, "option", None))
+    both = sorted(set(flags) & set(generic))
+    if both:
+        raise UsageError(f"option {both[0]!r} given both as a flag and with -O; give it once")
+    return {**generic, **flags}
+
+
+def parse_roles(args: argparse.Namespace) -> dict[str, str]:
+    roles: dict[str, str] = {}
+    for pair in getattr(args, "role", None) or []:
+        role, sep, spec = pair.partition("=")
+        if not sep or not role or not spec:
+            raise UsageError(f"--role expects ROLE=SPEC (e.g. judge=openai:gpt-4o), got {pair!r}")
+        if role == "model":
+            raise UsageError("--role model=... is --model")
+        roles[role] = spec
+    return roles
+
+
+def _check_positive(args: argparse.Namespace) -> None:
+    for flag in ("limit", "concurrency", "max_tokens", "max_attempts"):
+        value = getattr(args, flag, None)
+        if value is not None and value < 1:
+            raise UsageError(f"--{flag.replace('_', '-')} must be a positive number; got {value}")
+    if args.timeout is not None and args.timeout <= 0:
+        raise UsageError(f"--timeout must be a positive number of seconds; got {args.timeout:g}")
 
 
 def cmd_run(args: argparse.Namespace, err: Console) -> int:
     name, variant = split_bench_spec(args.benchmark)
-    bench = get_benchmark(name)
-    variants = resolve_variants(bench, variant)
-    if args.limit is not None and args.limit < 1:
-        raise UsageError("--limit must be a positive number")
-    if args.concurrency is not None and args.concurrency < 1:
-        raise UsageError("--concurrency must be a positive number")
+    meta = info(name)
+    variants = resolve_variants(meta, variant)
+    _check_positive(args)
+    bench: Benchmark = get_benchmark(name)
+    opts = build_options(bench.Options, bench_option_values(args), benchmark=name)
     model = parse_model_spec(args.model, timeout=args.timeout, max_attempts=args.max_attempts)
-    plans: list[tuple[str, RunOptions, Prepared]] = []
+    roles = parse_roles(args)
+
+    def warn(message: str) -> None:
+        err.print(f"[yellow]warning[/yellow]: {message}", highlight=False)
+
+    def note(message: str) -> None:
+        err.print(message, markup=False, highlight=False)
+
+    facts = ModelFacts(model.spec, model.label, model.capabilities, model.context_window)
+    plans: list[tuple[str, RunPlan]] = []
     for v in variants:
-        opts = bench_options(args, v, model)
-        prepared = bench.prepare(opts)
-        if args.limit is not None and not prepared.limit_applied:
-            prepared.items = prepared.items[: args.limit]
-        prepared.model_label = model.label
-        plans.append((v, opts, prepared))
-    if getattr(args, "estimate", False) and hasattr(bench, "estimate"):
-        for _v, opts, prepared in plans:
-            bench.estimate(prepared, opts, err)
+        if err.is_terminal:
+            note(f"{name}:{v}: loading data…")
+        ctx = PlanContext(variant=v, seed=args.seed, data_dir=Path(args.data_dir).expanduser()
+                          if args.data_dir else None, limit=args.limit,
+                          max_tokens=args.max_tokens, model=facts, roles=roles, warn=warn,
+                          info=note)
+        plan = bench.plan(ctx, opts)
+        if args.limit is not None and not plan.limit_applied:
+            plan.items = plan.items[: args.limit]
+        plan.model_label = model.label
+        plans.append((v, plan))
+    if getattr(opts, "estimate", False):
+        docs = {}
+        for v, plan in plans:
+            res = bench.estimate(plan, opts)
+            render_results(res, err)
+            docs[v] = {"variant": v, **res.to_json()}
+        emit_json(args.json, _envelope(name, docs))
         return 0
-    extra_specs = {role: s for _, _, p in plans for role, s in p.extra_models.items()}
     models: dict[str, Model] = {"model": model}
-    for role, spec in extra_specs.items():
+    for role, spec in {r: s for _, p in plans for r, s in p.roles.items()}.items():
         models[role] = parse_model_spec(spec, timeout=args.timeout, max_attempts=args.max_attempts)
-    args._variants = [v for v, _, _ in plans]
-    return asyncio.run(_run_all(args, bench, plans, models, err))
+    return asyncio.run(_run_all(args, bench, opts, plans, models, err))
 
 
-async def _run_all(
-    args: argparse.Namespace,
-    bench: Benchmark,
-    plans: list[tuple[str, RunOptions, Prepared]],
-    models: dict[str, Model],
-    err: Console,
-) -> int:
+async def _run_all(args: argparse.Namespace, bench: Benchmark, opts: Any,
+                   plans: list[tuple[str, RunPlan]], models: dict[str, Model],
+                   err: Console) -> int:
     model = models["model"]
     concurrency = args.concurrency or model.default_concurrency
     for m in models.values():
@@ -90,114 +119,110 @@ async def _run_all(
     cache = None
     if not args.no_cache and any(m.cacheable for m in models.values()):
         cache = ResponseCache(Path(args.cache) if args.cache else response_cache_path())
-    documents: dict[str, Any] = {}
+    resources = {k: r for _, p in plans for k, r in p.resources.items()}
+    results: dict[str, Results] = {}
+    docs: dict[str, Any] = {}
     worst = 0
     try:
+        if model.spec.startswith("local"):
+            err.print("starting the embedded llama.cpp server…", highlight=False)
         for m in models.values():
             await m.start()
-        for variant, _opts, prepared in plans:
-            code, doc = await _run_one(args, bench, variant, prepared, models, concurrency, cache, err)
-            documents[variant] = doc
+        for r in resources.values():
+            await r.start()
+        for variant, plan in plans:
+            code, res, doc = await _run_one(args, bench, opts, variant, plan, models,
+                                            concurrency, cache, resources, err)
+            results[variant], docs[variant] = res, doc
             worst = max(worst, code)
     finally:
+        for r in resources.values():
+            await r.close()
         for m in models.values():
             await m.close()
         if cache is not None:
             cache.close()
     out = tables_console(args.json)
-    if len(plans) > 1 and hasattr(bench, "render_side_by_side"):
-        bench.render_side_by_side({v: d for v, d in documents.items()}, out)
+    combined = bench.combine(results) if len(plans) > 1 else None
+    if combined is not None:
+        render_results(combined, out)
+    else:
+        for res in results.values():
+            render_results(res, out)
     if args.json:
-        if getattr(bench, "json_by_variant", False):
-            doc: Any = documents
-        else:
-            doc = documents[plans[0][0]] if len(plans) == 1 else documents
-        sys.stdout.write(json.dumps(doc, indent=2, allow_nan=False, default=str) + "\n")
+        doc = _envelope(bench.name, docs)
+        if combined is not None:
+            doc["tables"] = combined.to_json()["tables"]
+        emit_json(True, doc)
     return worst
 
 
-async def _run_one(
-    args: argparse.Namespace,
-    bench: Benchmark,
-    variant: str,
-    prepared: Prepared,
-    models: dict[str, Model],
-    concurrency: int,
-    cache: ResponseCache | None,
-    err: Console,
-) -> tuple[int, dict[str, Any]]:
+def _envelope(bench: str, docs: dict[str, Any]) -> dict[str, Any]:
+    """One variant: its document; several: {benchmark, variants: {name: document}}."""
+    if len(docs) == 1:
+        return next(iter(docs.values()))
+    warnings = [w for d in docs.values() for w in d.get("warnings", [])]
+    return {"benchmark": bench, "variants": docs, "warnings": warnings}
+
+
+async def _run_one(args: argparse.Namespace, bench: Benchmark, opts: Any, variant: str,
+                   plan: RunPlan, models: dict[str, Model], concurrency: int,
+                   cache: ResponseCache | None, resources: dict[str, Any],
+                   err: Console) -> tuple[int, Results, dict[str, Any]]:
     model = models["model"]
-    run_dir = run_dir_for(Path(args.runs_dir), bench.name, variant, prepared.prompting, model.label)
-    seed = args.seed if args.seed is not None else prepared.config.get("seed", 0)
+    run_dir = run_dir_for(Path(args.runs_dir), bench.name, variant, plan.prompting, model.label,
+                          args.name)
+    seed = args.seed if args.seed is not None else plan.config.get("seed", 0)
     manifest = base_manifest(
         benchmark=bench.name,
         variant=variant,
-        prompting=prepared.prompting,
+        prompting=plan.prompting,
         model={role: m.spec for role, m in models.items()},
+        model_label=model.label,
         model_identity={role: m.identity() for role, m in models.items()},
-        config={"seed": seed, **prepared.config},
-        data=prepared.data,
-        n_items=len(prepared.items),
+        models={role: m.describe() for role, m in models.items()},
+        options=options_dict(opts),
+        config={"seed": seed, **plan.config},
+        data=plan.provenance,
+        n_items=len(plan.items),
+        deterministic=concurrency == 1 or not model.supports_slots,
         command="mindprobe " + shlex.join(sys.argv[1:]),
     )
     store = RunStore(run_dir)
     done = store.open(manifest, retry_errors=args.retry_errors)
+    if store.duplicates_dropped:
+        err.print(f"[yellow]repaired[/yellow] {store.records_path}: dropped "
+                  f"{store.duplicates_dropped} duplicated record(s), first of each kept")
+    settings = PassSettings(
+        concurrency=concurrency, seed=seed, cache=cache, config=plan.config,
+        prompting=plan.prompting, resources=resources, item_time_limit=plan.item_time_limit,
+        debug=args.debug,
+    )
     t0 = time.perf_counter()
     try:
-        result = await execute(
-            bench, prepared, models, store, done,
-            concurrency=concurrency, seed=seed, cache=cache, console=err,
-            description=f"{bench.name}:{variant}", debug=args.debug,
-        )
+        result = await execute(plan.items, bench.run_item, models, store, done, settings,
+                               console=err, description=f"{bench.name}:{variant}")
     except asyncio.CancelledError:
         n = len(store.records())
         store.close("interrupted")
         err.print(
-            f"\n[yellow]Interrupted[/yellow]: {n} of {len(prepared.items)} items are recorded in "
-            f"{run_dir}.\nResume with: [bold]{manifest['command']}[/bold]"
+            f"\n[yellow]Interrupted[/yellow]: {n} of {len(plan.items)} items are recorded in "
+            f"{run_dir}.\nResume with: [bold]{manifest['command']}[/bold]", soft_wrap=True,
         )
         raise
     except BaseException:
         store.close("failed")
+        err.print(f"Finished records are kept in {run_dir}; resume with: "
+                  f"{manifest['command']}", soft_wrap=True, markup=False)
         raise
     records = result.records
-    metrics = bench.metrics(records, prepared)
-    doc = {**metrics, "usage": usage_summary(records)}
+    res = bench.results(records, plan)
+    doc = {"run": str(run_dir), "variant": variant, **res.to_json(),
+           "usage": usage_summary(records)}
     for role in models:
         if role != "model":
             doc[f"{role}_usage"] = usage_summary(records, role)
     status = "finished" if result.errors == 0 else "finished_with_errors"
-    store.close(status, summary=_headline(doc))
-    _print_summary(err, run_dir, result, records, time.perf_counter() - t0, cache)
-    if not (len(args._variants) > 1 and hasattr(bench, "render_side_by_side")):
-        bench.render(metrics, tables_console(args.json))
-    return (1 if any("error" in r for r in records) else 0), doc
-
-
-def _headline(doc: dict[str, Any]) -> dict[str, Any]:
-    """What `mindprobe runs` shows: the benchmark's headline metric plus usage."""
-    head = doc.get("headline")
-    return {"headline": head, "usage": doc.get("usage")}
-
-
-def _print_summary(
-    err: Console, run_dir: Path, result: RunResult, records: list[dict], elapsed: float,
-    cache: ResponseCache | None,
-) -> None:
-    u = usage_summary(records)
-    t = Table(title=f"run {run_dir}", show_header=False, title_justify="left")
-    t.add_row("items", f"{len(records)} / {result.n_items} ({result.n_new} new, {elapsed:.1f} s)")
-    t.add_row("errors", f"[red]{u['errors']}[/red]" if u["errors"] else "0")
-    t.add_row("requests", f"{u['requests']} (+{u['cache_hits']} from cache)")
-    t.add_row(
-        "tokens",
-        f"prompt {u['prompt_tokens']:,} (cached {u['cached_prompt_tokens']:,}) · "
-        f"completion {u['completion_tokens']:,}",
-    )
-    err.print(t)
-    if u["errors"]:
-        first = next(r for r in records if "error" in r)
-        err.print(
-            f"[red]{u['errors']} item(s) ended in errors[/red], e.g. {first['id']}: {first['error']}\n"
-            "Re-run the same command with --retry-errors to try them again."
-        )
+    store.close(status, summary={"headline": res.headline_dict(), "usage": doc["usage"]})
+    print_summary(err, run_dir, result, records, time.perf_counter() - t0)
+    return (1 if result.errors else 0), res, doc

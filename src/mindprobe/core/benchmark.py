@@ -1,116 +1,120 @@
-"""The Benchmark protocol and registry: what the runner needs from a benchmark, and no more.
+"""The Benchmark contract: what the runner needs from a benchmark, with no-op optional parts.
 
-A benchmark loads items, plays one item as an async episode through a `Session`, and turns
-records into metrics. It never talks HTTP and never writes files; the runner never knows what
-a benchmark measures.
+A benchmark turns its typed options into a `RunPlan` (items + what identifies the experiment),
+plays one item as an async episode through a `Session`, and turns records into `Results`.
+It never talks HTTP (models and resources do) and never writes files (the store does); core
+never knows what a benchmark measures.
 """
 
 from __future__ import annotations
 
-import argparse
-import importlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-
-from mindprobe.core.session import Session
+from mindprobe.core.options import NoOptions
 from mindprobe.errors import UsageError
+
+if TYPE_CHECKING:
+    from mindprobe.core.results import Results
+    from mindprobe.core.session import Session
 
 
 @dataclass
-class RunOptions:
-    """Everything a benchmark may read from the command line (benchmark options in `extra`)."""
+class Item:
+    """One unit of work: an id unique within the run and what the episode needs to play it."""
+
+    id: str
+    payload: Any
+
+
+@dataclass
+class ModelFacts:
+    """What a benchmark may know about the model under test while planning (never the model)."""
+
+    spec: str = "random"
+    label: str = "model"
+    capabilities: frozenset[str] = frozenset()
+    context_window: int | None = None
+
+
+@dataclass
+class PlanContext:
+    """The run-wide settings a benchmark plans with (its own options come separately)."""
 
     variant: str
     seed: int | None = None
     data_dir: Path | None = None
     limit: int | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
-    supports_grammar: bool = False
+    max_tokens: int | None = None
+    model: ModelFacts = field(default_factory=ModelFacts)
+    #: Other models by role, e.g. {"judge": "openai:gpt-4o"} (from --role / --judge).
+    roles: dict[str, str] = field(default_factory=dict)
+    warn: Callable[[str], None] = print
+    info: Callable[[str], None] = print
 
 
 @dataclass
-class Item:
-    id: str
-    data: Any
-
-
-@dataclass
-class Prepared:
+class RunPlan:
     """A benchmark ready to run: its items and what identifies this experiment."""
 
     items: list[Item]
     prompting: str = "basic"
     config: dict[str, Any] = field(default_factory=dict)
-    data: dict[str, Any] = field(default_factory=dict)
+    #: Where the items came from (files and their sha256, generator seed, version).
+    provenance: dict[str, Any] = field(default_factory=dict)
     #: Models besides the one under test, by role (e.g. {"judge": "openai:gpt-4o"}).
-    extra_models: dict[str, str] = field(default_factory=dict)
+    roles: dict[str, str] = field(default_factory=dict)
+    #: Shared services the episodes use (started and closed by core), by name.
+    resources: dict[str, Any] = field(default_factory=dict)
     #: True when the benchmark already applied --limit (e.g. rounding up to whole tuples).
     limit_applied: bool = False
-    #: Label of the model under test (set by the runner; used in tables and exports).
+    #: Label of the model under test (from the manifest; used in tables and exports).
     model_label: str = "model"
+    #: Seconds one item may take (None: no limit).
+    item_time_limit: float | None = None
 
 
-class Benchmark(Protocol):
-    name: str
-    title: str
-    #: variant name -> one-line description.
-    variants: dict[str, str]
-    default_variant: str
-    #: groups that run several variants, e.g. {"all": [...]}.
-    variant_groups: dict[str, list[str]]
+class Benchmark:
+    """Base class: subclasses set `name`, `Options` and implement plan / run_item / results.
 
-    def add_arguments(self, group: argparse._ArgumentGroup) -> None:
-        """Benchmark-specific `run` options (names must not clash with other benchmarks)."""
+    Optional capabilities have safe defaults here, so callers never probe with hasattr.
+    """
 
-    def prepare(self, opts: RunOptions) -> Prepared:
-        """Load or generate the items (verifying files), before any model is started."""
+    name: str = ""
+    Options: type = NoOptions
+    #: Official files (`mindprobe data fetch`); empty when items are generated or packaged.
+    data_files: list[Any] = []
+
+    def plan(self, ctx: PlanContext, opts: Any) -> RunPlan:
+        raise NotImplementedError
 
     async def run_item(self, item: Item, session: Session) -> dict[str, Any]:
-        """Play one item; return its record fields (answers, scores, transcript)."""
+        raise NotImplementedError
 
-    def metrics(self, records: list[dict[str, Any]], prepared: Prepared) -> dict[str, Any]:
-        """Benchmark metrics from finished records alone (errored records are passed too)."""
+    def results(self, records: list[dict[str, Any]], plan: RunPlan) -> Results:
+        raise NotImplementedError
 
-    def render(self, metrics: dict[str, Any], console: Console) -> None:
-        """Print the metrics as terminal tables."""
+    # -- optional capabilities ---------------------------------------------------------------
+    def combine(self, by_variant: dict[str, Results]) -> Results | None:
+        """One view over several variants of one run command (None: show each on its own)."""
+        return None
 
+    def estimate(self, plan: RunPlan, opts: Any) -> Results:
+        """Tokens (and cost) a run would take, without sending anything."""
+        raise UsageError(f"{self.name} has no --estimate")
 
-_REGISTRY = {
-    "worldsense": "mindprobe.benchmarks.worldsense.task:WorldSenseBenchmark",
-    "already_said_that": "mindprobe.benchmarks.already_said_that.task:AlreadySaidThatBenchmark",
-    "mr_gsm8k": "mindprobe.benchmarks.mr_gsm8k.task:MRGSM8KBenchmark",
-}
+    def judge_items(self, records: list[dict[str, Any]], plan: RunPlan) -> list[Item]:
+        """Items of a judge pass over a finished run's records (none by default)."""
+        raise UsageError(f"{self.name} has no judge pass")
 
+    async def judge_item(self, item: Item, session: Session) -> dict[str, Any]:
+        raise UsageError(f"{self.name} has no judge pass")
 
-def benchmark_names() -> list[str]:
-    return list(_REGISTRY)
-
-
-def get_benchmark(name: str) -> Benchmark:
-    """Instantiate a registered benchmark; unknown names get the list of known ones."""
-    target = _REGISTRY.get(name)
-    if target is None:
-        raise UsageError(f"unknown benchmark {name!r}; known: {', '.join(_REGISTRY)}")
-    module, cls = target.split(":")
-    return getattr(importlib.import_module(module), cls)()
-
-
-def split_bench_spec(spec: str) -> tuple[str, str | None]:
-    """`worldsense:ood-size` -> ("worldsense", "ood-size"); a bare name -> (name, None)."""
-    name, _, variant = spec.partition(":")
-    return name, (variant or None)
-
-
-def resolve_variants(bench: Benchmark, variant: str | None) -> list[str]:
-    """A variant, a group of variants, or the default; unknown ones list what exists."""
-    if variant is None:
-        return [bench.default_variant]
-    if variant in bench.variant_groups:
-        return list(bench.variant_groups[variant])
-    if variant in bench.variants:
-        return [variant]
-    known = ", ".join([*bench.variants, *bench.variant_groups])
-    raise UsageError(f"unknown variant {variant!r} of {bench.name}; known: {known}")
+    def results_with_judgements(
+        self, records: list[dict[str, Any]], plan: RunPlan,
+        judgements: dict[str, list[dict[str, Any]]], primary: str | None,
+    ) -> Results:
+        """Results when extra judges' verdicts exist (default: they do not change anything)."""
+        return self.results(records, plan)

@@ -36,6 +36,7 @@ class RunProgress:
         self.console = console
         self.prompt = self.cached = self.completion = self.errors = 0
         self._pending = 0
+        self._dirty = False
         self._last = 0.0
         self._progress = Progress(
             TextColumn("[bold]{task.description}"),
@@ -67,22 +68,30 @@ class RunProgress:
         self._flush()
         self._progress.stop()
 
-    def advance(self, usage: dict[str, int] | None, error: bool) -> None:
-        if usage:
-            self.prompt += usage.get("prompt_tokens", 0)
-            self.cached += usage.get("cached_prompt_tokens", 0)
-            self.completion += usage.get("completion_tokens", 0)
+    def tokens(self, prompt: int, cached: int, completion: int) -> None:
+        """Count one request's tokens as it finishes (multi-turn items move the bar too)."""
+        self.prompt += prompt
+        self.cached += cached
+        self.completion += completion
+        self._dirty = True
+        self._maybe_flush()
+
+    def advance(self, error: bool) -> None:
         if error:
             self.errors += 1
         self._pending += 1
+        self._maybe_flush()
+
+    def _maybe_flush(self) -> None:
         now = time.monotonic()
         if now - self._last >= 0.05:  # the bar redraws 4x/s: no need to update per item
             self._last = now
             self._flush()
 
     def _flush(self) -> None:
-        if not self._pending:
+        if not self._pending and not self._dirty:
             return
+        self._dirty = False
         self._progress.update(
             self._task,
             advance=self._pending,

@@ -1,8 +1,10 @@
-"""Execute a prepared benchmark against model(s): bounded concurrency, one record per item.
+"""One executor for every model pass (a run, a judge pass, a sweep): bounded concurrency, a
+per-item time limit, progress, the response cache, and one record per item through the store.
 
-Per-item failures (a request that still fails after its retries, an unusable reply) are
-recorded with their error and counted; failures no retry can fix (bad key, unknown model)
-stop everything with one message. Either way, every record already written stays.
+Per-item failures (a request that still fails after its retries, an unusable reply, the item's
+time limit) are recorded with their error and counted; failures no retry can fix (bad key,
+unknown model, a server that stopped answering) stop everything with one message. Either way,
+every record already written stays.
 """
 
 from __future__ import annotations
@@ -10,18 +12,21 @@ from __future__ import annotations
 import asyncio
 import traceback
 from collections import deque
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from rich.console import Console
 
-from mindprobe.core.benchmark import Benchmark, Item, Prepared
+from mindprobe.core.benchmark import Item
 from mindprobe.core.cache import ResponseCache
 from mindprobe.core.progress import RunProgress
 from mindprobe.core.session import Session
 from mindprobe.core.store import RunStore
-from mindprobe.errors import MindprobeError
+from mindprobe.errors import MindprobeError, ModelError
 from mindprobe.models.base import Model, TransientError, Usage
+
+Play = Callable[[Item, Session], Awaitable[dict[str, Any]]]
 
 
 @dataclass
@@ -30,6 +35,24 @@ class RunResult:
     n_items: int
     n_new: int
     errors: int = 0
+
+
+@dataclass
+class PassSettings:
+    """How one pass runs: everything but the items, the episode and where records go."""
+
+    concurrency: int
+    seed: int = 0
+    cache: ResponseCache | None = None
+    config: dict[str, Any] = field(default_factory=dict)
+    prompting: str = "basic"
+    resources: dict[str, Any] = field(default_factory=dict)
+    item_time_limit: float | None = None
+    #: The role whose tokens the progress bar shows.
+    progress_role: str = "model"
+    debug: bool = False
+    #: Consecutive items failing on connections before the server counts as dead (0: auto).
+    dead_after: int = 0
 
 
 def total_usage(records: list[dict[str, Any]]) -> dict[str, Usage]:
@@ -48,18 +71,26 @@ def usage_summary(records: list[dict[str, Any]], role: str = "model") -> dict[st
     return u
 
 
-async def _play(
-    bench: Benchmark, item: Item, session: Session, debug: bool
-) -> dict[str, Any]:
+async def _play(play: Play, item: Item, session: Session, settings: PassSettings
+                ) -> tuple[dict[str, Any], bool]:
+    """(record, failed on a connection) of one item."""
+    connection = False
     try:
-        fields = await bench.run_item(item, session)
+        coro = play(item, session)
+        if settings.item_time_limit:
+            fields = await asyncio.wait_for(coro, settings.item_time_limit)
+        else:
+            fields = await coro
         rec: dict[str, Any] = {"id": item.id, **fields}
     except TransientError as exc:
         rec = {"id": item.id, "error": str(exc)}
+        connection = exc.kind == "connection"
+    except TimeoutError:
+        rec = {"id": item.id, "error": f"item time limit of {settings.item_time_limit:g} s reached"}
     except MindprobeError:
         raise
     except Exception as exc:  # a benchmark bug or an unusable reply: record, do not crash
-        if debug:
+        if settings.debug:
             raise
         tb = traceback.format_exception_only(type(exc), exc)[-1].strip()
         rec = {"id": item.id, "error": f"internal error: {tb}"}
@@ -67,50 +98,61 @@ async def _play(
         session.release()
     rec["usage"] = session.usage_dict()
     rec["latency"] = round(session.latency, 6)
-    return rec
+    return rec, connection
 
 
 async def execute(
-    bench: Benchmark,
-    prepared: Prepared,
+    items: list[Item],
+    play: Play,
     models: dict[str, Model],
     store: RunStore,
     done: dict[str, dict[str, Any]],
+    settings: PassSettings,
     *,
-    concurrency: int,
-    seed: int,
-    cache: ResponseCache | None,
     console: Console,
     description: str,
-    debug: bool = False,
 ) -> RunResult:
-    """Run every item not in `done`, appending one record per item to `store`."""
-    items = prepared.items
+    """Play every item not in `done`, appending one record per item to `store`."""
     todo = deque(it for it in items if it.id not in done)
     identities = {role: m.identity() for role, m in models.items()}
-    n_new = 0
+    new: dict[str, dict[str, Any]] = {}
     fatal: list[BaseException] = []
+    dead_after = settings.dead_after or max(12, 2 * settings.concurrency)
+    streak = 0
 
     with RunProgress(console, description, total=len(items), done=len(items) - len(todo)) as bar:
 
         async def worker() -> None:
-            nonlocal n_new
+            nonlocal streak
             while todo and not fatal:
                 item = todo.popleft()
                 session = Session(
-                    models, item.id, seed=seed, cache=cache, identities=identities,
-                    config=prepared.config, prompting=prepared.prompting,
+                    models, item.id, seed=settings.seed, cache=settings.cache,
+                    identities=identities, config=settings.config, prompting=settings.prompting,
+                    resources=settings.resources,
+                    on_usage=bar.tokens if settings.progress_role in models else None,
+                    usage_role=settings.progress_role,
                 )
                 try:
-                    rec = await _play(bench, item, session, debug)
+                    rec, connection = await _play(play, item, session, settings)
                 except BaseException as exc:
                     fatal.append(exc)
                     raise
+                streak = streak + 1 if connection else 0
+                if streak >= dead_after:
+                    # Keep the item unrecorded: a resume must ask it again.
+                    exc = ModelError(
+                        f"the model server stopped answering: {streak} items in a row failed "
+                        f"to connect (last: {rec['error']}); finished records are kept"
+                    )
+                    fatal.append(exc)
+                    raise exc
                 store.append(rec)
-                n_new += 1
-                bar.advance(rec["usage"].get("model"), "error" in rec)
+                new[item.id] = rec
+                bar.advance("error" in rec)
 
-        workers = [asyncio.create_task(worker()) for _ in range(max(1, min(concurrency, len(todo))))]
+        n_workers = max(1, min(settings.concurrency, len(todo)))
+        workers = [asyncio.create_task(worker()) for _ in range(n_workers)]
         try:
             await asyncio.gather(*workers)
         except BaseException:
@@ -119,14 +161,13 @@ async def execute(
             await asyncio.gather(*workers, return_exceptions=True)
             raise
         finally:
-            if cache is not None:
-                cache.flush()
+            if settings.cache is not None:
+                settings.cache.flush()
 
-    ids = {it.id for it in items}
-    records = [r for r in store.records() if r["id"] in ids]
+    records = [new.get(it.id) or done[it.id] for it in items if it.id in new or it.id in done]
     return RunResult(
         records=records,
         n_items=len(items),
-        n_new=n_new,
+        n_new=len(new),
         errors=sum(1 for r in records if "error" in r),
     )

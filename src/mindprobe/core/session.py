@@ -1,16 +1,20 @@
-"""A Session is one item's line to the model(s): caching, usage accounting and KV slots.
+"""A Session is one item's line to the model(s): caching, usage accounting, KV slots, chats
+and shared resources.
 
-Benchmarks call `session.generate(...)`; everything that is not about the benchmark (which
-backend, whether the answer is already cached, which llama.cpp slot keeps this conversation's
-prefix) is decided here, once, for all of them.
+Benchmarks call `session.generate(...)`, `session.chat(...)` or `session.score_choices(...)`;
+everything that is not about the benchmark (which backend, whether the answer is already
+cached, which llama.cpp slot keeps this conversation's prefix) is decided here, once.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from mindprobe.core.cache import ResponseCache, cache_key
-from mindprobe.models.base import CallContext, Completion, Model, Request, Usage
+from mindprobe.core.chat import Chat
+from mindprobe.errors import UsageError
+from mindprobe.models.base import CallContext, ChoiceScores, Completion, Model, Request, Usage
 
 
 class Session:
@@ -24,6 +28,9 @@ class Session:
         identities: dict[str, dict[str, Any]],
         config: dict[str, Any] | None = None,
         prompting: str = "basic",
+        resources: dict[str, Any] | None = None,
+        on_usage: Callable[[int, int, int], None] | None = None,
+        usage_role: str = "model",
     ) -> None:
         self._models = models
         self.item_id = item_id
@@ -33,6 +40,9 @@ class Session:
         #: The run's benchmark config and prompting label (so episodes need no globals).
         self.config = config or {}
         self.prompting = prompting
+        self._resources = resources or {}
+        self._on_usage = on_usage
+        self._usage_role = usage_role
         self._calls = 0
         self._slots: dict[str, int] = {}
         self.usage: dict[str, Usage] = {}
@@ -45,34 +55,85 @@ class Session:
     def model(self, role: str = "model") -> Model:
         return self._models[role]
 
-    async def generate(self, request: Request, role: str = "model") -> Completion:
-        """Send one request (from cache when allowed); account its tokens under `role`."""
-        model = self._models[role]
+    def resource(self, name: str) -> Any:
+        """A shared service the run started (e.g. the Wikipedia client)."""
+        try:
+            return self._resources[name]
+        except KeyError:
+            raise UsageError(f"this run has no resource {name!r}") from None
+
+    def chat(self, system: str | None = None, role: str = "model") -> Chat:
+        """A conversation with one model: `await chat.ask(text)` appends both turns."""
+        return Chat(self, role, system)
+
+    def _usage(self, role: str) -> Usage:
         usage = self.usage.get(role)
         if usage is None:
             usage = self.usage[role] = Usage()
+        return usage
+
+    async def _slot(self, model: Model, role: str) -> int | None:
+        if not model.supports_slots:
+            return None
+        if role not in self._slots:
+            self._slots[role] = await model.acquire_slot()
+        return self._slots[role]
+
+    def _account(self, role: str, comp: Completion, requests: int = 1) -> None:
+        usage = self._usage(role)
+        usage.requests += requests
+        usage.prompt_tokens += comp.prompt_tokens
+        usage.cached_prompt_tokens += comp.cached_prompt_tokens
+        usage.completion_tokens += comp.completion_tokens
+        self.latency += comp.latency
+        if self._on_usage is not None and role == self._usage_role:
+            self._on_usage(comp.prompt_tokens, comp.cached_prompt_tokens, comp.completion_tokens)
+
+    def _context(self, role: str) -> CallContext:
+        ctx = CallContext(self.item_id, self._calls, self._seed, role)
+        self._calls += 1
+        return ctx
+
+    async def generate(self, request: Request, role: str = "model") -> Completion:
+        """Send one request (from cache when allowed); account its tokens under `role`."""
+        model = self._models[role]
         key = None
         if self._cache is not None and model.cacheable and request.temperature == 0:
             key = cache_key(self._identities[role], model.cache_payload(request))
             hit = self._cache.get(key)
             if hit is not None:
-                usage.cache_hits += 1
+                self._usage(role).cache_hits += 1
                 return Completion.from_cached(hit)
-        if model.supports_slots and role not in self._slots:
-            self._slots[role] = await model.acquire_slot()
-        if model.supports_slots:
-            request.slot = self._slots[role]
-        ctx = CallContext(self.item_id, self._calls, self._seed, role)
-        self._calls += 1
-        comp = await model.complete(request, ctx)
-        usage.requests += 1
-        usage.prompt_tokens += comp.prompt_tokens
-        usage.cached_prompt_tokens += comp.cached_prompt_tokens
-        usage.completion_tokens += comp.completion_tokens
-        self.latency += comp.latency
+        request.slot = await self._slot(model, role)
+        comp = await model.complete(request, self._context(role))
+        self._account(role, comp)
         if key is not None:
             self._cache.put(key, comp.to_cache())
         return comp
+
+    async def score_choices(self, request: Request, candidates: list[str],
+                            role: str = "model") -> ChoiceScores:
+        """Log-probabilities of each candidate continuing `request` (cached like replies)."""
+        model = self._models[role]
+        if not model.can("logprobs"):
+            raise UsageError(
+                f"{model.spec} cannot return log-probabilities; use a backend that can "
+                "(local, or an OpenAI-compatible server with logprobs) or answer by text"
+            )
+        key = None
+        if self._cache is not None and model.cacheable:
+            payload = {"score_choices": candidates, **model.cache_payload(request)}
+            key = cache_key(self._identities[role], payload)
+            hit = self._cache.get(key)
+            if hit is not None:
+                self._usage(role).cache_hits += 1
+                return ChoiceScores.from_dict(hit)
+        request.slot = await self._slot(model, role)
+        scores = await model.score_choices(request, candidates, self._context(role))
+        self._account(role, scores.cost, requests=scores.requests)
+        if key is not None:
+            self._cache.put(key, scores.as_dict())
+        return scores
 
     def release(self) -> None:
         """Give back KV slots: the conversation is over."""

@@ -55,3 +55,25 @@ def with_sem(cells: pd.DataFrame) -> pd.DataFrame:
     out["sem"] = sem(out["var"], out["n"])
     out["conf95"] = Z95 * out["sem"]
     return out
+
+
+def mean_ci(values: Sequence[float], level: float = 0.95) -> tuple[float | None, float | None]:
+    """Student-t interval of a mean (None when fewer than two values or no spread to speak of)."""
+    x = np.asarray([v for v in values if v is not None and not np.isnan(v)], dtype=float)
+    if len(x) < 2:
+        return None, None
+    from scipy import stats
+
+    half = stats.t.ppf(0.5 + level / 2, len(x) - 1) * x.std(ddof=1) / np.sqrt(len(x))
+    return float(x.mean() - half), float(x.mean() + half)
+
+
+def wilson(k: float, n: float, z: float = Z95) -> tuple[float | None, float | None]:
+    """Wilson score interval of a proportion k/n: well defined at 0, n and small n."""
+    if n <= 0:
+        return None, None
+    p = k / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return float(max(0.0, centre - half)), float(min(1.0, centre + half))

@@ -9,9 +9,12 @@ uninterrupted one.
 from __future__ import annotations
 
 import datetime as dt
+import fcntl
 import json
 import os
+import sys
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +25,8 @@ from mindprobe.errors import DataError, UsageError
 
 MANIFEST = "manifest.json"
 RECORDS = "records.jsonl"
+LOCK = ".lock"
+JUDGEMENTS_DIR = "judgements"
 #: Manifest fields that define a run: resuming with different values would mix two experiments.
 IDENTITY_FIELDS = ("benchmark", "variant", "model", "config", "data")
 
@@ -63,15 +68,80 @@ def read_records(path: Path, *, repair: bool = False) -> list[dict[str, Any]]:
     return records
 
 
-class RunStore:
-    """Owns one run directory. Not shared between processes at once (one writer per run)."""
+class RunLock:
+    """An advisory lock on a run directory: one writing process at a time.
+
+    `flock` dies with its process, so a lock left by a kill -9 is simply taken over; the lock
+    file names the holder so the refusal can say who it is. Re-entrant within one process.
+    """
+
+    _held: dict[str, list[int]] = {}
 
     def __init__(self, run_dir: Path) -> None:
+        self.path = Path(run_dir) / LOCK
+        self._key = str(self.path.resolve())
+
+    def acquire(self) -> None:
+        held = RunLock._held.get(self._key)
+        if held is not None:
+            held[1] += 1
+            return
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 4096, 0).decode("utf-8", "replace").strip() or "unknown"
+            os.close(fd)
+            raise UsageError(
+                f"{self.path.parent} is in use by another mindprobe process ({holder}); "
+                "wait for it to finish or stop it, or use another --runs-dir"
+            ) from None
+        os.ftruncate(fd, 0)
+        info = f"pid {os.getpid()}, since {now_iso()}: mindprobe {' '.join(sys.argv[1:])}"
+        os.pwrite(fd, info.encode()[:4000], 0)
+        RunLock._held[self._key] = [fd, 1]
+
+    def release(self) -> None:
+        held = RunLock._held.get(self._key)
+        if held is None:
+            return
+        held[1] -= 1
+        if held[1] == 0:
+            del RunLock._held[self._key]
+            os.close(held[0])
+
+    def is_held_elsewhere(self) -> bool:
+        """True when another live process holds this run (for `mindprobe runs`)."""
+        if self._key in RunLock._held or not self.path.exists():
+            return False
+        fd = os.open(self.path, os.O_RDONLY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        finally:
+            os.close(fd)
+        return False
+
+
+class RunStore:
+    """Owns one records file of a run directory (the item records, or one judge's verdicts),
+    locked against a second writing process."""
+
+    def __init__(self, run_dir: Path, records_name: str = RECORDS,
+                 manifest_name: str = MANIFEST,
+                 identity_fields: tuple[str, ...] = IDENTITY_FIELDS,
+                 conflict_hint: str = "use another --runs-dir (or --name) to keep both") -> None:
+        self.conflict_hint = conflict_hint
         self.dir = Path(run_dir)
-        self.manifest_path = self.dir / MANIFEST
-        self.records_path = self.dir / RECORDS
+        self.manifest_path = self.dir / manifest_name
+        self.records_path = self.dir / records_name
+        self.identity_fields = identity_fields
         self.manifest: dict[str, Any] = {}
         self._fd: int | None = None
+        self._lock: RunLock | None = None
+        #: Records dropped on open because their id was already recorded (older versions).
+        self.duplicates_dropped = 0
 
     # -- opening / resuming ----------------------------------------------------------------
     def exists(self) -> bool:
@@ -92,27 +162,36 @@ class RunStore:
         Records that ended in an error are kept as finished unless `retry_errors`, in which case
         they are removed from the file (atomically) so the retried item appears exactly once.
         """
-        self.dir.mkdir(parents=True, exist_ok=True)
+        try:
+            self.records_path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(f"cannot create the run directory {self.dir}: {exc.strerror}") from None
+        self._lock = RunLock(self.dir)
+        self._lock.acquire()
+        try:
+            return self._open(manifest, retry_errors)
+        except BaseException:
+            self._lock.release()
+            self._lock = None
+            raise
+
+    def _open(self, manifest: dict[str, Any], retry_errors: bool) -> dict[str, dict]:
         if self.exists():
             old = self.load_manifest()
-            for key in IDENTITY_FIELDS:
+            for key in self.identity_fields:
                 if old.get(key) != manifest.get(key):
                     raise UsageError(
                         f"{self.dir} holds a run with a different {key} "
                         f"({_short(old.get(key))} vs {_short(manifest.get(key))}); "
-                        "use another --runs-dir to keep both"
+                        + self.conflict_hint
                     )
             manifest = {**manifest, "created": old.get("created", manifest.get("created"))}
         records = read_records(self.records_path, repair=True)
-        done: dict[str, dict] = {}
-        duplicates = False
-        for rec in records:
-            duplicates |= rec["id"] in done
-            done[rec["id"]] = rec
+        done, self.duplicates_dropped = dedupe(records)
         if retry_errors and any("error" in r for r in done.values()):
             done = {k: r for k, r in done.items() if "error" not in r}
             self._rewrite(done.values())
-        elif duplicates:
+        elif self.duplicates_dropped:
             self._rewrite(done.values())
         manifest["status"] = "running"
         manifest["started"] = now_iso()
@@ -141,6 +220,14 @@ class RunStore:
             os.fsync(self._fd)
             os.close(self._fd)
             self._fd = None
+        try:
+            self._finish(status, summary)
+        finally:
+            if self._lock is not None:
+                self._lock.release()
+                self._lock = None
+
+    def _finish(self, status: str, summary: dict[str, Any] | None) -> None:
         self.manifest["status"] = status
         self.manifest["ended"] = now_iso()
         if summary is not None:
@@ -159,6 +246,18 @@ def encode_record(record: dict[str, Any]) -> bytes:
     return orjson.dumps(record, default=str, option=_RECORD_OPTS)
 
 
+def dedupe(records: list[dict[str, Any]]) -> tuple[dict[str, dict[str, Any]], int]:
+    """Records by id, the first of each id winning; and how many later copies were dropped."""
+    done: dict[str, dict[str, Any]] = {}
+    dropped = 0
+    for rec in records:
+        if rec["id"] in done:
+            dropped += 1
+        else:
+            done[rec["id"]] = rec
+    return done, dropped
+
+
 def _short(value: Any) -> str:
     text = json.dumps(value, sort_keys=True, default=str)
     return text if len(text) <= 80 else text[:77] + "..."
@@ -173,3 +272,77 @@ def iter_runs(runs_dir: Path) -> Iterator[Path]:
 
 def base_manifest(**fields: Any) -> dict[str, Any]:
     return {"mindprobe_version": __version__, "created": now_iso(), **fields}
+
+
+@dataclass
+class Run:
+    """A run directory as analysis sees it: manifest, records (deduplicated), model label."""
+
+    dir: Path
+    manifest: dict[str, Any]
+    records: list[dict[str, Any]]
+    duplicates_dropped: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def benchmark(self) -> str:
+        return str(self.manifest.get("benchmark", "?"))
+
+    @property
+    def variant(self) -> str:
+        return str(self.manifest.get("variant", "?"))
+
+    @property
+    def prompting(self) -> str:
+        return str(self.manifest.get("prompting", "basic"))
+
+    @property
+    def model_label(self) -> str:
+        label = self.manifest.get("model_label")
+        if label:
+            return str(label)
+        return self.dir.name.split("___", 1)[-1]  # runs made before the label was recorded
+
+    @property
+    def status(self) -> str:
+        status = str(self.manifest.get("status", "?"))
+        if status == "running" and not RunLock(self.dir).is_held_elsewhere():
+            return "interrupted"  # its process died without closing the run
+        return status
+
+
+def load_run(run_dir: Path | str, benchmark: str | None = None) -> Run:
+    """Load a run; a records file holding an id twice (older versions) is read first-wins."""
+    store = RunStore(Path(run_dir))
+    manifest = store.load_manifest()
+    if benchmark is not None and manifest.get("benchmark") != benchmark:
+        raise UsageError(f"{run_dir} is a {manifest.get('benchmark')} run, not {benchmark}")
+    done, dropped = dedupe(store.records())
+    run = Run(Path(run_dir), manifest, list(done.values()), dropped)
+    if dropped:
+        run.warnings.append(
+            f"{store.records_path} holds {dropped} duplicated record(s) (two processes wrote "
+            "it at once with an older mindprobe); the first record of each item is used"
+        )
+    return run
+
+
+def judgement_store(run_dir: Path, label: str) -> RunStore:
+    """The records file of one judge of a run: `judgements/<label>.jsonl` (+ its manifest)."""
+    return RunStore(run_dir, f"{JUDGEMENTS_DIR}/{label}.jsonl", f"{JUDGEMENTS_DIR}/{label}.json",
+                    identity_fields=("identity",),
+                    conflict_hint="pass --judge-label NAME to keep both judges")
+
+
+def read_judgements(run_dir: Path) -> dict[str, tuple[dict[str, Any], list[dict[str, Any]]]]:
+    """Every judge pass of a run: label -> (its manifest, its records, first-wins)."""
+    folder = Path(run_dir) / JUDGEMENTS_DIR
+    out = {}
+    for path in sorted(folder.glob("*.jsonl")) if folder.is_dir() else []:
+        store = judgement_store(run_dir, path.stem)
+        try:
+            meta = store.load_manifest()
+        except DataError:
+            meta = {}
+        out[path.stem] = (meta, list(dedupe(store.records())[0].values()))
+    return out

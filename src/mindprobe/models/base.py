@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 
@@ -29,6 +29,8 @@ class Request:
     logprobs: int | None = None
     extra: dict[str, Any] | None = None
     slot: int | None = None
+    #: The last message is a partial assistant turn to continue (e.g. "Answer: Segment").
+    continue_final: bool = False
     human_hint: str | None = None
     human_wrap: Callable[[str], str] | None = None
 
@@ -109,7 +111,49 @@ class Completion:
 
 
 class TransientError(Exception):
-    """A request failed after all retries; the item is recorded with this error, the run goes on."""
+    """A request failed after all retries; the item is recorded with this error, the run goes on.
+
+    `kind` is "connection" when the server could not be reached at all (the runner stops a run
+    whose server died instead of failing every remaining item slowly)."""
+
+    def __init__(self, message: str, kind: str = "other") -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+@dataclass
+class ChoiceScores:
+    """Log-probabilities of closed-set candidates continuing one request.
+
+    `first`: log-prob of each candidate's first token; `full`: of the whole candidate (None where
+    the backend cannot tell); `top`: the first position's top-k alternatives as returned, so
+    benchmarks with their own rule (SORT §4.3) can apply it; `method` names how they were got.
+    """
+
+    candidates: list[str]
+    first: list[float | None]
+    full: list[float | None]
+    top: dict[str, float] | None = None
+    method: str = ""
+    requests: int = 1
+    cost: Completion = field(default_factory=lambda: Completion(""))
+
+    def best(self) -> str | None:
+        """The candidate with the highest full (else first-token) log-prob; None if none known."""
+        vals = [f if f is not None else p for f, p in zip(self.full, self.first, strict=True)]
+        known = [(v, i) for i, v in enumerate(vals) if v is not None]
+        if not known:
+            return None
+        return self.candidates[max(known, key=lambda t: (t[0], -t[1]))[1]]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"candidates": self.candidates, "first": self.first, "full": self.full,
+                "top": self.top, "method": self.method, "requests": self.requests}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> ChoiceScores:
+        return cls(d["candidates"], d["first"], d["full"], d.get("top"), d.get("method", ""),
+                   d.get("requests", 1))
 
 
 @dataclass
@@ -134,6 +178,27 @@ class Model:
     supports_slots: bool = False
     default_concurrency: int = 8
     interactive: bool = False
+    #: What this backend can do beyond plain replies: "logprobs" (score_choices), "prefix"
+    #: (continue an assistant turn), "tokenize" (count_tokens with the model's own tokenizer),
+    #: "grammar" (constrained answers). Recorded in each manifest.
+    capabilities: frozenset[str] = frozenset()
+    #: Tokens the model can attend to per conversation (None: unknown).
+    context_window: int | None = None
+    #: How count_tokens counts, named in results that depend on it.
+    token_count_method: str = "estimate: 4 characters per token"
+
+    def can(self, capability: str) -> bool:
+        return capability in self.capabilities
+
+    async def count_tokens(self, messages: list[dict[str, str]] | str) -> int:
+        """Prompt tokens of a conversation (or text); an estimate unless "tokenize" is declared."""
+        text = messages if isinstance(messages, str) else "".join(
+            m.get("content") or "" for m in messages)
+        return max(1, (len(text) + 3) // 4) if text else 0
+
+    async def score_choices(self, request: Request, candidates: list[str],
+                            ctx: CallContext) -> ChoiceScores:
+        raise TypeError(f"{type(self).__name__} cannot score choices")
 
     async def start(self) -> None:
         """Open connections / start servers; called once before the first request."""
@@ -173,5 +238,7 @@ class Model:
         """Told the run's concurrency before `start` (the local server sizes its slots by it)."""
 
     def describe(self) -> dict[str, Any]:
-        """Manifest entry for this model: spec and identity, no secrets."""
-        return {"spec": self.spec, "label": self.label, "identity": self.identity()}
+        """Manifest entry for this model: spec, identity and capabilities, no secrets."""
+        return {"spec": self.spec, "label": self.label, "identity": self.identity(),
+                "capabilities": sorted(self.capabilities), "context_window": self.context_window,
+                "token_count_method": self.token_count_method}

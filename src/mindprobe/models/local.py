@@ -13,11 +13,13 @@ import hashlib
 import json
 import os
 import secrets
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from mindprobe.core.paths import cache_dir
 from mindprobe.errors import ModelError
+from mindprobe.models.base import CallContext, ChoiceScores, Completion, Request, TransientError
 from mindprobe.models.openai_compat import OpenAICompatModel
 
 DEFAULT_MODEL_NAME = "gemma-3-270m-q4_k_m"
@@ -91,7 +93,8 @@ class LocalModel(OpenAICompatModel):
     """A GGUF served by an in-process llama.cpp server that lives as long as this object."""
 
     supports_slots = True
-    default_concurrency = 2
+    default_concurrency = 1
+    token_count_method = "llama.cpp tokenizer of the GGUF"
 
     def __init__(self, path: Path | None, *, spec: str, ctx_per_slot: int = 8192) -> None:
         self._path_arg = path
@@ -101,6 +104,8 @@ class LocalModel(OpenAICompatModel):
             model=label, base_url="http://127.0.0.1:1/v1", api_key=None, spec=spec,
             label=f"local-{label}" if path is not None else label, grammar="llama",
         )
+        self.capabilities = frozenset({"logprobs", "prefix", "tokenize", "grammar"})
+        self.context_window = ctx_per_slot
         self._server: Any = None
         self._slots: asyncio.Queue[int] | None = None
         self.n_slots = 0
@@ -173,6 +178,61 @@ class LocalModel(OpenAICompatModel):
     async def close(self) -> None:
         await super().close()
         self._stop_server()
+
+    # -- capabilities ------------------------------------------------------------------------
+    async def _post_root(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        """POST to a llama.cpp endpoint outside /v1 (tokenize, apply-template)."""
+        assert self._session is not None, "model not started"
+        url = self.base_url.removesuffix("/v1") + path
+        try:
+            async with self._session.post(url, json=body) as resp:
+                payload = await resp.json(content_type=None)
+                status = resp.status
+        except (TimeoutError, OSError, ValueError) as exc:
+            raise TransientError(f"llama.cpp {path} failed: {exc}") from None
+        if status != 200 or not isinstance(payload, dict):
+            raise TransientError(f"llama.cpp {path} answered HTTP {status}")
+        return payload
+
+    async def count_tokens(self, messages: list[dict[str, str]] | str) -> int:
+        """Tokens of the prompt exactly as the server would build it (chat template applied)."""
+        if isinstance(messages, str):
+            text = messages
+        else:
+            text = (await self._post_root("/apply-template", {"messages": messages}))["prompt"]
+        out = await self._post_root("/tokenize", {"content": text, "add_special": True})
+        return len(out.get("tokens") or [])
+
+    async def score_choices(self, request: Request, candidates: list[str],
+                            ctx: CallContext) -> ChoiceScores:
+        """Each candidate forced by a grammar while the server reports the log-prob of every
+        token from the model's unconstrained distribution: full-continuation log-probs, as
+        lm-evaluation-harness computes them; the conversation's slot keeps the prefix cached."""
+        first: list[float | None] = []
+        full: list[float | None] = []
+        top: dict[str, float] | None = None
+        cost = Completion("")
+        for cand in candidates:
+            forced = replace(request, max_tokens=max(8, 2 * len(cand)), temperature=0.0,
+                             logprobs=20, constrain=True, choices=[cand])
+            comp = await self.complete(forced, ctx)
+            cost.prompt_tokens += comp.prompt_tokens
+            cost.cached_prompt_tokens += comp.cached_prompt_tokens
+            cost.completion_tokens += comp.completion_tokens
+            cost.latency += comp.latency
+            lps = comp.logprobs or []
+            if top is None and lps:
+                top = dict(lps[0]["top"])
+            total, built = 0.0, ""
+            for tok in lps:
+                if built == cand:
+                    break
+                built += tok.get("token") or ""
+                total += float(tok.get("logprob") or 0.0)
+            first.append(float(lps[0]["logprob"]) if lps else None)
+            full.append(total if lps and built == cand else None)
+        return ChoiceScores(list(candidates), first, full, top,
+                            "llama.cpp grammar-forced continuation", len(candidates), cost)
 
     async def acquire_slot(self) -> int:
         if self._slots is None:

@@ -18,7 +18,14 @@ import aiohttp
 import orjson
 
 from mindprobe.errors import ModelError
-from mindprobe.models.base import CallContext, Completion, Model, Request, TransientError
+from mindprobe.models.base import (
+    CallContext,
+    ChoiceScores,
+    Completion,
+    Model,
+    Request,
+    TransientError,
+)
 
 OPENAI_URL = "https://api.openai.com/v1"
 RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529}
@@ -74,6 +81,10 @@ class OpenAICompatModel(Model):
         self.backoff_max = backoff_max
         self.grammar = grammar  # "llama", "vllm" or None
         self.supports_grammar = grammar is not None
+        caps = {"logprobs"} | ({"grammar"} if grammar else set())
+        if grammar in ("llama", "vllm"):
+            caps.add("prefix")
+        self.capabilities = frozenset(caps)
         self._identity_extra = identity_extra or {}
         self._session: aiohttp.ClientSession | None = None
         self._headers = {"Content-Type": "application/json"}
@@ -119,9 +130,13 @@ class OpenAICompatModel(Model):
         if status != 200:
             return  # servers without /models are fine; the first request will tell
         try:
-            ids = [m.get("id") for m in json.loads(body).get("data", [])]
+            entries = json.loads(body).get("data", [])
+            ids = [m.get("id") for m in entries]
         except (ValueError, AttributeError):
             return
+        for m in entries:  # vLLM and SGLang state the context window here
+            if m.get("id") == self.model and isinstance(m.get("max_model_len"), int):
+                self.context_window = m["max_model_len"]
         if ids and self.model not in ids:
             shown = ", ".join(sorted(str(i) for i in ids)[:20])
             raise ModelError(
@@ -163,6 +178,9 @@ class OpenAICompatModel(Model):
                 body["grammar"] = _gbnf_choice(request.choices)
             elif self.grammar == "vllm":
                 body["guided_choice"] = request.choices
+        if request.continue_final and self.grammar == "vllm":
+            body["continue_final_message"] = True
+            body["add_generation_prompt"] = False
         if request.slot is not None and self.supports_slots:
             body["id_slot"] = request.slot
             body["cache_prompt"] = True
@@ -175,9 +193,11 @@ class OpenAICompatModel(Model):
         data = orjson.dumps(body)
         url = self.base_url + path
         last = "no attempt made"
+        kind = "other"
         for attempt in range(self.max_attempts):
             t0 = time.perf_counter()
             delay: float | None = None
+            kind = "other"
             try:
                 assert self._session is not None, "model not started"
                 async with self._session.post(url, data=data) as resp:
@@ -198,9 +218,24 @@ class OpenAICompatModel(Model):
                     delay = _parse_retry_after(retry_after)
             except (TimeoutError, aiohttp.ClientError, ConnectionError) as exc:
                 last = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+                if isinstance(exc, (aiohttp.ClientConnectorError, ConnectionRefusedError,
+                                    aiohttp.ServerDisconnectedError)):
+                    kind = "connection"
             if attempt + 1 < self.max_attempts:
                 await asyncio.sleep(self._backoff(attempt, delay))
-        raise TransientError(f"gave up after {self.max_attempts} attempts: {last}")
+        raise TransientError(f"gave up after {self.max_attempts} attempts: {last}", kind)
+
+    async def score_choices(self, request: Request, candidates: list[str],
+                            ctx: CallContext) -> ChoiceScores:
+        """First-token log-probs from the top-20 alternatives of a one-token reply (what every
+        OpenAI-compatible server offers); a candidate outside the top 20 gets None."""
+        one = _replace(request, max_tokens=1, temperature=0.0, logprobs=20, constrain=False)
+        comp = await self.complete(one, ctx)
+        top = dict(comp.logprobs[0]["top"]) if comp.logprobs else {}
+        first = [first_token_logprob(top, c) for c in candidates]
+        full = [f if _single_token(top, c) else None for f, c in zip(first, candidates,
+                                                                      strict=True)]
+        return ChoiceScores(list(candidates), first, full, top, "first-token top-20", 1, comp)
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
         """Full-jitter exponential backoff; a server's Retry-After is a floor, not a suggestion."""
@@ -240,6 +275,27 @@ class OpenAICompatModel(Model):
             logprobs=_parse_logprobs(choice.get("logprobs")),
             raw=payload,
         )
+
+
+def _replace(request: Request, **changes: Any) -> Request:
+    from dataclasses import replace
+
+    return replace(request, **changes)
+
+
+def first_token_logprob(top: dict[str, float], candidate: str) -> float | None:
+    """The best log-prob among top tokens that begin `candidate` (a token such as "TR" for
+    "TRUE", or "TRUE" itself); None when no top token does."""
+    best = None
+    for tok, lp in top.items():
+        t = (tok or "").strip()
+        if t and candidate.startswith(t) and (best is None or lp > best):
+            best = lp
+    return best
+
+
+def _single_token(top: dict[str, float], candidate: str) -> bool:
+    return any((tok or "").strip() == candidate for tok in top)
 
 
 def _parse_logprobs(lp: Any) -> list[dict[str, Any]] | None:

@@ -6,16 +6,18 @@ do not depend on concurrency or on which items a resumed run still had to do.
 
 from __future__ import annotations
 
+import math
 import random
 import time
 
 from mindprobe.errors import UsageError
-from mindprobe.models.base import CallContext, Completion, Model, Request
+from mindprobe.models.base import CallContext, ChoiceScores, Completion, Model, Request
 
 
 class RandomModel(Model):
     cacheable = False
     default_concurrency = 64
+    capabilities = frozenset({"logprobs"})
 
     def __init__(self, spec: str = "random") -> None:
         self.spec = spec
@@ -33,3 +35,11 @@ class RandomModel(Model):
         rng = random.Random(f"{ctx.seed}:{ctx.item_id}:{ctx.call_index}")
         text = rng.choice(request.choices)
         return Completion(text=text, latency=time.perf_counter() - t0, finish_reason="stop")
+
+    async def score_choices(self, request: Request, candidates: list[str],
+                            ctx: CallContext) -> ChoiceScores:
+        """Random log-probs: the argmax is a uniform pick, as with replies."""
+        rng = random.Random(f"{ctx.seed}:{ctx.item_id}:{ctx.call_index}")
+        vals = [math.log(rng.random() or 1e-12) for _ in candidates]
+        return ChoiceScores(list(candidates), list(vals), list(vals), method="random",
+                            requests=0)

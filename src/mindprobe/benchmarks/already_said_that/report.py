@@ -1,65 +1,71 @@
-"""Terminal tables for Already Said That: one variant, all variants side by side, estimates."""
+"""Already Said That results as tables: one variant, all variants side by side, estimates."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
-from rich.console import Console
-from rich.table import Table
+import pandas as pd
 
-from mindprobe.benchmarks.already_said_that.metrics import METRIC_NAMES
-
-
-def _fmt(v: Any) -> str:
-    if v is None:
-        return "nan"
-    if isinstance(v, float):
-        return f"{v:.3f}"
-    return str(v)
+from mindprobe.benchmarks.already_said_that.metrics import METRIC_NAMES, aggregate
+from mindprobe.core.results import Headline, Results
+from mindprobe.core.stats import mean_ci
 
 
-def render_variant(metrics: dict[str, Any], console: Console) -> None:
-    if not metrics.get("n_samples"):
-        console.print("no finished samples to aggregate")
-        return
-    t = Table(title=f"Already Said That ({metrics['n_samples']} samples)", title_justify="left")
-    t.add_column("metric")
-    t.add_column("value", justify="right")
-    for name in METRIC_NAMES:
-        t.add_row(name, _fmt(metrics.get(name)))
-    console.print(t)
+def results_of_records(records: list[dict[str, Any]], variant: str) -> Results:
+    """The 14 upstream metrics (NaN -> null), the headline turns survived with a 95% CI."""
+    out = Results("already_said_that")
+    ok = [r for r in records if "error" not in r]
+    out.detail = {"n_samples": len(ok), "variant": variant}
+    if not ok:
+        out.warnings.append("no finished samples to aggregate")
+        return out
+    m = {k: (None if isinstance(v, float) and math.isnan(v) else v)
+         for k, v in aggregate(ok).items()}
+    out.detail.update(m)
+    lo, hi = mean_ci([float(r["num_turns"]) for r in ok])
+    out.headline = Headline("avg_num_turns", m["avg_num_turns"], lo, hi, unit=" turns",
+                            n=len(ok), ci_method="t interval over samples")
+    frame = pd.DataFrame({"metric": list(METRIC_NAMES),
+                          "value": [m.get(k) for k in METRIC_NAMES]})
+    out.add_table("metrics", frame, f"Already Said That {variant} ({len(ok)} samples)",
+                  index=False)
+    violations = m.get("violation_rate") or 0.0
+    if violations > 0.5:
+        out.warnings.append(
+            f"{violations:.0%} of chats ended on a reply that was not `[answer: yes]`/`[answer: "
+            "no]` (nor a distractor answer): the model mostly did not follow the answer format")
+    return out
 
 
-def render_side_by_side(docs: dict[str, dict[str, Any]], console: Console) -> None:
-    t = Table(title="Already Said That, all variants", title_justify="left")
-    t.add_column("metric")
-    for variant in docs:
-        t.add_column(variant, justify="right")
-    for name in [*METRIC_NAMES, "n_samples"]:
-        t.add_row(name, *(_fmt(d.get(name)) for d in docs.values()))
-    console.print(t)
+def side_by_side(by_variant: dict[str, Results]) -> Results:
+    out = Results("already_said_that")
+    cols = {v: [r.detail.get(k) for k in [*METRIC_NAMES, "n_samples"]]
+            for v, r in by_variant.items()}
+    frame = pd.DataFrame({"metric": [*METRIC_NAMES, "n_samples"], **cols})
+    out.add_table("all_variants", frame, "Already Said That, all variants", index=False)
+    for r in by_variant.values():
+        out.warnings += r.warnings
+    return out
 
 
-def render_estimate(
-    variant: str, est: dict[str, Any], price: tuple[float, float] | None, console: Console
-) -> None:
+def estimate_results(variant: str, est: dict[str, Any],
+                     price: tuple[float, float] | None) -> Results:
     """Tokens a run would take if the model survived every turn (the upper bound)."""
-    resend, reuse, out = est["prompt_tokens"], est["prefill_tokens"], est["completion_tokens"]
-    t = Table(
-        title=f"estimate for {variant}: {est['samples']} samples, {est['turns']} turns "
-        "(every chat survives to the end: an upper bound; ~4 characters per token)",
-        title_justify="left",
-    )
-    t.add_column("")
-    t.add_column("prompt tokens", justify="right")
-    t.add_column("completion tokens", justify="right")
-    if price:
-        t.add_column("cost (USD)", justify="right")
-    for label, prompt in (("resend every turn", resend), ("with prefix reuse", reuse)):
-        row = [label, f"{prompt:,}", f"{out:,}"]
+    resend, reuse, completion = est["prompt_tokens"], est["prefill_tokens"], est["completion_tokens"]
+    rows = []
+    for label, prompt in (("resend every turn (OpenAI's chat API bills this)", resend),
+                          ("with prefix reuse (local / vLLM prefix caching)", reuse)):
+        row: dict[str, Any] = {"": label, "prompt tokens": prompt, "completion tokens": completion}
         if price:
-            row.append(f"{(prompt * price[0] + out * price[1]) / 1e6:,.2f}")
-        t.add_row(*row)
-    console.print(t)
+            row["cost (USD)"] = round((prompt * price[0] + completion * price[1]) / 1e6, 2)
+        rows.append(row)
+    out = Results("already_said_that")
+    out.detail = {"estimate": est, "variant": variant}
+    out.add_table("estimate", pd.DataFrame(rows),
+                  f"estimate for {variant}: {est['samples']} samples, {est['turns']} turns "
+                  "(every chat survives to the end: an upper bound; ~4 characters per token)",
+                  index=False)
     ratio = resend / reuse if reuse else float("nan")
-    console.print(f"prefix reuse prefills {ratio:.1f}x fewer prompt tokens")
+    out.notes.append(f"prefix reuse prefills {ratio:.1f}x fewer prompt tokens")
+    return out

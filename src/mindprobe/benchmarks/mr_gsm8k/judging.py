@@ -15,14 +15,10 @@ the four dataset fields the judge prompt needs, so judging never needs the data 
 
 from __future__ import annotations
 
-import json
-import os
 import re
-from pathlib import Path
 from typing import Any
 
 from mindprobe.core.session import Session
-from mindprobe.core.store import encode_record, now_iso, read_records, write_json_atomic
 from mindprobe.errors import DataError, UsageError
 from mindprobe.models.base import Request
 
@@ -30,7 +26,6 @@ from .data import STEP_FIELD
 from .parse import parse_judge, reason_hit
 from .prompts import build_judge_prompt
 
-JUDGEMENTS_DIR = "judgements"
 JUDGE_INPUT_FIELDS = (
     "question",
     "model_output_steps",
@@ -96,70 +91,16 @@ def check_label(label: str) -> str:
     return label
 
 
-class JudgeStore:
-    """`judgements/<label>.jsonl` of one run: append-only, resumable, one line per uuid."""
-
-    def __init__(self, run_dir: Path, label: str) -> None:
-        self.dir = Path(run_dir) / JUDGEMENTS_DIR
-        self.label = check_label(label)
-        self.path = self.dir / f"{label}.jsonl"
-        self.meta_path = self.dir / f"{label}.json"
-        self._fd: int | None = None
-
-    def read(self) -> dict[str, dict[str, Any]]:
-        """Verdict lines by uuid (first wins); a torn last line is ignored."""
-        out: dict[str, dict[str, Any]] = {}
-        for entry in read_records(self.path):
-            if "verdict" not in entry:
-                raise DataError(f"{self.path}: line for {entry['id']} has no 'verdict'")
-            out.setdefault(entry["id"], entry)
-        return out
-
-    def meta(self) -> dict[str, Any]:
-        try:
-            return json.loads(self.meta_path.read_text())
-        except FileNotFoundError:
-            return {}
-        except ValueError:
-            raise DataError(f"{self.meta_path} is not valid JSON; delete it to re-judge") from None
-
-    def open(self, spec: str, identity: dict[str, Any]) -> dict[str, dict[str, Any]]:
-        """Create or resume; refuse a different judge under the same label."""
-        old = self.meta()
-        if old and old.get("identity") != identity:
-            raise UsageError(
-                f"{self.path} holds verdicts of another judge ({old.get('spec')}); "
-                "pass --judge-label NAME to keep both"
-            )
-        self.dir.mkdir(parents=True, exist_ok=True)
-        read_records(self.path, repair=True)  # cut a torn last line before appending after it
-        done = self.read()
-        if not old:
-            write_json_atomic(
-                self.meta_path,
-                {"label": self.label, "spec": spec, "identity": identity, "created": now_iso()},
-            )
-        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        return done
-
-    def append(self, entry: dict[str, Any]) -> None:
-        assert self._fd is not None, "judge store not open"
-        os.write(self._fd, encode_record(entry))
-
-    def close(self) -> None:
-        if self._fd is not None:
-            os.fsync(self._fd)
-            os.close(self._fd)
-            self._fd = None
-
-
-def run_judges(
-    run_dir: Path, manifest: dict[str, Any], records: list[dict[str, Any]]
+def collect_judges(
+    config: dict[str, Any], records: list[dict[str, Any]],
+    judgements: dict[str, tuple[dict[str, Any], list[dict[str, Any]]]],
 ) -> dict[str, dict[str, Any]]:
-    """Every judge of a run: label -> {source, spec, verdicts}, the run's own judge first."""
+    """Every judge of a run: label -> {source, spec, verdicts}, the run's own judge first.
+
+    `judgements` are the later judge passes' records (label -> (manifest, records)), read by
+    the store."""
     from .results import runtime_verdicts
 
-    config = manifest.get("config") or {}
     judges: dict[str, dict[str, Any]] = {}
     own = config.get("judge_label")
     if own:
@@ -168,17 +109,15 @@ def run_judges(
             "spec": config.get("judge"),
             "verdicts": runtime_verdicts(records),
         }
-    folder = Path(run_dir) / JUDGEMENTS_DIR
-    for path in sorted(folder.glob("*.jsonl")) if folder.is_dir() else []:
-        store = JudgeStore(run_dir, path.stem)
-        verdicts = {uuid: bool(e["verdict"]) for uuid, e in store.read().items()}
-        if path.stem in judges:
-            merged = {**verdicts, **judges[path.stem]["verdicts"]}
-            judges[path.stem].update(source="run+judge", verdicts=merged)
+    for label, (meta, entries) in judgements.items():
+        for e in entries:
+            if "verdict" not in e and "error" not in e:
+                raise DataError(f"judgements/{label}.jsonl: line for {e['id']} has no 'verdict'")
+        verdicts = {e["id"]: bool(e["verdict"]) for e in entries if "verdict" in e}
+        if label in judges:
+            merged = {**verdicts, **judges[label]["verdicts"]}
+            judges[label].update(source="run+judge", verdicts=merged)
         else:
-            judges[path.stem] = {
-                "source": "judge",
-                "spec": store.meta().get("spec"),
-                "verdicts": verdicts,
-            }
+            judges[label] = {"source": "judge", "spec": (meta.get("model") or {}).get("judge")
+                             or meta.get("spec"), "verdicts": verdicts}
     return judges

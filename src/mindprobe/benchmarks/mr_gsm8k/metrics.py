@@ -137,9 +137,12 @@ def _block(rows: list[Mapping[str, Any]], verdicts: Mapping[str, bool] | None) -
     else:
         judged = [verdicts[r["uuid"]] for r in step_rows if r["uuid"] in verdicts]
         reason_hits, pending = sum(bool(v) for v in judged), len(step_rows) - len(judged)
-    return metrics_from_counts(
+    block = metrics_from_counts(
         n_correct, len(rows) - n_correct, tp, tn, len(step_rows), reason_hits, pending
     )
+    # Replies without a parsable judgement count as wrong judgements (upstream); say how many.
+    block["n_unparsed"] = sum(not r.get("judgement") for r in rows)
+    return block
 
 
 def aggregate(

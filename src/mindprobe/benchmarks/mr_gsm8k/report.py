@@ -1,8 +1,8 @@
-"""Terminal tables for MR-GSM8K: overall and per question type, one table comparing judges.
+"""MR-GSM8K results as tables: overall and per question type, judges side by side, upstream.
 
-Values are shown x100 rounded to 0.1, as upstream prints them (JSON keeps full precision).
-Without a judge, S+R reads "not graded" and MR-Score is marked as a lower bound, so an
-ungraded number can never be mistaken for a graded one.
+Values are x100 rounded to 0.1, as upstream prints them (JSON detail keeps full precision).
+Without a judge, S+R is empty and MR-Score is labelled a lower bound, so an ungraded number
+can never be mistaken for a graded one.
 """
 
 from __future__ import annotations
@@ -10,47 +10,38 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from rich.console import Console
-from rich.table import Table
+import pandas as pd
 
-_HOW_TO_JUDGE = "grade T3 with `mindprobe judge mr_gsm8k --run DIR --judge MODEL-SPEC`"
+from mindprobe.core.results import Headline, Results
+from mindprobe.core.stats import wilson
+
+HOW_TO_JUDGE = "grade T3 with `mindprobe judge mr_gsm8k --run DIR --judge MODEL-SPEC`"
 
 
-def pct(x: float | None) -> str:
+def pct(x: float | None) -> float | None:
     """x100, rounded to one decimal with Python's round (upstream's display)."""
-    return "–" if x is None else f"{round(x * 100, 1):.1f}"
+    return None if x is None else round(x * 100, 1)
 
 
-def _reason_cell(block: Mapping[str, Any], graded: bool) -> str:
-    if not graded:
-        return "not graded"
-    if block["acc_reason"] is not None:
-        return pct(block["acc_reason"])
-    known = block["reason_hits_known"] / block["n_wrong"] if block["n_wrong"] else 0.0
-    return f"≥{pct(known)} ({block['t3_pending']} pending)"
+def _row(scope: str, b: Mapping[str, Any], graded: bool) -> dict[str, Any]:
+    mr = b["mr_score"] if b["mr_score"] is not None else b["mr_score_lower_bound"]
+    return {
+        "scope": scope, "n": b["n"], "correct": b["n_correct"], "wrong": b["n_wrong"],
+        "unparsed": b.get("n_unparsed", 0), "TPR": pct(b["tpr"]), "TNR": pct(b["tnr"]),
+        "MCC": pct(b["mcc"]), "Step": pct(b["acc_step"]),
+        "S+R": pct(b["acc_reason"]) if graded else None,
+        "MR-Score": pct(mr), "MR-Score is": "graded" if b["mr_score"] is not None
+        else "a lower bound",
+    }
 
 
-def _mr_cell(block: Mapping[str, Any]) -> str:
-    if block["mr_score"] is not None:
-        return f"[bold]{pct(block['mr_score'])}[/bold]"
-    return f"≥{pct(block['mr_score_lower_bound'])} (lower bound)"
-
-
-def metrics_table(block: Mapping[str, Any], title: str, graded: bool) -> Table:
+def metrics_frame(block: Mapping[str, Any], graded: bool) -> pd.DataFrame:
     """One row for all records, then one per question type."""
-    t = Table(title=title, title_justify="left")
-    for col in ("scope", "n", "correct", "wrong", "TPR", "TNR", "MCC", "Step", "S+R", "MR-Score"):
-        t.add_column(col, justify="left" if col == "scope" else "right")
     rows = [("all", block), *block.get("by_question_type", {}).items()]
-    for scope, b in rows:
-        t.add_row(
-            scope, str(b["n"]), str(b["n_correct"]), str(b["n_wrong"]), pct(b["tpr"]),
-            pct(b["tnr"]), pct(b["mcc"]), pct(b["acc_step"]), _reason_cell(b, graded), _mr_cell(b),
-        )
-    return t
+    return pd.DataFrame([_row(scope, b, graded) for scope, b in rows])
 
 
-def _counts_line(block: Mapping[str, Any]) -> str:
+def counts_line(block: Mapping[str, Any]) -> str:
     reason = block["reason_hits"] if block["reason_hits"] is not None else "not graded"
     return (
         f"TP {block['tp']} · TN {block['tn']} · FP {block['fp']} · FN {block['fn']} · "
@@ -58,77 +49,79 @@ def _counts_line(block: Mapping[str, Any]) -> str:
     )
 
 
-def _t3_note(block: Mapping[str, Any], judge: str | None, fix: str) -> str | None:
+def t3_note(block: Mapping[str, Any], judge: str | None, fix: str) -> str | None:
     if judge is None:
-        return (
-            "[yellow]T3 not graded[/yellow] (no judge): S+R is unknown and MR-Score is only a "
-            f"lower bound (reasons counted as wrong){fix}"
-        )
+        return ("T3 not graded (no judge): S+R is unknown and MR-Score is only a lower bound "
+                f"(reasons counted as wrong){fix}")
     if not block["t3_graded"]:
-        return (
-            f"[yellow]T3 partially graded[/yellow]: {block['t3_pending']} step hit(s) have no "
-            f"verdict from {judge}; MR-Score is a lower bound{fix}"
-        )
+        return (f"T3 partially graded: {block['t3_pending']} step hit(s) have no verdict from "
+                f"{judge}; MR-Score is a lower bound{fix}")
     return None
 
 
-def _notes(block: Mapping[str, Any], judge: str | None, console: Console, fix: str) -> None:
-    """Raw counts, the T3 status when not fully graded, and metric warnings."""
-    console.print(_counts_line(block))
-    note = _t3_note(block, judge, fix)
+def _notes(out: Results, block: Mapping[str, Any], judge: str | None, fix: str) -> None:
+    out.notes.append(counts_line(block))
+    note = t3_note(block, judge, fix)
     if note:
-        console.print(note)
-    for warning in block.get("warnings", []):
-        console.print(f"[yellow]warning[/yellow]: {warning}")
+        out.warnings.append(note)
+    out.warnings += list(block.get("warnings", []))
 
 
-def render_metrics(doc: Mapping[str, Any], console: Console) -> None:
-    """The run's metrics with its (primary) judge."""
+def results_of_doc(doc: Mapping[str, Any]) -> Results:
+    """The run's metrics with its (primary) judge, plus every judge when there are several."""
+    out = Results("mr_gsm8k", detail=dict(doc))
     judge = doc.get("judge")
     types = ", ".join(doc.get("question_types") or []) or "all types"
-    title = (
-        f"MR-GSM8K · {doc.get('model', 'model')} · {doc.get('shots', 0)}-shot · {types} · "
-        f"T3 judge: {judge or 'none'} (values x100)"
-    )
-    console.print(metrics_table(doc, title, judge is not None))
+    title = (f"MR-GSM8K · {doc.get('model', 'model')} · {doc.get('shots', 0)}-shot · {types} · "
+             f"T3 judge: {judge or 'none'} (values x100)")
+    out.add_table("metrics", metrics_frame(doc, judge is not None), title, index=False)
+    graded = doc.get("mr_score") is not None
+    value = doc.get("mr_score") if graded else doc.get("mr_score_lower_bound")
+    if value is not None:
+        out.headline = Headline("MR-Score" if graded else "MR-Score (lower bound)", value,
+                                n=doc.get("n"), chance=None)
     if doc.get("n_errors") or doc.get("n_unscored"):
-        console.print(
-            f"[red]{doc['n_errors']} record(s) with errors[/red] (a failed model call is scored "
-            f"as an empty reply, as upstream does); {doc['n_unscored']} record(s) unscored"
-        )
-    _notes(doc, judge, console, f"; {_HOW_TO_JUDGE}")
+        out.warnings.append(
+            f"{doc['n_errors']} record(s) with errors (a failed model call is scored as an empty "
+            f"reply, as upstream does); {doc['n_unscored']} record(s) unscored")
+    n, unparsed = doc.get("n") or 0, doc.get("n_unparsed") or 0
+    if n and unparsed / n > 0.5:
+        out.warnings.append(
+            f"{unparsed} of {n} replies had no parsable `Final Judgement` (counted as wrong "
+            "judgements, as upstream does): the model mostly did not follow the reply format")
+    _notes(out, doc, judge, f"; {HOW_TO_JUDGE}")
+    judges = doc.get("judges")
+    if judges:
+        rows = [{"judge": label, "source": b["source"], "verdicts": b["n_verdicts"],
+                 "reason hits": b["reason_hits_known"], "pending": b["t3_pending"],
+                 **{k: v for k, v in _row(label, b, True).items() if k in ("S+R", "MR-Score",
+                                                                              "MR-Score is")}}
+                for label, b in judges.items()]
+        out.add_table("judges", pd.DataFrame(rows), "T3 judges of this run (values x100)",
+                      index=False)
+        for pair, a in (doc.get("judge_agreement") or {}).items():
+            rate = "–" if a["rate"] is None else f"{a['rate']:.1%}"
+            out.notes.append(f"agreement {pair}: {a['agree']}/{a['n']} step hits ({rate})")
+    return out
 
 
-def render_judges(doc: Mapping[str, Any], console: Console) -> None:
-    """All judges of a run side by side, plus their pairwise agreement."""
-    judges = doc.get("judges") or {}
-    if not judges:
-        console.print(f"no judge has graded T3 of this run yet; {_HOW_TO_JUDGE}")
-        return
-    t = Table(title="T3 judges of this run (values x100)", title_justify="left")
-    for col in ("judge", "source", "verdicts", "reason hits", "pending", "S+R", "MR-Score"):
-        t.add_column(col, justify="left" if col in ("judge", "source") else "right")
-    for label, b in judges.items():
-        t.add_row(
-            label, b["source"], str(b["n_verdicts"]), str(b["reason_hits_known"]),
-            str(b["t3_pending"]), _reason_cell(b, True), _mr_cell(b),
-        )
-    console.print(t)
-    for pair, a in (doc.get("judge_agreement") or {}).items():
-        rate = "–" if a["rate"] is None else f"{a['rate']:.1%}"
-        console.print(f"agreement {pair}: {a['agree']}/{a['n']} step hits ({rate})")
+def tpr_ci(block: Mapping[str, Any]) -> tuple[float | None, float | None]:
+    """Wilson interval of the TPR (share of correct solutions judged correct)."""
+    return wilson(block["tp"], block["n_correct"])
 
 
-def render_upstream(results: Mapping[str, Mapping[str, Any]], console: Console) -> None:
+def upstream_results(results: Mapping[str, Mapping[str, Any]]) -> Results:
     """Rescored upstream eval-results files: auto (judge replies) and manual verdicts."""
+    out = Results("mr_gsm8k", detail=dict(results))
     for path, res in results.items():
         head = f"{path} · {res['n_records']} records · reply field {res['response_key']}"
         judge = res["judge_key"]
         graded_by = f"judge field {judge}" if judge else "no judge field in the file"
-        console.print(metrics_table(res["auto"], f"{head} · T3 auto: {graded_by} (values x100)",
-                                    judge is not None))
-        _notes(res["auto"], judge, console, "")
+        out.add_table(f"{path}/auto", metrics_frame(res["auto"], judge is not None),
+                      f"{head} · T3 auto: {graded_by} (values x100)", index=False)
+        _notes(out, res["auto"], judge, "")
         if res.get("manual") is not None:
-            console.print(metrics_table(res["manual"], f"{head} · T3 manual: {res['manual_key']}",
-                                        True))
-            _notes(res["manual"], res["manual_key"], console, "")
+            out.add_table(f"{path}/manual", metrics_frame(res["manual"], True),
+                          f"{head} · T3 manual: {res['manual_key']}", index=False)
+            _notes(out, res["manual"], res["manual_key"], "")
+    return out

@@ -8,27 +8,21 @@ is marked with an error so `--retry-errors` can ask again.
 
 from __future__ import annotations
 
-import argparse
 import re
 from typing import Any
 
-from rich.console import Console
-
-from mindprobe.core.benchmark import Item, Prepared, RunOptions
+from mindprobe.core.benchmark import Benchmark, Item, PlanContext, RunPlan
+from mindprobe.core.results import Results
 from mindprobe.core.session import Session
-from mindprobe.errors import UsageError
-from mindprobe.models import parse_model_spec
 from mindprobe.models.base import Request, TransientError
 
-from .commands import JudgeCommand, analyse_command
 from .judging import judge_input, judge_one
 from .metrics import score_item
+from .options import MRGSM8KOptions
 from .prompts import MAX_TOKENS, TEMPERATURE, build_prompt
-from .report import render_metrics
-from .results import metrics_doc, runtime_verdicts
+from .report import results_of_doc
+from .results import judges_doc, metrics_doc, runtime_verdicts, scored_rows
 from .sources import OFFICIAL_FILE, describe_counts, load_items, packaged_demos, select_types
-
-MAX_SHOTS = 5
 
 
 def _canned(judgement: str, step: str, analysis: str) -> str:
@@ -64,84 +58,39 @@ def human_reply(typed: str) -> str:
     return typed
 
 
-class MRGSM8KBenchmark:
+class MRGSM8KBenchmark(Benchmark):
     name = "mr_gsm8k"
-    title = "meta-reasoning: is a math solution right, where is its first error, why (MR-Score)"
-    variants = {
-        "full": "the official MR-GSM8K.json, 3000 solutions (`mindprobe data fetch mr_gsm8k` "
-        "or --data-file)",
-        "sample": "the 40 sample records of shared/data/mr_gsm8k (offline; all `wrong`)",
-    }
-    default_variant = "full"
-    variant_groups: dict[str, list[str]] = {}
+    Options = MRGSM8KOptions
     data_files = [OFFICIAL_FILE]
-    commands: dict[str, Any] = {"judge": JudgeCommand()}
 
-    # -- CLI -------------------------------------------------------------------------------
-    def add_arguments(self, group: argparse._ArgumentGroup) -> None:
-        # Defaults are None: these land in every benchmark's options, so defaults apply here.
-        group.add_argument("--shots", type=int, help=f"mr_gsm8k: demos before the question, "
-                           f"0-{MAX_SHOTS} (default 0; published runs use 0 and 3)")
-        group.add_argument("--judge", help="mr_gsm8k: model spec that grades the error reasons "
-                           "(T3); without it T3 is not graded and MR-Score is a lower bound")
-        group.add_argument("--question-type", help="mr_gsm8k: only these types, comma-separated "
-                           "(original, POT, reversed)")
-        group.add_argument("--data-file", help="mr_gsm8k: records to use instead of the official "
-                           "file (JSON array or JSONL with the MR-GSM8K fields)")
-
-    def add_analyse_arguments(self, group: argparse._ArgumentGroup) -> None:
-        group.add_argument("--upstream-results", nargs="+", metavar="FILE",
-                           help="mr_gsm8k: upstream eval-results files to rescore")
-        group.add_argument("--upstream-manual-key", metavar="FIELD",
-                           help="mr_gsm8k: field of the human reason verdicts in those files")
-        group.add_argument("--judge-label", help="mr_gsm8k: with --run, the judge whose "
-                           "verdicts fill the top-level metrics (default: the run's own judge)")
-
-    def analyse(self, args: argparse.Namespace, err: Console) -> int | None:
-        return analyse_command(args, err)
-
-    # -- running ---------------------------------------------------------------------------
-    def prepare(self, opts: RunOptions) -> Prepared:
-        extra = opts.extra
-        shots = int(extra.get("shots") or 0)
-        if not 0 <= shots <= MAX_SHOTS:
-            raise UsageError(f"--shots must be between 0 and {MAX_SHOTS} (the shipped demos)")
-        # The core's --max-tokens caps the model's and the judge's replies (default: upstream's).
-        max_tokens = extra.get("max_tokens") or MAX_TOKENS
-        if max_tokens < 1:
-            raise UsageError("--max-tokens must be a positive number")
-        console = Console(stderr=True, highlight=False)
-
-        def warn(message: str) -> None:
-            console.print(f"[yellow]warning[/yellow]: {message}")
-
-        loaded = load_items(opts.variant, opts.data_dir, extra.get("data_file"), warn)
-        console.print(f"mr_gsm8k: {loaded.source}: {describe_counts(loaded.items)}")
-        records, types = select_types(loaded.items, extra.get("question_type"))
+    def plan(self, ctx: PlanContext, opts: MRGSM8KOptions) -> RunPlan:
+        loaded = load_items(ctx.variant, ctx.data_dir, opts.data_file, ctx.warn)
+        ctx.info(f"mr_gsm8k: {loaded.source}: {describe_counts(loaded.items)}")
+        records, types = select_types(loaded.items, opts.question_type)
         if types:
-            console.print(f"mr_gsm8k: evaluating {', '.join(types)}: {describe_counts(records)}")
-        demos = packaged_demos() if shots else None
+            ctx.info(f"mr_gsm8k: evaluating {', '.join(types)}: {describe_counts(records)}")
+        demos = packaged_demos() if opts.shots else None
         # Prompts are built per item when played; the demos list is shared by all items.
         items = [Item(r["uuid"], {"item": r, "demos": demos}) for r in records]
-        judge = extra.get("judge") or None
+        judge = opts.judge or ctx.roles.get("judge")
         config = {
-            "shots": shots,
-            "max_tokens": max_tokens,
+            "shots": opts.shots,
+            "max_tokens": ctx.max_tokens or MAX_TOKENS,
             "question_types": types,
             "judge": judge,
-            "judge_label": parse_model_spec(judge).label if judge else None,
+            "judge_label": _label(judge) if judge else None,
         }
-        prompting = f"{shots}shot" + (f"-{'+'.join(types)}" if types else "")
-        return Prepared(
-            items=items, prompting=prompting, config=config, data=loaded.data,
-            extra_models={"judge": judge} if judge else {},
+        prompting = f"{opts.shots}shot" + (f"-{'+'.join(types)}" if types else "")
+        return RunPlan(
+            items=items, prompting=prompting, config=config, provenance=loaded.data,
+            roles={**ctx.roles, **({"judge": judge} if judge else {})},
         )
 
     async def run_item(self, item: Item, session: Session) -> dict[str, Any]:
         cfg = session.config
-        rec = item.data["item"]
+        rec = item.payload["item"]
         req = Request(
-            messages=[{"role": "user", "content": build_prompt(rec, item.data["demos"],
+            messages=[{"role": "user", "content": build_prompt(rec, item.payload["demos"],
                                                                 cfg["shots"])}],
             max_tokens=cfg["max_tokens"],
             temperature=TEMPERATURE,
@@ -169,12 +118,53 @@ class MRGSM8KBenchmark:
             out["error"] = error
         return out
 
-    # -- results ---------------------------------------------------------------------------
-    def metrics(self, records: list[dict[str, Any]], prepared: Prepared) -> dict[str, Any]:
-        cfg = prepared.config
+    def results(self, records: list[dict[str, Any]], plan: RunPlan) -> Results:
+        cfg = plan.config
         label = cfg.get("judge_label")
         verdicts = runtime_verdicts(records) if label else None
-        return metrics_doc(records, cfg, prepared.model_label, label, verdicts)
+        return results_of_doc(metrics_doc(records, cfg, plan.model_label, label, verdicts))
 
-    def render(self, metrics: dict[str, Any], console: Console) -> None:
-        render_metrics(metrics, console)
+    # -- judge passes (`mindprobe judge`) ----------------------------------------------------
+    def judge_items(self, records: list[dict[str, Any]], plan: RunPlan) -> list[Item]:
+        """One item per T2 hit: the judge reads the record, never the model under test."""
+        from mindprobe.errors import DataError
+
+        items = []
+        for rec in scored_rows(records):
+            if not rec["t2_hit"]:
+                continue
+            if "judge_input" not in rec:
+                raise DataError(f"record {rec['uuid']} lacks 'judge_input' (made by an older "
+                                "mindprobe?); re-run the model to judge it")
+            items.append(Item(rec["uuid"], {"input": rec["judge_input"],
+                                            "error_text": rec["error_text"]}))
+        return items
+
+    async def judge_item(self, item: Item, session: Session) -> dict[str, Any]:
+        max_tokens = session.config.get("max_tokens") or MAX_TOKENS
+        return await judge_one(session, item.payload["input"], item.payload["error_text"],
+                               max_tokens)
+
+    def results_with_judgements(
+        self, records: list[dict[str, Any]], plan: RunPlan,
+        judgements: dict[str, Any], primary: str | None,
+    ) -> Results:
+        from .judging import collect_judges
+
+        judges = collect_judges(plan.config, records, judgements)
+        config = plan.config
+        if primary is not None and primary not in judges:
+            from mindprobe.errors import UsageError
+
+            known = ", ".join(judges) or "none yet"
+            raise UsageError(f"this run has no judge labelled {primary!r}; judges: {known}")
+        if primary is None:
+            own = config.get("judge_label")
+            primary = own if own in judges else (next(iter(judges)) if len(judges) == 1 else None)
+        return results_of_doc(judges_doc(records, config, plan.model_label, judges, primary))
+
+
+def _label(spec: str) -> str:
+    from mindprobe.models import parse_model_spec
+
+    return parse_model_spec(spec).label

@@ -11,9 +11,9 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from . import render
-from .render import Names
+from . import wording as render
 from .skins_base import ParallelSkin, Skin
+from .wording import Names
 from .worlds import (
     Rel,
     adjacent_links,

@@ -17,8 +17,8 @@ from pathlib import Path
 
 from .data import GOLD_DEOBFUSCATION
 from .families import FAMILIES, LEVELS, Draft, Setting
-from .render import QSKINS
 from .skins import PARALLEL_SKINS, SKINS, TEST_SKINS, get_parallel_skin, get_skin
+from .wording import QSKINS
 
 __all__ = [
     "ALL_PROBLEMS",

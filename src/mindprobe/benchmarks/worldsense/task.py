@@ -2,12 +2,12 @@
 
 Harness rules (spec §4): the trial text is sent verbatim; only a member of `expectedresp` is
 accepted, otherwise the model is re-asked insisting on those options; still invalid -> "".
-With `--prompting constrained` a grammar-capable backend can only produce an allowed answer.
+With `--prompting constrained` a grammar-capable backend can only produce an allowed answer;
+with `--scoring logprob` the allowed answer with the highest log-probability is the answer.
 """
 
 from __future__ import annotations
 
-import argparse
 import bz2
 import json
 import random
@@ -15,16 +15,15 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-
 from mindprobe.benchmarks.worldsense import sets
 from mindprobe.benchmarks.worldsense.generate import deobfuscate
 from mindprobe.benchmarks.worldsense.metrics import is_correct
-from mindprobe.core.benchmark import Item, Prepared, RunOptions
+from mindprobe.benchmarks.worldsense.options import WorldSenseOptions
+from mindprobe.core.benchmark import Benchmark, Item, PlanContext, RunPlan
 from mindprobe.core.data import DataFile, resolve
+from mindprobe.core.results import Results
 from mindprobe.core.session import Session
 from mindprobe.errors import DataError, UsageError
-from mindprobe.models.base import Request
 
 #: Record fields copied from the trial so metrics can be recomputed from records alone.
 META = ("Key", "problemname", "tuple_ID", "expectedresp", "problemsize", "skin", "qskin",
@@ -89,102 +88,94 @@ def limit_whole_tuples(trials: list[dict[str, Any]], limit: int | None) -> list[
     return trials[:end]
 
 
-class WorldSenseBenchmark:
+class WorldSenseBenchmark(Benchmark):
     name = "worldsense"
-    title = "grounded reasoning over orderings: accuracy and bias with 95% CIs"
-    variants = {
-        "test_set": "the official test set (87,048 trials)",
-        "memorisation": "texts from the training set (11,232)",
-        "ood-size": "standard problems with 6 entities (9,360)",
-        "ood-query": "Infer.extrema: first/last questions (6,480)",
-        "ood-problem": "Infer.parallel: 2-D reasoning (5,400)",
-        "fresh": "freshly generated problems (seeded; offline)",
-    }
-    default_variant = "test_set"
-    variant_groups: dict[str, list[str]] = {}
+    Options = WorldSenseOptions
     data_files: list[DataFile] = sets.DATA_FILES
 
-    @property
-    def commands(self) -> dict[str, Any]:
-        from mindprobe.benchmarks.worldsense.commands import COMMANDS
-
-        return COMMANDS
-
-    # -- CLI -------------------------------------------------------------------------------
-    def add_arguments(self, group: argparse._ArgumentGroup) -> None:
-        group.add_argument(
-            "--prompting", choices=["basic", "constrained"],
-            help="worldsense: basic = free answer, re-asked if invalid (default); "
-            "constrained = answer set enforced by grammar (llama.cpp backends)",
-        )
-        group.add_argument("--reasks", type=int, default=1,
-                           help="worldsense: re-asks after an invalid answer (default 1)")
-
-    def add_analyse_arguments(self, group: argparse._ArgumentGroup) -> None:
-        group.add_argument("-t", "--testset", help="worldsense: a test-set folder with "
-                           "trials.jsonl.bz2 and results/*___results.jsonl")
-
-    def analyse(self, args: argparse.Namespace, err: Console) -> int | None:
-        from mindprobe.benchmarks.worldsense.commands import analyse_command
-
-        return analyse_command(args, err)
-
-    # -- running ---------------------------------------------------------------------------
-    def prepare(self, opts: RunOptions) -> Prepared:
-        prompting = opts.extra.get("prompting") or "basic"
-        if prompting == "constrained" and not opts.supports_grammar:
+    def plan(self, ctx: PlanContext, opts: WorldSenseOptions) -> RunPlan:
+        prompting = opts.prompting
+        scoring = opts.scoring
+        if scoring is None:
+            local_base = ctx.model.spec.startswith("local") and prompting == "basic"
+            scoring = "logprob" if local_base else "text"
+            if scoring == "logprob":
+                ctx.info("worldsense: answering by log-probability of the allowed options "
+                         "(--scoring logprob, the default for the embedded base model; "
+                         "--scoring text to parse its replies instead)")
+        if scoring == "logprob" and "logprobs" not in ctx.model.capabilities:
+            raise UsageError(f"--scoring logprob needs log-probabilities, which {ctx.model.spec} "
+                             "does not return; use --scoring text")
+        if scoring == "logprob" and prompting != "basic":
+            raise UsageError("--scoring logprob already restricts answers to the allowed "
+                             "options; use it with --prompting basic")
+        if prompting == "constrained" and "grammar" not in ctx.model.capabilities:
             raise UsageError(
                 "--prompting constrained needs a backend with grammars (local, openai:MODEL@URL "
                 "served by llama.cpp or vLLM); use --prompting basic for this model"
             )
-        seed = opts.seed if opts.seed is not None else sets.FRESH_SEED
-        if opts.variant == "fresh":
-            trials, data = sets.fresh_trials(seed)
-        else:
-            rel = sets.TRIALS_PATH[opts.variant]
-            path = resolve(self.name, self.data_files, rel, opts.data_dir)
+        seed = ctx.seed if ctx.seed is not None else sets.FRESH_SEED
+        if opts.data_file:
+            path = Path(opts.data_file).expanduser()
+            if not path.is_file():
+                raise UsageError(f"--data-file {path}: no such file")
             trials = read_trials(path)
-            data = {"file": rel, "sha256": sets.sha256_of(rel)}
-            if not trials:
-                raise DataError(f"{path} holds no trials")
-        trials = limit_whole_tuples(order_by_tuple(trials, seed), opts.limit)
+            provenance = {"file": str(path.resolve()), "sha256": _sha256(path)}
+        elif ctx.variant == "fresh":
+            trials, provenance = sets.fresh_trials(seed)
+        else:
+            rel = sets.TRIALS_PATH[ctx.variant]
+            path = resolve(self.name, self.data_files, rel, ctx.data_dir)
+            trials = read_trials(path)
+            provenance = {"file": rel, "sha256": sets.sha256_of(rel)}
+        if not trials:
+            raise DataError(f"{provenance.get('file')} holds no trials")
+        trials = limit_whole_tuples(order_by_tuple(trials, seed), ctx.limit)
         items = [Item(str(t["Key"]), t) for t in trials]
-        config = {"seed": seed, "reasks": max(0, int(opts.extra.get("reasks", 1) or 0)),
-                  "max_tokens": opts.extra.get("max_tokens") or 16}
-        return Prepared(items=items, prompting=prompting, config=config, data=data,
-                        limit_applied=True)
+        config = {"seed": seed, "reasks": opts.reasks, "max_tokens": ctx.max_tokens or 16,
+                  "scoring": scoring}
+        label = "logprob" if scoring == "logprob" else prompting
+        return RunPlan(items=items, prompting=label, config=config, provenance=provenance,
+                       limit_applied=True)
 
     async def run_item(self, item: Item, session: Session) -> dict[str, Any]:
-        t = item.data
+        t = item.payload
         cfg = session.config
         allowed = t["expectedresp"]
+        rec = {k: t.get(k) for k in META}
+        if cfg.get("scoring") == "logprob":
+            from mindprobe.models.base import Request
+
+            req = Request(messages=[{"role": "user", "content": t["text"]}], max_tokens=1)
+            scores = await session.score_choices(req, allowed)
+            resp = scores.best() or ""
+            rec.update(resp=resp, logprobs=dict(zip(allowed, scores.full, strict=True)),
+                       scoring=scores.method, correct=is_correct(resp, t["goldresp"]))
+            return rec
         constrained = session.prompting == "constrained"
-        messages = [{"role": "user", "content": t["text"]}]
+        chat = session.chat()
         raws: list[str] = []
         resp = ""
+        text: str | None = t["text"]
         for _ in range(1 + cfg.get("reasks", 1)):
-            req = Request(messages=list(messages), max_tokens=cfg.get("max_tokens", 16),
-                          temperature=0.0, choices=allowed, constrain=constrained)
-            comp = await session.generate(req)
+            comp = await chat.ask(text, max_tokens=cfg.get("max_tokens", 16), temperature=0.0,
+                                  choices=allowed, constrain=constrained)
             raws.append(comp.text)
             found = normalise_answer(comp.text, allowed)
             if found is not None:
                 resp = found
                 break
-            messages += [{"role": "assistant", "content": comp.text},
-                         {"role": "user", "content": reask_message(allowed)}]
-        rec = {k: t.get(k) for k in META}
+            text = reask_message(allowed)
         rec.update(resp=resp, raw=raws, correct=is_correct(resp, t["goldresp"]))
         return rec
 
-    # -- results ---------------------------------------------------------------------------
-    def metrics(self, records: list[dict[str, Any]], prepared: Prepared) -> dict[str, Any]:
-        from mindprobe.benchmarks.worldsense.commands import metrics_from_records
+    def results(self, records: list[dict[str, Any]], plan: RunPlan) -> Results:
+        from mindprobe.benchmarks.worldsense.runs import results_of_run
 
-        return metrics_from_records(records, prepared.prompting, prepared.model_label)
+        return results_of_run(records, plan.prompting, plan.model_label)
 
-    def render(self, metrics: dict[str, Any], console: Console) -> None:
-        from mindprobe.benchmarks.worldsense.commands import render_metrics
 
-        render_metrics(metrics, console)
+def _sha256(path: Path) -> str:
+    import hashlib
 
+    return hashlib.sha256(path.read_bytes()).hexdigest()

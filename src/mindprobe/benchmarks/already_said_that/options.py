@@ -1,0 +1,21 @@
+"""Already Said That's run options (light: imported to build `run already_said_that --help`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mindprobe.core.options import option
+
+DEFAULT_N_SAMPLES = 250
+DEFAULT_MAX_TURNS = 100
+
+
+@dataclass
+class AlreadySaidThatOptions:
+    n_samples: int = option(DEFAULT_N_SAMPLES, "samples drawn from the 500", minimum=1,
+                            maximum=500)
+    max_turns: int = option(DEFAULT_MAX_TURNS, "turns per chat", minimum=1)
+    estimate: bool = option(False, "print the tokens (and cost) a run would take, with and "
+                            "without prefix reuse, then exit; sends nothing, needs no API key")
+    price: str | None = option(None, "with --estimate: USD per million tokens, IN or IN,OUT "
+                               "(e.g. 2.5,10)", metavar="IN[,OUT]")

@@ -1,0 +1,22 @@
+"""MR-GSM8K's run options (light: imported to build `mindprobe run mr_gsm8k --help`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mindprobe.core.options import option
+
+MAX_SHOTS = 5
+
+
+@dataclass
+class MRGSM8KOptions:
+    shots: int = option(0, f"demos before the question, 0-{MAX_SHOTS} (published runs use 0 "
+                        "and 3)", minimum=0, maximum=MAX_SHOTS)
+    judge: str | None = option(None, "model spec that grades the error reasons (T3); same as "
+                               "--role judge=SPEC; without it MR-Score is a lower bound",
+                               metavar="SPEC")
+    question_type: str | None = option(None, "only these types, comma-separated (original, "
+                                       "POT, reversed)", metavar="TYPES")
+    data_file: str | None = option(None, "records to use instead of the official file (JSON "
+                                   "array or JSONL with the MR-GSM8K fields)", metavar="FILE")

@@ -1,0 +1,42 @@
+"""`mindprobe analyse BENCH --run DIR…`: recompute a run's results from its records alone."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from rich.console import Console
+
+from mindprobe.commands.output import emit_json, tables_console
+from mindprobe.core.benchmark import RunPlan
+from mindprobe.core.results import render_results
+from mindprobe.core.runner import usage_summary
+from mindprobe.core.store import Run, load_run
+from mindprobe.errors import UsageError
+from mindprobe.registry import get_benchmark
+
+
+def plan_of(run: Run) -> RunPlan:
+    """What results() needs of a finished run: its config and labels, no items."""
+    m = run.manifest
+    return RunPlan(items=[], prompting=run.prompting, config=m.get("config", {}),
+                   provenance=m.get("data", {}), model_label=run.model_label)
+
+
+def cmd_analyse(args: argparse.Namespace, err: Console) -> int:
+    bench = get_benchmark(args.benchmark)
+    if not args.run:
+        raise UsageError(f"give --run DIR (a run of {bench.name}) or the benchmark's own options")
+    docs: dict[str, Any] = {}
+    out = tables_console(args.json)
+    for path in args.run:
+        run = load_run(path, bench.name)
+        for w in run.warnings:
+            err.print(f"[yellow]warning[/yellow]: {w}", highlight=False)
+        res = bench.results(run.records, plan_of(run))
+        docs[path] = {"run": path, "variant": run.variant, **res.to_json(),
+                      "usage": usage_summary(run.records)}
+        out.print(f"[bold]{path}[/bold] ({len(run.records)} records, status {run.status})")
+        render_results(res, out)
+    emit_json(args.json, docs[args.run[0]] if len(docs) == 1 else docs)
+    return 0

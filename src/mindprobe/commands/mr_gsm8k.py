@@ -1,0 +1,55 @@
+"""MR-GSM8K verbs: `judge` (T3 of a finished run, the common judge pass) and `analyse`
+(runs with every judge compared, or upstream eval-results files rescored)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from rich.console import Console
+
+from mindprobe.commands.judge import Judge
+from mindprobe.commands.output import emit_json, tables_console
+from mindprobe.core.results import render_results
+
+
+class Analyse:
+    def add_arguments(self, p: argparse.ArgumentParser) -> None:
+        p.add_argument("--upstream-results", nargs="+", metavar="FILE",
+                       help="upstream eval-results files to rescore")
+        p.add_argument("--upstream-manual-key", metavar="FIELD",
+                       help="field of the human reason verdicts in those files")
+        p.add_argument("--judge-label", help="with --run, the judge whose verdicts fill the "
+                       "top-level metrics (default: the run's own judge)")
+
+    def run(self, args: argparse.Namespace, err: Console) -> int | None:
+        from mindprobe.commands.analyse import plan_of
+        from mindprobe.core.store import load_run, read_judgements
+        from mindprobe.registry import get_benchmark
+
+        out = tables_console(args.json)
+        if args.upstream_results:
+            from mindprobe.benchmarks.mr_gsm8k.report import upstream_results
+            from mindprobe.benchmarks.mr_gsm8k.upstream import rescore_upstream
+
+            results = rescore_upstream(args.upstream_results,
+                                       manual_key=args.upstream_manual_key)
+            render_results(upstream_results(results), out)
+            emit_json(args.json, next(iter(results.values())) if len(results) == 1 else results)
+            return 0
+        if not args.run:
+            return None
+        bench = get_benchmark("mr_gsm8k")
+        docs: dict[str, Any] = {}
+        for path in args.run:
+            run = load_run(path, "mr_gsm8k")
+            res = bench.results_with_judgements(run.records, plan_of(run),
+                                                read_judgements(run.dir), args.judge_label)
+            out.print(f"[bold]{path}[/bold] ({len(run.records)} records, status {run.status})")
+            render_results(res, out)
+            docs[path] = res.to_json()
+        emit_json(args.json, next(iter(docs.values())) if len(docs) == 1 else docs)
+        return 0
+
+
+VERBS: dict[str, Any] = {"analyse": Analyse(), "judge": Judge()}

@@ -1,0 +1,144 @@
+"""What a benchmark's metrics are: a headline with its CI, named tables, notes and warnings.
+
+Benchmarks build `Results` (tables are pandas DataFrames, CIs as columns); core renders them to
+the terminal, to JSON and to the HTML report, so every view shows the same numbers and no
+benchmark renders by hand. `detail` keeps benchmark-specific JSON (the raw counts, per-judge
+documents) that the tables summarise.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from rich.console import Console
+
+
+@dataclass
+class Headline:
+    """One number that stands for the run, e.g. accuracy 0.62 [0.58, 0.66], chance 0.5."""
+
+    name: str
+    value: float | None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    unit: str = ""
+    chance: float | None = None
+    n: int | None = None
+    ci_method: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: _clean(v) for k, v in self.__dict__.items()}
+
+    def text(self) -> str:
+        if self.value is None:
+            return f"{self.name} –"
+        ci = ""
+        if self.ci_low is not None and self.ci_high is not None:
+            ci = f" [{_fmt(self.ci_low)}, {_fmt(self.ci_high)}]"
+        return f"{self.name} {_fmt(self.value)}{self.unit}{ci}"
+
+
+@dataclass
+class Table:
+    """A named DataFrame plus how to show it (title; columns formatted as percentages)."""
+
+    frame: pd.DataFrame
+    title: str = ""
+    percent: tuple[str, ...] = ()
+    index: bool = True
+
+
+@dataclass
+class Results:
+    benchmark: str
+    headline: Headline | None = None
+    tables: dict[str, Table] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    def add_table(self, name: str, frame: pd.DataFrame, title: str = "", **kw: Any) -> None:
+        self.tables[name] = Table(frame, title or name, **kw)
+
+    def headline_dict(self) -> dict[str, Any] | None:
+        return self.headline.as_dict() if self.headline else None
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON envelope every benchmark shares (benchmark-specific detail alongside)."""
+        doc: dict[str, Any] = {k: _clean_tree(v) for k, v in self.detail.items()}
+        doc.update(
+            benchmark=self.benchmark,
+            headline=self.headline_dict(),
+            tables={name: table_json(t) for name, t in self.tables.items()},
+            notes=list(self.notes),
+            warnings=list(self.warnings),
+        )
+        return doc
+
+
+def table_json(t: Table) -> list[dict[str, Any]]:
+    """Rows as records (the index becomes columns), NaN as null."""
+    frame = t.frame.reset_index() if t.index and _named_index(t.frame) else t.frame
+    return [{str(k): _clean(v) for k, v in row.items()} for row in frame.to_dict("records")]
+
+
+def _named_index(frame: pd.DataFrame) -> bool:
+    return any(n is not None for n in frame.index.names)
+
+
+def _clean(v: Any) -> Any:
+    if hasattr(v, "item") and not isinstance(v, (list, dict, str)):
+        with contextlib.suppress(ValueError, AttributeError):
+            v = v.item()
+    if isinstance(v, float) and math.isnan(v):
+        return None
+    return v
+
+
+def _clean_tree(v: Any) -> Any:
+    if isinstance(v, dict):
+        return {k: _clean_tree(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_clean_tree(x) for x in v]
+    return _clean(v)
+
+
+def _fmt(v: Any, percent: bool = False) -> str:
+    v = _clean(v)
+    if v is None:
+        return "–"
+    if isinstance(v, bool):
+        return str(v)
+    if isinstance(v, int):
+        return f"{v:,}"
+    if isinstance(v, float):
+        if percent:
+            return f"{100 * v:.1f}"
+        return f"{v:.4g}" if abs(v) < 1e4 else f"{v:,.0f}"
+    return str(v)
+
+
+def render_results(results: Results, console: Console) -> None:
+    """Every table, then notes and warnings, as rich tables on `console`."""
+    from rich.table import Table as RichTable
+
+    for t in results.tables.values():
+        frame = t.frame.reset_index() if t.index and _named_index(t.frame) else t.frame
+        rt = RichTable(title=t.title, title_justify="left")
+        for col in frame.columns:
+            label = f"{col} %" if col in t.percent else str(col)
+            numeric = frame[col].dtype.kind in "iuf"
+            rt.add_column(label, justify="right" if numeric else "left")
+        for row in frame.itertuples(index=False):
+            rt.add_row(*(_fmt(v, col in t.percent) for v, col in zip(row, frame.columns,
+                                                                       strict=True)))
+        console.print(rt)
+    for note in results.notes:
+        console.print(note, markup=False, highlight=False)
+    for w in results.warnings:
+        console.print(f"[yellow]warning:[/yellow] {w}", highlight=False)
