@@ -67,3 +67,36 @@ def test_local_spec_errors(cli, tmp_path):
     code, _, err = cli("run", "worldsense:fresh", "--model", f"local:{bad}", "--runs-dir",
                        tmp_path, "--limit", 2)
     assert code == 2 and "could not load" in err and "Traceback" not in err
+
+
+def test_choice_scoring_gives_every_trial_a_valid_answer(cli, tmp_path):
+    """The embedded base model echoes prompts; answered by log-probability (its default) every
+    one of 60 trials gets an allowed answer, so the table shows real accuracy and bias."""
+    code, doc, err = cli("run", "worldsense:fresh", "--model", "local", "--limit", 60,
+                         "--runs-dir", tmp_path, "--json")
+    assert code == 0, err
+    assert "log-probability" in err  # the default is stated
+    records = read_records(next(tmp_path.glob("worldsense/fresh/logprob___*")) / "records.jsonl")
+    assert len(records) >= 60 and doc["n_invalid"] == 0
+    assert all(r["resp"] in r["expectedresp"] for r in records)
+    assert all(v is not None for r in records for v in r["logprobs"].values())
+    assert 0.0 < doc["headline"]["value"] < 1.0
+    assert doc["usage"]["cached_prompt_tokens"] > 0  # candidates share the prompt's KV prefix
+
+
+def test_count_tokens_and_context_window_from_the_engine():
+    async def go() -> tuple[int, int, int, int | None]:
+        model = parse_model_spec("local")
+        model.configure(1)
+        await model.start()
+        try:
+            msgs = [{"role": "user", "content": "Which came first, A or B?"}]
+            return (await model.count_tokens("hello world"), await model.count_tokens(msgs),
+                    await model.count_tokens(msgs * 2), model.context_window)
+        finally:
+            await model.close()
+
+    text, chat, chat2, window = asyncio.run(go())
+    assert 2 <= text <= 4  # the GGUF's own tokenizer (plus BOS), not a character estimate
+    assert chat > 8 and chat2 > chat  # the chat template's turn markers are counted too
+    assert window == 8192

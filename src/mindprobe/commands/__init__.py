@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
-from typing import Any
-
-from rich.console import Console
+from typing import TYPE_CHECKING, Any
 
 from mindprobe.errors import UsageError
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 def verbs_of(bench: str) -> dict[str, Any]:

@@ -1,41 +1,30 @@
-"""WorldSense (Benchekroun et al. 2023): grounded-reasoning benchmark — data, scoring, report."""
+"""WorldSense (Benchekroun et al. 2023): grounded-reasoning benchmark — data, scoring, report.
 
-from mindprobe.benchmarks.worldsense.data import (
-    load_results,
-    load_testset,
-    load_trainset,
-    read_results_file,
-    results_from_pairs,
-    write_results_file,
-)
-from mindprobe.benchmarks.worldsense.metrics import (
-    WorldSenseAnalysis,
-    accuracy_by_group,
-    analyse,
-    bias_by_group,
-    compute_acc_table,
-)
-from mindprobe.benchmarks.worldsense.report import (
-    analyse_testset_dir,
-    pivot_pretty,
-    render_text,
-    to_json,
-)
+The Python API is imported lazily (PEP 562), so `mindprobe run worldsense --help` does not
+import pandas just to read the benchmark's options.
 
-__all__ = [
-    "WorldSenseAnalysis",
-    "accuracy_by_group",
-    "analyse",
-    "analyse_testset_dir",
-    "bias_by_group",
-    "compute_acc_table",
-    "load_results",
-    "load_testset",
-    "load_trainset",
-    "pivot_pretty",
-    "read_results_file",
-    "render_text",
-    "results_from_pairs",
-    "to_json",
-    "write_results_file",
-]
+Names are imported on first use (see `mindprobe.lazy`).
+"""
+
+from mindprobe.lazy import lazy_exports
+
+_MODULES = {
+    "data": [
+        "load_results",
+        "load_testset",
+        "load_trainset",
+        "read_results_file",
+        "results_from_pairs",
+        "write_results_file",
+    ],
+    "metrics": [
+        "WorldSenseAnalysis",
+        "accuracy_by_group",
+        "analyse",
+        "bias_by_group",
+        "compute_acc_table",
+    ],
+    "report": ["analyse_testset_dir", "pivot_pretty", "render_text", "to_json"],
+}
+__getattr__ = lazy_exports(__name__, _MODULES)
+__all__ = sorted(n for names in _MODULES.values() for n in names)

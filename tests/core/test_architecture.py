@@ -1,0 +1,60 @@
+"""The seams of the design hold: who may import what, and a fast CLI start."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "mindprobe"
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text())
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            out.add(node.module)
+    return out
+
+
+def _violations(folder: str, forbidden: tuple[str, ...]) -> list[str]:
+    bad = []
+    for path in sorted((SRC / folder).rglob("*.py")):
+        for mod in _imports(path):
+            if any(mod == f or mod.startswith(f + ".") for f in forbidden):
+                bad.append(f"{path.relative_to(SRC)} imports {mod}")
+    return bad
+
+
+def test_benchmarks_never_import_the_cli_or_http():
+    assert _violations("benchmarks", ("mindprobe.cli", "mindprobe.commands", "argparse",
+                                      "aiohttp")) == []
+
+
+def test_core_never_imports_a_benchmark_argparse_or_aiohttp():
+    assert _violations("core", ("mindprobe.benchmarks", "mindprobe.commands", "mindprobe.cli",
+                                "argparse", "aiohttp")) == []
+
+
+def test_models_and_resources_never_import_benchmarks_or_cli():
+    for folder in ("models", "resources"):
+        if (SRC / folder).is_dir():
+            assert _violations(folder, ("mindprobe.benchmarks", "mindprobe.commands",
+                                        "mindprobe.cli", "argparse")) == []
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["--help"], ["list"],
+                                  ["run", "worldsense", "--help"], ["models"]])
+def test_light_commands_do_not_import_pandas_or_numpy(argv):
+    code = ("import sys\nfrom mindprobe.cli import main\ntry:\n    main(%r)\nexcept SystemExit:\n"
+            "    pass\nprint('HEAVY', sorted(m for m in ('pandas', 'numpy', 'aiohttp') "
+            "if m in sys.modules))" % argv)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60).stdout
+    assert "HEAVY []" in out, out
