@@ -19,7 +19,7 @@ from mindprobe.benchmarks.mr_gsm8k import (
     parse_response,
     verify_git_blob,
 )
-from mindprobe.benchmarks.mr_gsm8k.data import DATASET_FIELDS, DEMOS_GIT_BLOB
+from mindprobe.benchmarks.mr_gsm8k.dataset_file import DATASET_FIELDS, DEMOS_GIT_BLOB
 from mindprobe.errors import DataError
 
 

@@ -29,7 +29,7 @@ class Analyse:
 
         out = tables_console(args.json)
         if args.upstream_results:
-            from mindprobe.benchmarks.mr_gsm8k.report import upstream_results
+            from mindprobe.benchmarks.mr_gsm8k.tables import upstream_results
             from mindprobe.benchmarks.mr_gsm8k.upstream import rescore_upstream
 
             results = rescore_upstream(args.upstream_results,

@@ -7,7 +7,7 @@ Names are imported on first use (see `mindprobe.lazy`).
 from mindprobe.lazy import lazy_exports
 
 _MODULES = {
-    "data": [
+    "dataset_file": [
         "FULL_N_CORRECT",
         "FULL_N_WRONG",
         "OFFICIAL_GIT_BLOB",

@@ -3,10 +3,9 @@
 Design (one source of truth per judge, nothing copied):
 - the judge given to `mindprobe run --judge` answers inside the run; its verdict is part of
   the item's record (`record["judge"]`), like every other per-item score;
-- a judge added later with `mindprobe judge mr_gsm8k --run DIR --judge SPEC` writes
-  `DIR/judgements/<label>.jsonl`, one line per judged uuid (`id`, verdict, raw reply, usage),
-  appended with one write(2) per line like records.jsonl: a kill tears at most the last line,
-  which is dropped on resume; a uuid already judged is never judged or written again.
+- a judge added later with `mindprobe judge mr_gsm8k --run DIR --judge SPEC` is a judge pass
+  of the common runner (`judge_item` below): the store appends its verdicts to
+  `DIR/judgements/<label>.jsonl` exactly like records.jsonl (resumable, never twice), and
   `DIR/judgements/<label>.json` names the judge, so one label never mixes two judges.
 A label's verdicts are the union of both places (the judge command only fills in the T2 hits
 the run's own judge left without a verdict when given the same judge). Records of T2 hits keep
@@ -22,7 +21,7 @@ from mindprobe.core.session import Session
 from mindprobe.errors import DataError, UsageError
 from mindprobe.models.base import Request
 
-from .data import STEP_FIELD
+from .dataset_file import STEP_FIELD
 from .parse import parse_judge, reason_hit
 from .prompts import build_judge_prompt
 
@@ -99,7 +98,7 @@ def collect_judges(
 
     `judgements` are the later judge passes' records (label -> (manifest, records)), read by
     the store."""
-    from .results import runtime_verdicts
+    from .judged_metrics import runtime_verdicts
 
     judges: dict[str, dict[str, Any]] = {}
     own = config.get("judge_label")

@@ -15,7 +15,7 @@ from typing import Any
 
 from mindprobe.errors import DataError
 
-from .data import LABEL_FIELD, LABELS, STEP_FIELD
+from .dataset_file import LABEL_FIELD, LABELS, STEP_FIELD
 from .parse import normalise_judgement, normalise_step, parse_response
 
 W_MCC, W_STEP, W_REASON = 0.2, 0.3, 0.5

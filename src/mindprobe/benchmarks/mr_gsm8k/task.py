@@ -20,9 +20,9 @@ from .judging import judge_input, judge_one
 from .metrics import score_item
 from .options import MRGSM8KOptions
 from .prompts import MAX_TOKENS, TEMPERATURE, build_prompt
-from .report import results_of_doc
-from .results import judges_doc, metrics_doc, runtime_verdicts, scored_rows
-from .sources import OFFICIAL_FILE, describe_counts, load_items, packaged_demos, select_types
+from .tables import results_of_doc
+from .judged_metrics import judges_doc, metrics_doc, runtime_verdicts, scored_rows
+from .item_sources import OFFICIAL_FILE, describe_counts, load_items, packaged_demos, select_types
 
 
 def _canned(judgement: str, step: str, analysis: str) -> str:

@@ -17,7 +17,7 @@ from typing import Any
 
 from mindprobe.errors import DataError
 
-from .data import DATASET_FIELDS, read_objects, validate_record
+from .dataset_file import DATASET_FIELDS, read_objects, validate_record
 from .metrics import aggregate, score_item
 from .parse import judge_verdict, reason_hit
 

@@ -18,7 +18,7 @@ from typing import Any
 from mindprobe.core.data import DataFile, data_dir_for, verify
 from mindprobe.errors import DataError, UsageError
 
-from .data import (
+from .dataset_file import (
     DEMOS_FILENAME,
     DEMOS_SHA256,
     OFFICIAL_FILENAME,
