@@ -20,7 +20,7 @@ from mindprobe.core.paths import response_cache_path
 from mindprobe.core.results import Results, render_results
 from mindprobe.core.runner import PassSettings, execute, usage_summary
 from mindprobe.core.store import RunStore, base_manifest
-from mindprobe.errors import UsageError
+from mindprobe.errors import ModelError, UsageError
 from mindprobe.models import Model, parse_model_spec
 from mindprobe.registry import get_benchmark, info, resolve_variants, split_bench_spec
 
@@ -72,8 +72,10 @@ def cmd_run(args: argparse.Namespace, err: Console) -> int:
     _check_positive(args)
     bench: Benchmark = get_benchmark(name)
     opts = build_options(bench.Options, bench_option_values(args), benchmark=name)
-    model = parse_model_spec(args.model, timeout=args.timeout, max_attempts=args.max_attempts)
     roles = parse_roles(args)
+    if getattr(opts, "estimate", False):
+        return _estimate(args, bench, opts, name, variants, roles, err)
+    model = parse_model_spec(args.model, timeout=args.timeout, max_attempts=args.max_attempts)
 
     def warn(message: str) -> None:
         err.print(f"[yellow]warning[/yellow]: {message}", highlight=False)
@@ -95,18 +97,29 @@ def cmd_run(args: argparse.Namespace, err: Console) -> int:
             plan.items = plan.items[: args.limit]
         plan.model_label = model.label
         plans.append((v, plan))
-    if getattr(opts, "estimate", False):
-        docs = {}
-        for v, plan in plans:
-            res = bench.estimate(plan, opts)
-            render_results(res, err)
-            docs[v] = {"variant": v, **res.to_json()}
-        emit_json(args.json, _envelope(name, docs))
-        return 0
     models: dict[str, Model] = {"model": model}
     for role, spec in {r: s for _, p in plans for r, s in p.roles.items()}.items():
         models[role] = parse_model_spec(spec, timeout=args.timeout, max_attempts=args.max_attempts)
     return asyncio.run(_run_all(args, bench, opts, plans, models, err))
+
+
+def _estimate(args: argparse.Namespace, bench: Benchmark, opts: Any, name: str,
+              variants: list[str], roles: dict[str, str], err: Console) -> int:
+    """Tokens (and cost) without building a model: no API key, nothing sent."""
+    facts = ModelFacts(args.model, "estimate")
+    docs = {}
+    for v in variants:
+        ctx = PlanContext(variant=v, seed=args.seed, data_dir=Path(args.data_dir).expanduser()
+                          if args.data_dir else None, limit=args.limit,
+                          max_tokens=args.max_tokens, model=facts, roles=roles,
+                          warn=lambda m: err.print(f"[yellow]warning[/yellow]: {m}"),
+                          info=lambda m: None)
+        plan = bench.plan(ctx, opts)
+        res = bench.estimate(plan, opts)
+        render_results(res, err)
+        docs[v] = {"variant": v, **res.to_json()}
+    emit_json(args.json, _envelope(name, docs))
+    return 0
 
 
 async def _run_all(args: argparse.Namespace, bench: Benchmark, opts: Any,
@@ -128,6 +141,11 @@ async def _run_all(args: argparse.Namespace, bench: Benchmark, opts: Any,
             err.print("starting the embedded llama.cpp server…", highlight=False)
         for m in models.values():
             await m.start()
+        for _, plan in plans:
+            for cap, why in plan.requires.items():
+                if not model.can(cap):
+                    raise ModelError(f"{why}, which {model.spec} does not offer "
+                                     f"(it offers: {', '.join(sorted(model.capabilities)) or 'none'})")
         for r in resources.values():
             await r.start()
         for variant, plan in plans:

@@ -74,6 +74,9 @@ class RunPlan:
     model_label: str = "model"
     #: Seconds one item may take (None: no limit).
     item_time_limit: float | None = None
+    #: Model capabilities the episodes rely on, checked once the model has started (a server's
+    #: real abilities are only known then), e.g. {"grammar"} or {"logprobs"}.
+    requires: dict[str, str] = field(default_factory=dict)
 
 
 class Benchmark:

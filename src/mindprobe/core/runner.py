@@ -119,6 +119,7 @@ async def execute(
     fatal: list[BaseException] = []
     dead_after = settings.dead_after or max(12, 2 * settings.concurrency)
     streak = 0
+    unreachable: list[dict[str, Any]] = []
 
     with RunProgress(console, description, total=len(items), done=len(items) - len(todo)) as bar:
 
@@ -138,23 +139,32 @@ async def execute(
                 except BaseException as exc:
                     fatal.append(exc)
                     raise
-                streak = streak + 1 if connection else 0
-                if streak >= dead_after:
-                    # Keep the item unrecorded: a resume must ask it again.
-                    exc = ModelError(
-                        f"the model server stopped answering: {streak} items in a row failed "
-                        f"to connect (last: {rec['error']}); finished records are kept"
-                    )
-                    fatal.append(exc)
-                    raise exc
-                store.append(rec)
-                new[item.id] = rec
-                bar.advance("error" in rec)
+                if connection:
+                    # Held back until the server answers again: if it turns out to be dead,
+                    # these items stay unrecorded and a resume asks them again.
+                    streak += 1
+                    unreachable.append(rec)
+                    if streak >= dead_after:
+                        exc = ModelError(
+                            f"the model server stopped answering: {streak} items in a row "
+                            f"failed to connect (last: {rec['error']})")
+                        fatal.append(exc)
+                        raise exc
+                    continue
+                streak = 0
+                for held in [*unreachable, rec]:
+                    store.append(held)
+                    new[held["id"]] = held
+                    bar.advance("error" in held)
+                unreachable.clear()
 
         n_workers = max(1, min(settings.concurrency, len(todo)))
         workers = [asyncio.create_task(worker()) for _ in range(n_workers)]
         try:
             await asyncio.gather(*workers)
+            for held in unreachable:  # the run ended without the server coming back
+                store.append(held)
+                new[held["id"]] = held
         except BaseException:
             for w in workers:
                 w.cancel()

@@ -86,7 +86,11 @@ class RunLock:
         if held is not None:
             held[1] += 1
             return
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise UsageError(f"cannot write in {self.path.parent}: {exc.strerror} "
+                             "(choose a writable --runs-dir)") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -165,7 +169,8 @@ class RunStore:
         try:
             self.records_path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise UsageError(f"cannot create the run directory {self.dir}: {exc.strerror}") from None
+            raise UsageError(f"cannot create the run directory {self.dir}: {exc.strerror} "
+                             "(is --runs-dir a writable folder?)") from None
         self._lock = RunLock(self.dir)
         self._lock.acquire()
         try:
@@ -182,7 +187,7 @@ class RunStore:
                 if old.get(key) != manifest.get(key):
                     raise UsageError(
                         f"{self.dir} holds a run with a different {key} "
-                        f"({_short(old.get(key))} vs {_short(manifest.get(key))}); "
+                        f"({_difference(old.get(key), manifest.get(key))}); "
                         + self.conflict_hint
                     )
             manifest = {**manifest, "created": old.get("created", manifest.get("created"))}
@@ -197,8 +202,12 @@ class RunStore:
         manifest["started"] = now_iso()
         manifest.pop("ended", None)
         self.manifest = manifest
-        write_json_atomic(self.manifest_path, manifest)
-        self._fd = os.open(self.records_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            write_json_atomic(self.manifest_path, manifest)
+            self._fd = os.open(self.records_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise UsageError(f"cannot write the run in {self.dir}: {exc.strerror} "
+                             "(choose a writable --runs-dir)") from None
         return done
 
     def _rewrite(self, records: Any) -> None:
@@ -256,6 +265,16 @@ def dedupe(records: list[dict[str, Any]]) -> tuple[dict[str, dict[str, Any]], in
         else:
             done[rec["id"]] = rec
     return done, dropped
+
+
+def _difference(old: Any, new: Any) -> str:
+    """Which settings differ, e.g. `reasks: 1 (recorded) vs 2 (now)`."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        keys = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
+        if keys:
+            return "; ".join(f"{k}: {_short(old.get(k))} (recorded) vs {_short(new.get(k))} (now)"
+                             for k in keys[:4])
+    return f"{_short(old)} (recorded) vs {_short(new)} (now)"
 
 
 def _short(value: Any) -> str:

@@ -67,7 +67,7 @@ def parse_model_spec(spec: str, *, timeout: float = 300.0, max_attempts: int = 6
             raise ModelError(f"{spec} needs an API key: set OPENAI_API_KEY")
         return OpenAICompatModel(
             rest, OPENAI_URL, key, spec=spec, label=_safe(rest), timeout=timeout,
-            max_attempts=max_attempts, grammar=None,
+            max_attempts=max_attempts, grammar="openai",
         )
     forms = ", ".join(s for s, _ in MODEL_SPECS)
     raise ModelError(f"unknown model spec {spec!r}; use one of: {forms}")

@@ -105,6 +105,7 @@ class LocalModel(OpenAICompatModel):
             label=f"local-{label}" if path is not None else label, grammar="llama",
         )
         self.capabilities = frozenset({"logprobs", "prefix", "tokenize", "grammar"})
+        self.grammar_fixed = True
         self.context_window = ctx_per_slot
         self._server: Any = None
         self._slots: asyncio.Queue[int] | None = None

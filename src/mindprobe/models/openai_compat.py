@@ -91,6 +91,11 @@ class OpenAICompatModel(Model):
         if api_key:
             self._headers["Authorization"] = f"Bearer {api_key}"
         self._rng = random.Random()
+        #: A grammar mechanism given by the caller (local engine) is not re-detected.
+        self.grammar_fixed = False
+        self._offered: list[str] = []
+        self._conn_streak = 0
+        self._last_ok = time.monotonic()
 
     # -- lifecycle -------------------------------------------------------------------------
     async def start(self) -> None:
@@ -134,14 +139,34 @@ class OpenAICompatModel(Model):
             ids = [m.get("id") for m in entries]
         except (ValueError, AttributeError):
             return
+        self._offered = [str(i) for i in ids if i]
         for m in entries:  # vLLM and SGLang state the context window here
             if m.get("id") == self.model and isinstance(m.get("max_model_len"), int):
                 self.context_window = m["max_model_len"]
-        if ids and self.model not in ids:
-            shown = ", ".join(sorted(str(i) for i in ids)[:20])
-            raise ModelError(
-                f"unknown model {self.model!r} at {self.base_url}; the server offers: {shown}"
-            )
+        owners = {str(m.get("owned_by", "")).lower() for m in entries if isinstance(m, dict)}
+        self._set_mechanism(owners)
+
+    def _set_mechanism(self, owners: set[str]) -> None:
+        """Which constrained-answer mechanism the server really has, from who it says it is:
+        llama.cpp (GBNF grammar), vLLM/SGLang (guided choice), OpenAI (structured outputs);
+        unknown servers get none, so `--prompting constrained` is refused, not ignored."""
+        if self.grammar_fixed:
+            return
+        if self.base_url == OPENAI_URL:
+            self.grammar = "openai"
+        elif owners & {"llamacpp", "llama.cpp", "mindprobe-test"}:
+            self.grammar = "llama"
+        elif owners & {"vllm", "sglang"}:
+            self.grammar = "vllm"
+        else:
+            self.grammar = None
+        self.supports_grammar = self.grammar is not None
+        caps = set(self.capabilities) - {"grammar", "prefix"}
+        if self.grammar:
+            caps.add("grammar")
+        if self.grammar in ("llama", "vllm"):
+            caps.add("prefix")
+        self.capabilities = frozenset(caps)
 
     def _auth_message(self, status: int) -> str:
         env = "OPENAI_API_KEY" if self.base_url == OPENAI_URL else "MINDPROBE_API_KEY"
@@ -178,6 +203,8 @@ class OpenAICompatModel(Model):
                 body["grammar"] = _gbnf_choice(request.choices)
             elif self.grammar == "vllm":
                 body["guided_choice"] = request.choices
+            elif self.grammar == "openai":
+                body["response_format"] = _json_schema_choice(request.choices)
         if request.continue_final and self.grammar == "vllm":
             body["continue_final_message"] = True
             body["add_generation_prompt"] = False
@@ -205,9 +232,14 @@ class OpenAICompatModel(Model):
                     raw = await resp.read()
                     retry_after = resp.headers.get("Retry-After")
                 if status == 200:
+                    self._conn_streak = 0
+                    self._last_ok = time.monotonic()
                     try:
                         payload = orjson.loads(raw)
-                        return self._parse(payload, path, time.perf_counter() - t0)
+                        comp = self._parse(payload, path, time.perf_counter() - t0)
+                        if request.constrain and self.grammar == "openai":
+                            comp.text = _json_answer(comp.text)
+                        return comp
                     except (ValueError, KeyError, IndexError, TypeError) as exc:
                         last = f"malformed response body ({type(exc).__name__}: {exc})"
                 else:
@@ -221,6 +253,7 @@ class OpenAICompatModel(Model):
                 if isinstance(exc, (aiohttp.ClientConnectorError, ConnectionRefusedError,
                                     aiohttp.ServerDisconnectedError)):
                     kind = "connection"
+                    self._note_connection_failure(last)
             if attempt + 1 < self.max_attempts:
                 await asyncio.sleep(self._backoff(attempt, delay))
         raise TransientError(f"gave up after {self.max_attempts} attempts: {last}", kind)
@@ -237,6 +270,20 @@ class OpenAICompatModel(Model):
                                                                       strict=True)]
         return ChoiceScores(list(candidates), first, full, top, "first-token top-20", 1, comp)
 
+    #: Refused connections in a row (over all requests) and seconds without any answer after
+    #: which the server counts as dead: the run stops instead of retrying every item.
+    DEAD_STREAK = 24
+    DEAD_SECONDS = 8.0
+
+    def _note_connection_failure(self, last: str) -> None:
+        self._conn_streak += 1
+        silent = time.monotonic() - self._last_ok
+        if self._conn_streak >= self.DEAD_STREAK and silent >= self.DEAD_SECONDS:
+            raise ModelError(
+                f"the model server at {self.base_url} stopped answering ({self._conn_streak} "
+                f"connection failures in a row over {silent:.0f} s; last: {last})"
+            )
+
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
         """Full-jitter exponential backoff; a server's Retry-After is a floor, not a suggestion."""
         cap = min(self.backoff_max, self.backoff_base * (2**attempt))
@@ -249,9 +296,11 @@ class OpenAICompatModel(Model):
         if status in (401, 403):
             raise ModelError(self._auth_message(status))
         if status == 404:
+            offered = ", ".join(sorted(self._offered)[:20])
             raise ModelError(
-                f"the server at {self.base_url} answered 404 for model {self.model!r}: "
-                f"{_error_text(raw)} (check the model name and the URL)"
+                f"unknown model {self.model!r} at {self.base_url}: {_error_text(raw)}"
+                + (f"; the server offers: {offered}" if offered else
+                   " (check the model name and the URL)")
             )
 
     def _parse(self, payload: dict[str, Any], path: str, latency: float) -> Completion:
@@ -281,6 +330,23 @@ def _replace(request: Request, **changes: Any) -> Request:
     from dataclasses import replace
 
     return replace(request, **changes)
+
+
+def _json_schema_choice(choices: list[str]) -> dict[str, Any]:
+    """OpenAI structured outputs restricted to one of `choices` (as {"answer": ...})."""
+    schema = {"type": "object", "properties": {"answer": {"type": "string", "enum": choices}},
+              "required": ["answer"], "additionalProperties": False}
+    return {"type": "json_schema",
+            "json_schema": {"name": "answer", "schema": schema, "strict": True}}
+
+
+def _json_answer(text: str) -> str:
+    """The answer of a structured-outputs reply (the raw text when it is not that JSON)."""
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return text
+    return str(value["answer"]) if isinstance(value, dict) and "answer" in value else text
 
 
 def first_token_logprob(top: dict[str, float], candidate: str) -> float | None:

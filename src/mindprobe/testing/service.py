@@ -53,6 +53,8 @@ class ServerConfig:
     hang_seconds: float = 30.0
     seed: int = 0
     simulate_prefix_cache: bool = False
+    #: What /v1/models says owns the models (servers are recognised by it: "llamacpp", "vllm").
+    owned_by: str = "mindprobe-test"
 
 
 class Stats:
@@ -109,7 +111,7 @@ class Service:
         self.stats = Stats()
         self.ids = itertools.count(1)
         cards = [
-            {"id": m, "object": "model", "created": 0, "owned_by": "mindprobe-test"}
+            {"id": m, "object": "model", "created": 0, "owned_by": config.owned_by}
             for m in config.models
         ]
         self.models_body = json.dumps({"object": "list", "data": cards}).encode()

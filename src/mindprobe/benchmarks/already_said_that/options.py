@@ -17,5 +17,5 @@ class AlreadySaidThatOptions:
     max_turns: int = option(DEFAULT_MAX_TURNS, "turns per chat", minimum=1)
     estimate: bool = option(False, "print the tokens (and cost) a run would take, with and "
                             "without prefix reuse, then exit; sends nothing, needs no API key")
-    price: str | None = option(None, "with --estimate: USD per million tokens, IN or IN,OUT "
-                               "(e.g. 2.5,10)", metavar="IN[,OUT]")
+    price: str | None = option(None, "with --estimate: USD per million tokens, IN, IN,OUT or "
+                               "IN,OUT,CACHED_IN (e.g. 2.5,10,1.25)", metavar="IN[,OUT[,CACHED]]")

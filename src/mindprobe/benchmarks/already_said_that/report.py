@@ -50,15 +50,26 @@ def side_by_side(by_variant: dict[str, Results]) -> Results:
 
 
 def estimate_results(variant: str, est: dict[str, Any],
-                     price: tuple[float, float] | None) -> Results:
-    """Tokens a run would take if the model survived every turn (the upper bound)."""
+                     price: tuple[float, ...] | None) -> Results:
+    """Tokens a run would take if the model survived every turn (the upper bound), and what
+    each way of paying for them costs: full re-send per turn (what a chat API bills), provider
+    prompt caching at a discount (with a third price), prefix reuse on a local/vLLM engine."""
     resend, reuse, completion = est["prompt_tokens"], est["prefill_tokens"], est["completion_tokens"]
     rows = []
-    for label, prompt in (("resend every turn (OpenAI's chat API bills this)", resend),
-                          ("with prefix reuse (local / vLLM prefix caching)", reuse)):
+    ways: list[tuple[str, int, float | None]] = [
+        ("resend every turn (a chat API bills this)", resend, None)]
+    if price and len(price) > 2:
+        ways.append((f"provider prompt caching (cached input at {price[2]:g} USD/M)", resend,
+                     price[2]))
+    ways.append(("prefix reuse on a local / vLLM engine (prefill only)", reuse, None))
+    for label, prompt, cached_price in ways:
         row: dict[str, Any] = {"": label, "prompt tokens": prompt, "completion tokens": completion}
         if price:
-            row["cost (USD)"] = round((prompt * price[0] + completion * price[1]) / 1e6, 2)
+            if cached_price is None:
+                cost = prompt * price[0]
+            else:
+                cost = reuse * price[0] + (resend - reuse) * cached_price
+            row["cost (USD)"] = round((cost + completion * price[1]) / 1e6, 2)
         rows.append(row)
     out = Results("already_said_that")
     out.detail = {"estimate": est, "variant": variant}

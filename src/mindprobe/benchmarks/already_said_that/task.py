@@ -87,12 +87,15 @@ class AlreadySaidThatBenchmark(Benchmark):
         return estimate_results(cfg["variant"], est, _parse_price(opts.price))
 
 
-def _parse_price(text: str | None) -> tuple[float, float] | None:
+def _parse_price(text: str | None) -> tuple[float, ...] | None:
+    """`IN`, `IN,OUT` or `IN,OUT,CACHED_IN` in USD per million tokens."""
     if not text:
         return None
     try:
         parts = [float(x) for x in text.split(",")]
     except ValueError:
-        raise UsageError(f"--price expects IN or IN,OUT in USD per million tokens, got {text!r}") from None
-    return (parts[0], parts[1] if len(parts) > 1 else parts[0])
-
+        parts = []
+    if not 1 <= len(parts) <= 3 or any(p < 0 for p in parts):
+        raise UsageError(f"--price expects IN, IN,OUT or IN,OUT,CACHED_IN in USD per million "
+                         f"tokens, got {text!r}")
+    return (parts[0], parts[1] if len(parts) > 1 else parts[0], *parts[2:])

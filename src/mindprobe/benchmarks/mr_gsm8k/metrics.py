@@ -16,7 +16,7 @@ from typing import Any
 from mindprobe.errors import DataError
 
 from .dataset_file import LABEL_FIELD, LABELS, STEP_FIELD
-from .parse import normalise_judgement, normalise_step, parse_response
+from .parse import PARSE_ERROR, normalise_judgement, normalise_step, parse_response
 
 W_MCC, W_STEP, W_REASON = 0.2, 0.3, 0.5
 
@@ -141,7 +141,7 @@ def _block(rows: list[Mapping[str, Any]], verdicts: Mapping[str, bool] | None) -
         n_correct, len(rows) - n_correct, tp, tn, len(step_rows), reason_hits, pending
     )
     # Replies without a parsable judgement count as wrong judgements (upstream); say how many.
-    block["n_unparsed"] = sum(not r.get("judgement") for r in rows)
+    block["n_unparsed"] = sum(r.get("judgement") in (None, "", PARSE_ERROR) for r in rows)
     return block
 
 

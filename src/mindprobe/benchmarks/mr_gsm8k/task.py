@@ -16,13 +16,13 @@ from mindprobe.core.results import Results
 from mindprobe.core.session import Session
 from mindprobe.models.base import Request, TransientError
 
+from .item_sources import OFFICIAL_FILE, describe_counts, load_items, packaged_demos, select_types
+from .judged_metrics import judges_doc, metrics_doc, runtime_verdicts, scored_rows
 from .judging import judge_input, judge_one
 from .metrics import score_item
 from .options import MRGSM8KOptions
 from .prompts import MAX_TOKENS, TEMPERATURE, build_prompt
 from .tables import results_of_doc
-from .judged_metrics import judges_doc, metrics_doc, runtime_verdicts, scored_rows
-from .item_sources import OFFICIAL_FILE, describe_counts, load_items, packaged_demos, select_types
 
 
 def _canned(judgement: str, step: str, analysis: str) -> str:

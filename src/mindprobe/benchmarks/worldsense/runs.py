@@ -12,6 +12,7 @@ from mindprobe.benchmarks.worldsense.data import results_from_pairs
 from mindprobe.benchmarks.worldsense.metrics import JOIN_FIELDS, analyse
 from mindprobe.benchmarks.worldsense.report import to_json
 from mindprobe.core.results import Headline, Results
+from mindprobe.core.stats import wilson
 
 CHANCE_NOTE = ("chance: 50% on TRUE/FALSE questions, 33% on 3-way questions (the bias column "
                "shows a preference for the first option when positive)")
@@ -40,21 +41,34 @@ def results_of_run(records: list[dict[str, Any]], prompting: str, label: str) ->
     doc = to_json(analyse(*frames(ok, prompting, label), warn=warnings.append))
     out.detail.update(doc)
     out.warnings += [w for w in warnings if "PARTIAL" not in w]
+    counts = _counts(ok)
+    small = False
     for run, problems in doc["accuracy"].items():
         bias = doc["bias"].get(run, {})
-        rows = [{"problem": name, "accuracy": _pct(s.get("mean")), "acc ±95": _pct(s.get("conf95")),
-                 "bias": bias.get(name, {}).get("mean"), "bias ±95": bias.get(name, {}).get("conf95")}
-                for name, s in problems.items()]
+        rows = []
+        for name, s in problems.items():
+            n, k, n_bad = counts.get(name, (0, 0, 0))
+            lo, hi, method = _interval(s.get("mean"), s.get("conf95"), k, n)
+            small |= method != UPSTREAM
+            rows.append({"problem": name, "n": n, "invalid": n_bad,
+                         "accuracy": _pct(s.get("mean")), "acc ±95": _pct(s.get("conf95")),
+                         "ci_low": _pct(lo), "ci_high": _pct(hi), "ci": method,
+                         "bias": bias.get(name, {}).get("mean"),
+                         "bias ±95": bias.get(name, {}).get("conf95")})
         out.add_table(f"accuracy/{run}", pd.DataFrame(rows),
-                      f"WorldSense {run} ({len(ok)} trials, {invalid} invalid answers)", index=False)
+                      f"WorldSense {run} ({len(ok)} trials, {invalid} invalid answers; "
+                      "accuracy in %)", index=False)
     run = doc["accuracy"].get(f"{prompting}/{label}", {})
     head = run.get("ALL") or next(iter(run.values()), None)
     if head is not None and head.get("mean") is not None:
-        half = head.get("conf95")
-        m = head["mean"]
-        out.headline = Headline(
-            "accuracy", m, None if half is None else m - half, None if half is None else m + half,
-            chance=None, n=len(ok), ci_method="upstream: mean of per-cell SEMs × 1.96")
+        n, k, _ = counts.get("ALL", (0, 0, 0))
+        lo, hi, method = _interval(head["mean"], head.get("conf95"), k, n)
+        out.headline = Headline("accuracy", head["mean"], lo, hi, n=len(ok), ci_method=method)
+    if small:
+        out.notes.append(
+            "ci = upstream: mean ± 1.96 × the SEM of equally weighted cells (the paper's CIs); "
+            "where a cell is too small for that (a single trial per cell: no SEM, or zero "
+            "width), the interval is Wilson's on the raw correct/total, labelled so")
     out.notes.append(CHANCE_NOTE)
     if invalid:
         share = invalid / len(ok)
@@ -63,6 +77,30 @@ def results_of_run(records: list[dict[str, Any]], prompting: str, label: str) ->
             msg + ("; the model mostly did not answer in the expected form (try --scoring "
                    "logprob or --prompting constrained)" if share > 0.5 else ""))
     return out
+
+
+UPSTREAM = "upstream"
+WILSON = "Wilson"
+
+
+def _counts(records: list[dict[str, Any]]) -> dict[str, tuple[int, int, int]]:
+    """problem -> (trials, correct, invalid), and "ALL"."""
+    out: dict[str, list[int]] = {}
+    for r in records:
+        for key in (r.get("problemname"), "ALL"):
+            c = out.setdefault(key, [0, 0, 0])
+            c[0] += 1
+            c[1] += bool(r.get("correct"))
+            c[2] += not r.get("resp")
+    return {k: (v[0], v[1], v[2]) for k, v in out.items()}
+
+
+def _interval(mean: Any, half: Any, k: int, n: int) -> tuple[float | None, float | None, str]:
+    """Upstream's mean ± conf95 where it is defined and non-degenerate, else Wilson on k/n."""
+    if mean is not None and half is not None and half == half and half > 0:
+        return float(mean) - float(half), float(mean) + float(half), UPSTREAM
+    lo, hi = wilson(k, n)
+    return lo, hi, WILSON
 
 
 def _pct(v: Any) -> float | None:

@@ -135,8 +135,15 @@ class WorldSenseBenchmark(Benchmark):
         config = {"seed": seed, "reasks": opts.reasks, "max_tokens": ctx.max_tokens or 16,
                   "scoring": scoring}
         label = "logprob" if scoring == "logprob" else prompting
+        requires = {}
+        if prompting == "constrained":
+            requires["grammar"] = ("--prompting constrained needs a constrained-answer mechanism "
+                                   "(llama.cpp grammar, vLLM guided choice, OpenAI structured "
+                                   "outputs)")
+        if scoring == "logprob":
+            requires["logprobs"] = "--scoring logprob needs log-probabilities"
         return RunPlan(items=items, prompting=label, config=config, provenance=provenance,
-                       limit_applied=True)
+                       limit_applied=True, requires=requires)
 
     async def run_item(self, item: Item, session: Session) -> dict[str, Any]:
         t = item.payload
