@@ -52,9 +52,9 @@ def test_models_and_resources_never_import_benchmarks_or_cli():
 @pytest.mark.parametrize("argv", [["--version"], ["--help"], ["list"],
                                   ["run", "worldsense", "--help"], ["models"]])
 def test_light_commands_do_not_import_pandas_or_numpy(argv):
-    code = ("import sys\nfrom mindprobe.cli import main\ntry:\n    main(%r)\nexcept SystemExit:\n"
-            "    pass\nprint('HEAVY', sorted(m for m in ('pandas', 'numpy', 'aiohttp') "
-            "if m in sys.modules))" % argv)
+    code = (f"import sys\nfrom mindprobe.cli import main\ntry:\n    main({argv!r})\n"
+            "except SystemExit:\n    pass\nprint('HEAVY', sorted(m for m in ('pandas', 'numpy', "
+            "'aiohttp') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=60).stdout
     assert "HEAVY []" in out, out
