@@ -8,16 +8,19 @@ it files come from the user cache (`MINDPROBE_DATA_DIR`, else ~/.cache/mindprobe
 from __future__ import annotations
 
 import hashlib
+import marshal
 import os
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
 
-from mindprobe.core.paths import data_root
+from mindprobe.core.paths import cache_dir, data_root
 from mindprobe.errors import DataError
 
 
@@ -149,3 +152,33 @@ def _download(url: str, path: Path, console: Console) -> None:
         ) from None
     os.replace(tmp, path)
     console.print(f"[green]fetched[/green] {path}")
+
+
+_DECODED_MAGIC = b"mindprobe-decoded-v1\n"
+
+
+def decoded(path: Path, sha256: str | None, kind: str, decode: Callable[[Path], Any]) -> Any:
+    """`decode(path)`, memoised on disk by the source file's sha256 (verified before use).
+
+    Decompressing and parsing an official file costs seconds at every run; its decoded form
+    (plain lists, dicts, strings and numbers, stored with `marshal`) loads in a fraction of
+    that. The key is the sha256 of the bytes actually read, so an edited or replaced source is
+    decoded again, never served stale.
+    """
+    digest = sha256 or hashlib.sha256(path.read_bytes()).hexdigest()
+    cache = cache_dir() / "decoded" / f"{kind}-{digest}.marshal"
+    try:
+        blob = cache.read_bytes()
+        if blob.startswith(_DECODED_MAGIC):
+            return marshal.loads(blob[len(_DECODED_MAGIC):])
+    except (OSError, EOFError, ValueError, TypeError):
+        pass
+    value = decode(path)
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
+        tmp.write_bytes(_DECODED_MAGIC + marshal.dumps(value))
+        os.replace(tmp, cache)
+    except (OSError, ValueError):
+        pass  # a read-only cache only costs speed
+    return value

@@ -20,7 +20,7 @@ from mindprobe.benchmarks.worldsense.generate import deobfuscate
 from mindprobe.benchmarks.worldsense.metrics import is_correct
 from mindprobe.benchmarks.worldsense.options import WorldSenseOptions
 from mindprobe.core.benchmark import Benchmark, Item, PlanContext, RunPlan
-from mindprobe.core.data import DataFile, resolve
+from mindprobe.core.data import DataFile, decoded, resolve
 from mindprobe.core.results import Results
 from mindprobe.core.session import Session
 from mindprobe.errors import DataError, UsageError
@@ -119,14 +119,15 @@ class WorldSenseBenchmark(Benchmark):
             path = Path(opts.data_file).expanduser()
             if not path.is_file():
                 raise UsageError(f"--data-file {path}: no such file")
-            trials = read_trials(path)
-            provenance = {"file": str(path.resolve()), "sha256": _sha256(path)}
+            sha = _sha256(path)
+            trials = decoded(path, sha, "worldsense-trials", read_trials)
+            provenance = {"file": str(path.resolve()), "sha256": sha}
         elif ctx.variant == "fresh":
             trials, provenance = sets.fresh_trials(seed)
         else:
             rel = sets.TRIALS_PATH[ctx.variant]
-            path = resolve(self.name, self.data_files, rel, ctx.data_dir)
-            trials = read_trials(path)
+            path = resolve(self.name, self.data_files, rel, ctx.data_dir)  # sha256-verified
+            trials = decoded(path, sets.sha256_of(rel), "worldsense-trials", read_trials)
             provenance = {"file": rel, "sha256": sets.sha256_of(rel)}
         if not trials:
             raise DataError(f"{provenance.get('file')} holds no trials")
