@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+
+from mindprobe.cli import main
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = Path(os.environ.get("MINDPROBE_SHARED_DATA", REPO.parent / "shared" / "data"))
@@ -23,3 +28,30 @@ def shared_data_dir(benchmark: str) -> Path:
 def shared_data():
     """Factory fixture: shared_data("worldsense") -> Path, skipping when the data is absent."""
     return shared_data_dir
+
+
+@pytest.fixture
+def cli(tmp_path, capsys, monkeypatch):
+    """cli(*args) -> (exit code, parsed stdout JSON or text, stderr), isolated caches."""
+    monkeypatch.setenv("MINDPROBE_CACHE_DIR", str(tmp_path / "cache"))
+
+    def run(*args: str):
+        code = main([str(a) for a in args])
+        out, err = capsys.readouterr()
+        try:
+            doc = json.loads(out) if "--json" in args else out
+        except ValueError:
+            doc = out
+        return code, doc, err
+    return run
+
+
+@pytest.fixture
+def spawn(tmp_path):
+    """spawn(args) -> `python -m mindprobe.cli ...` as a real process (kill -9 / Ctrl-C tests)."""
+    env = {**os.environ, "MINDPROBE_CACHE_DIR": str(tmp_path / "cache"), "PYTHONUNBUFFERED": "1"}
+
+    def start(args: list) -> subprocess.Popen:
+        return subprocess.Popen([sys.executable, "-m", "mindprobe.cli", *map(str, args)],
+                                env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return start

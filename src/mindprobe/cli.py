@@ -22,7 +22,7 @@ DESCRIPTION = (
     "`mindprobe run BENCH --help` shows a benchmark's own options."
 )
 #: Verbs whose first argument is a benchmark (its options are added once it is known).
-BENCH_VERBS = ("run", "analyse", "analyze", "export", "generate", "judge")
+BENCH_VERBS = ("run", "analyse", "analyze", "export", "generate", "judge", "build", "sweep")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -72,6 +72,45 @@ def add_common_run_options(r: argparse.ArgumentParser) -> None:
     r.add_argument("--max-tokens", type=int, help="cap on tokens per reply (default per benchmark)")
     r.add_argument("--max-attempts", type=int, default=6, help="attempts per request (default 6)")
     r.add_argument("--json", action="store_true", help="print only the results JSON on stdout")
+    r.add_argument("--endpoints", metavar="FILE",
+                   help="several servers of one model (--model openai:MODEL): one URL per line, "
+                   "optionally `concurrency=N key_env=VAR`, `group = NAME`, # comments; each "
+                   "item's turns stay on one server, a dead server's items move to a live one")
+    r.add_argument("--replicas", type=int, metavar="N",
+                   help="start N llama.cpp replicas of --model local[:PATH.gguf] with --ray")
+    r.add_argument("--ray", nargs="?", const="", default=None, metavar="ADDRESS",
+                   help="place the --replicas on a Ray cluster (ADDRESS, e.g. auto or "
+                   "ray://head:10001); without ADDRESS a local Ray instance is started. Needs "
+                   "`pip install 'mindprobe[ray]'`")
+    r.add_argument("--dry-run", action="store_true",
+                   help="show how the items would be spread over the endpoints and how many "
+                   "requests (and tokens, where the benchmark estimates them) the run takes; "
+                   "sends nothing")
+    r.add_argument("--reasoning-effort", choices=["low", "medium", "high"],
+                   action=_ReasoningSetting, env="MINDPROBE_REASONING_EFFORT",
+                   help="how hard a reasoning model thinks: sent as `reasoning_effort` (OpenAI, "
+                   "vLLM); implies --reasoning. Also MINDPROBE_REASONING_EFFORT")
+    r.add_argument("--reasoning", nargs=0, action=_ReasoningSetting, env="MINDPROBE_REASONING",
+                   help="the model thinks before answering: default --max-tokens leave room for "
+                   "its thinking from the first request (without it, room is made once a reply "
+                   "shows thinking). Also MINDPROBE_REASONING=1")
+
+
+class _ReasoningSetting(argparse.Action):
+    """Stores the flag and exports it to the environment variable the model backends read when
+    they are built (models/openai_compat.py), so it reaches every request of the run."""
+
+    def __init__(self, option_strings: list[str], dest: str, env: str, **kwargs: object) -> None:
+        self.env = env
+        super().__init__(option_strings, dest, **kwargs)  # type: ignore[arg-type]
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        import os
+
+        value = values if isinstance(values, str) else "1"
+        setattr(namespace, self.dest, value)
+        os.environ[self.env] = value
 
 
 def add_benchmark_options(parser: argparse.ArgumentParser, bench: str) -> None:
@@ -117,13 +156,20 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
 
     for verb, help_text in (("export", "export a run in the benchmark's upstream result format"),
                             ("generate", "generate a fresh dataset"),
-                            ("judge", "(re-)judge a finished run with a judge model")):
+                            ("judge", "(re-)judge a finished run with a judge model"),
+                            ("build", "build a benchmark's dataset from its sources"),
+                            ("sweep", "run every prompt config, pick the best, run the test "
+                             "split with it")):
         v = sub.add_parser(verb, help=help_text)
         v.add_argument("benchmark", help="the benchmark, see `mindprobe list`")
         if bench and verb in verbs_of(bench):
             verbs_of(bench)[verb].add_arguments(v)
     if bench and "analyse" in verbs_of(bench):
         verbs_of(bench)["analyse"].add_arguments(a)
+
+    from mindprobe.commands.report import add_report_parser
+
+    add_report_parser(sub)
 
     d = sub.add_parser("data", help="download and verify official data files")
     dsub = d.add_subparsers(dest="data_command", required=True, parser_class=_Parser)

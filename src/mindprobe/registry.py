@@ -78,6 +78,20 @@ BENCHMARKS: dict[str, BenchmarkInfo] = {
 }
 
 
+_SORT_CONDITIONS = [f"{le}-{ls}" for le in (250, 1000, 2500, 10000, 20000) for ls in (20, 50)]
+BENCHMARKS["sort"] = BenchmarkInfo(
+    name="sort",
+    title="episodic memory: which of two segments of a book came first (Book-SORT)",
+    variants={"all": "every condition that fits the model's context window (default)",
+              **{c: f"excerpt {c.split('-')[0]} words, segments {c.split('-')[1]} words"
+                 for c in _SORT_CONDITIONS}},
+    default_variant="all",
+    task="mindprobe.benchmarks.sort.task:SortBenchmark",
+    options="mindprobe.benchmarks.sort.options:SortOptions",
+    verbs=("build", "sweep"),
+)
+
+
 def benchmark_names() -> list[str]:
     return list(BENCHMARKS)
 

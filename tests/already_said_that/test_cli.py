@@ -51,7 +51,7 @@ def test_estimate_prints_resend_vs_reuse(shared_data, tmp_path, capsys):
                           "--data-dir", data, "--runs-dir", tmp_path, "--n-samples", 3,
                           "--estimate", "--price", "2.5,10")
     assert code == 0
-    assert "resend every turn" in err and "with prefix reuse" in err and "cost" in err
+    assert "resend every turn" in err and "prefix reuse" in err and "cost" in err
     assert not list(tmp_path.glob("already_said_that/*"))  # nothing was run
 
 

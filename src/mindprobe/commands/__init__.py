@@ -38,6 +38,10 @@ def dispatch(args: argparse.Namespace, err: Console) -> int:
         from mindprobe.commands import info
 
         return getattr(info, f"cmd_{cmd}")(args, err)
+    if cmd == "report":
+        from mindprobe.commands.report import cmd_report
+
+        return cmd_report(args, err)
     from mindprobe.registry import info as bench_info
 
     name = bench_info(args.benchmark).name

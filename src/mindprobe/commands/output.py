@@ -28,7 +28,7 @@ def emit_json(enabled: bool, doc: Any) -> None:
 
 
 def print_summary(err: Console, run_dir: Path, result: RunResult, records: list[dict],
-                  elapsed: float) -> None:
+                  elapsed: float, endpoints: list[dict[str, Any]] | None = None) -> None:
     u = usage_summary(records)
     t = Table(title="run", show_header=False, title_justify="left")
     t.add_row("directory", shlex.quote(str(run_dir)))
@@ -41,6 +41,8 @@ def print_summary(err: Console, run_dir: Path, result: RunResult, records: list[
         f"completion {u['completion_tokens']:,}",
     )
     err.print(t)
+    if endpoints:
+        print_endpoints(err, endpoints)
     if u["errors"]:
         first = next(r for r in records if "error" in r)
         err.print(
@@ -48,3 +50,56 @@ def print_summary(err: Console, run_dir: Path, result: RunResult, records: list[
             f"{first['error']}\nRe-run the same command with --retry-errors to try them again.",
             highlight=False,
         )
+
+
+def print_endpoints(err: Console, endpoints: list[dict[str, Any]]) -> None:
+    """Per-endpoint lines of a run served by several endpoints (requests, errors, throughput)."""
+    from rich import box
+
+    t = Table(title="endpoints", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
+              collapse_padding=True)
+    width = max(len(_short(e["endpoint"])) for e in endpoints)
+    t.add_column("endpoint", no_wrap=True, min_width=min(width, 40), overflow="fold")
+    t.add_column("state", no_wrap=True)
+    for col in ("items", "requests", "errors", "req/s", "prompt tok", "cached"):
+        t.add_column(col, justify="right", no_wrap=True)
+    for e in endpoints:
+        state = e["state"] if e["state"] == "up" else f"[red]{e['state']}[/red]"
+        if e.get("downs"):
+            state += f" {e['downs']}x"
+        t.add_row(_short(e["endpoint"]), state, f"{e['items']:,}", f"{e['requests']:,}",
+                  f"[red]{e['errors']:,}[/red]" if e["errors"] else "0",
+                  f"{e['requests_per_s']:,.1f}", f"{e['prompt_tokens']:,}",
+                  f"{e['cached_prompt_tokens']:,}")
+    err.print(t)
+    for e in endpoints:
+        if e.get("last_error"):
+            err.print(f"  {_short(e['endpoint'])}: last error: {e['last_error']}",
+                      markup=False, highlight=False)
+
+
+def _short(url: str) -> str:
+    return url.removeprefix("http://").removesuffix("/v1")
+
+
+def print_dry_run(err: Console, variant: str, n_items: int, requests: int, bound: str,
+                  tokens: dict[str, int] | None, rows: list[dict[str, Any]],
+                  concurrency: int) -> None:
+    """What `run --dry-run` shows: the spread of items over endpoints and the expected load."""
+    t = Table(title=f"dry run of {variant}: {n_items:,} items, "
+              f"{bound} {requests:,} requests, {concurrency} in flight "
+              "(nothing sent)", title_justify="left")
+    cols = ["endpoint", "concurrency", "items", "requests"]
+    if tokens:
+        cols += [k.replace("_", " ") for k in tokens]
+    for col in cols:
+        t.add_column(col, justify="left" if col == "endpoint" else "right", overflow="fold")
+    for r in rows:
+        cells = [r["endpoint"], str(r["concurrency"] or "-"), f"{r['items']:,}",
+                 f"{r['requests']:,}"]
+        cells += [f"{r.get(k, 0):,}" for k in tokens or {}]
+        t.add_row(*cells)
+    err.print(t)
+    if tokens:
+        err.print("tokens: the benchmark's estimate (an upper bound), spread like the items",
+                  highlight=False)

@@ -66,6 +66,11 @@ def _check_positive(args: argparse.Namespace) -> None:
 
 
 def cmd_run(args: argparse.Namespace, err: Console) -> int:
+    return run_command(args, err)[0]
+
+
+def run_command(args: argparse.Namespace, err: Console) -> tuple[int, dict[str, Any]]:
+    """Run (or resume) what `args` describe; (exit code, JSON documents by variant)."""
     name, variant = split_bench_spec(args.benchmark)
     meta = info(name)
     variants = resolve_variants(meta, variant)
@@ -74,8 +79,11 @@ def cmd_run(args: argparse.Namespace, err: Console) -> int:
     opts = build_options(bench.Options, bench_option_values(args), benchmark=name)
     roles = parse_roles(args)
     if getattr(opts, "estimate", False):
-        return _estimate(args, bench, opts, name, variants, roles, err)
-    model = parse_model_spec(args.model, timeout=args.timeout, max_attempts=args.max_attempts)
+        return _estimate(args, bench, opts, name, variants, roles, err), {}
+    model = parse_model_spec(args.model, timeout=args.timeout, max_attempts=args.max_attempts,
+                             endpoints_file=getattr(args, "endpoints", None),
+                             replicas=getattr(args, "replicas", None),
+                             ray_address=getattr(args, "ray", None))
 
     def warn(message: str) -> None:
         err.print(f"[yellow]warning[/yellow]: {message}", highlight=False)
@@ -97,10 +105,54 @@ def cmd_run(args: argparse.Namespace, err: Console) -> int:
             plan.items = plan.items[: args.limit]
         plan.model_label = model.label
         plans.append((v, plan))
+    if getattr(args, "dry_run", False):
+        return _dry_run(args, bench, opts, plans, model, err), {}
     models: dict[str, Model] = {"model": model}
     for role, spec in {r: s for _, p in plans for r, s in p.roles.items()}.items():
         models[role] = parse_model_spec(spec, timeout=args.timeout, max_attempts=args.max_attempts)
-    return asyncio.run(_run_all(args, bench, opts, plans, models, err))
+    docs: dict[str, Any] = {}
+    code = asyncio.run(_run_all(args, bench, opts, plans, models, err, docs))
+    return code, docs
+
+
+def _dry_run(args: argparse.Namespace, bench: Benchmark, opts: Any,
+             plans: list[tuple[str, RunPlan]], model: Model, err: Console) -> int:
+    """How the items would be spread over the endpoints, and the requests (and tokens, where
+    the benchmark estimates them) the run would take; nothing is started or sent."""
+    from mindprobe.commands.output import print_dry_run
+    from mindprobe.models.router import spread
+
+    eps = model.endpoint_stats() or [{"endpoint": model.spec, "concurrency": None}]
+    given = [e["concurrency"] for e in eps if e["concurrency"]]
+    weights = [float(e["concurrency"] or (sum(given) / len(given) if given else 1.0))
+               for e in eps]
+    concurrency = args.concurrency or model.default_concurrency
+    docs = {}
+    for variant, plan in plans:
+        n = len(plan.items)
+        est: dict[str, Any] = {}
+        if n:
+            try:
+                est = bench.estimate(plan, opts).detail.get("estimate") or {}
+            except UsageError:
+                est = {}
+        requests = int(est.get("turns") or n)
+        tokens = {k: int(est[k]) for k in ("prompt_tokens", "prefill_tokens", "completion_tokens")
+                  if k in est} or None
+        rows = []
+        for e, k in zip(eps, spread(n, weights), strict=True):
+            share = k / n if n else 0.0
+            rows.append({"endpoint": e["endpoint"], "concurrency": e["concurrency"], "items": k,
+                         "requests": round(requests * share),
+                         **{t: round(v * share) for t, v in (tokens or {}).items()}})
+        bound = "up to" if est else "at least"  # estimate: every chat lasts; else 1 per item
+        print_dry_run(err, f"{bench.name}:{variant}", n, requests, bound, tokens, rows,
+                      concurrency)
+        docs[variant] = {"variant": variant, "dry_run": True, "items": n, "requests": requests,
+                         "requests_bound": bound, "tokens": tokens,
+                         "concurrency": concurrency, "endpoints": rows}
+    emit_json(args.json, _envelope(bench.name, docs))
+    return 0
 
 
 def _estimate(args: argparse.Namespace, bench: Benchmark, opts: Any, name: str,
@@ -124,7 +176,7 @@ def _estimate(args: argparse.Namespace, bench: Benchmark, opts: Any, name: str,
 
 async def _run_all(args: argparse.Namespace, bench: Benchmark, opts: Any,
                    plans: list[tuple[str, RunPlan]], models: dict[str, Model],
-                   err: Console) -> int:
+                   err: Console, docs: dict[str, Any]) -> int:
     model = models["model"]
     concurrency = args.concurrency or model.default_concurrency
     for m in models.values():
@@ -134,7 +186,6 @@ async def _run_all(args: argparse.Namespace, bench: Benchmark, opts: Any,
         cache = ResponseCache(Path(args.cache) if args.cache else response_cache_path())
     resources = {k: r for _, p in plans for k, r in p.resources.items()}
     results: dict[str, Results] = {}
-    docs: dict[str, Any] = {}
     worst = 0
     try:
         if model.spec.startswith("local"):
@@ -167,7 +218,7 @@ async def _run_all(args: argparse.Namespace, bench: Benchmark, opts: Any,
     else:
         for res in results.values():
             render_results(res, out)
-    if args.json:
+    if args.json and not getattr(args, "embedded", False):
         doc = _envelope(bench.name, docs)
         if combined is not None:
             doc["tables"] = combined.to_json()["tables"]
@@ -242,5 +293,8 @@ async def _run_one(args: argparse.Namespace, bench: Benchmark, opts: Any, varian
             doc[f"{role}_usage"] = usage_summary(records, role)
     status = "finished" if result.errors == 0 else "finished_with_errors"
     store.close(status, summary={"headline": res.headline_dict(), "usage": doc["usage"]})
-    print_summary(err, run_dir, result, records, time.perf_counter() - t0)
+    endpoints = model.endpoint_stats()
+    if endpoints:
+        doc["endpoints"] = endpoints
+    print_summary(err, run_dir, result, records, time.perf_counter() - t0, endpoints)
     return (1 if result.errors else 0), res, doc

@@ -115,7 +115,7 @@ def _fmt(v: Any, percent: bool = False) -> str:
     if isinstance(v, bool):
         return str(v)
     if isinstance(v, int):
-        return f"{v:,}"
+        return str(v)
     if isinstance(v, float):
         if percent:
             return f"{100 * v:.1f}"

@@ -85,6 +85,7 @@ class Session:
         usage.prompt_tokens += comp.prompt_tokens
         usage.cached_prompt_tokens += comp.cached_prompt_tokens
         usage.completion_tokens += comp.completion_tokens
+        usage.reasoning_tokens += comp.reasoning_tokens
         self.latency += comp.latency
         if self._on_usage is not None and role == self._usage_role:
             self._on_usage(comp.prompt_tokens, comp.cached_prompt_tokens, comp.completion_tokens)

@@ -22,6 +22,10 @@ MODEL_SPECS = [
     ("openai:MODEL", "OpenAI API (key from OPENAI_API_KEY)"),
     ("openai:MODEL@URL", "any OpenAI-compatible server: vLLM, SGLang, Ollama, llama.cpp, TGI "
      "(key, if needed, from MINDPROBE_API_KEY)"),
+    ("openai:MODEL@URL1,URL2,...", "one model on several servers: least-loaded routing, each "
+     "item's turns on one server (prefix caches), failover; or --endpoints FILE"),
+    ("local --replicas N --ray [ADDRESS]", "N llama.cpp replicas of a local GGUF placed on a Ray "
+     "cluster (a local one without ADDRESS), routed like several servers"),
     ("human", "a person answering at the terminal"),
 ]
 
@@ -31,14 +35,25 @@ def _safe(label: str) -> str:
     return re.sub(r"[^A-Za-z0-9._+-]+", "-", label).strip("-") or "model"
 
 
-def parse_model_spec(spec: str, *, timeout: float = 300.0, max_attempts: int = 6) -> Model:
-    """Build a backend from a spec string; raise ModelError with the accepted forms otherwise."""
+def parse_model_spec(spec: str, *, timeout: float = 300.0, max_attempts: int = 6,
+                     endpoints_file: str | Path | None = None, replicas: int | None = None,
+                     ray_address: str | None = None) -> Model:
+    """Build a backend from a spec string; raise ModelError with the accepted forms otherwise.
+
+    Scale-out: `openai:MODEL@URL1,URL2` or `openai:MODEL` with `endpoints_file` (`--endpoints`)
+    route one model over several servers; `local[:PATH]` with `replicas` and `ray_address`
+    (`--replicas N --ray [ADDRESS]`; "" = a local Ray instance) starts replicas on Ray.
+    """
     from mindprobe.models.human import HumanModel
     from mindprobe.models.local import LocalModel
     from mindprobe.models.openai_compat import OPENAI_URL, OpenAICompatModel
     from mindprobe.models.random import RandomModel
 
     spec = spec.strip()
+    if endpoints_file is not None or replicas is not None or ray_address is not None:
+        return _scaled_model(spec, timeout=timeout, max_attempts=max_attempts,
+                             endpoints_file=endpoints_file, replicas=replicas,
+                             ray_address=ray_address)
     if spec == "random":
         return RandomModel()
     if spec == "human":
@@ -56,6 +71,11 @@ def parse_model_spec(spec: str, *, timeout: float = 300.0, max_attempts: int = 6
             name, url = rest.split("@", 1)
             if not name or not url:
                 raise ModelError(f"bad model spec {spec!r}: expected openai:MODEL@URL")
+            if "," in url:
+                from mindprobe.models.endpoints import parse_endpoint_list
+
+                return _router(name, parse_endpoint_list(url, what=f"--model {spec}"), None,
+                               timeout=timeout, max_attempts=max_attempts)
             host = urlsplit(url if "://" in url else "http://" + url).netloc
             return OpenAICompatModel(
                 name, url, os.environ.get("MINDPROBE_API_KEY"), spec=spec,
@@ -71,3 +91,60 @@ def parse_model_spec(spec: str, *, timeout: float = 300.0, max_attempts: int = 6
         )
     forms = ", ".join(s for s, _ in MODEL_SPECS)
     raise ModelError(f"unknown model spec {spec!r}; use one of: {forms}")
+
+
+def _router(name: str, endpoints: list, group: str | None, *, timeout: float,
+            max_attempts: int) -> Model:
+    """One model over several servers; named by the group, never by the URLs (see router.py)."""
+    from mindprobe.models.endpoints import DEFAULT_GROUP
+    from mindprobe.models.router import RouterModel
+
+    group = group or DEFAULT_GROUP
+    return RouterModel(name, endpoints, spec=f"openai:{name}@{group}",
+                       label=_safe(f"{name}@{group}"), group=group, timeout=timeout,
+                       max_attempts=max_attempts)
+
+
+def _scaled_model(spec: str, *, timeout: float, max_attempts: int,
+                  endpoints_file: str | Path | None, replicas: int | None,
+                  ray_address: str | None) -> Model:
+    """`--endpoints FILE`, `--replicas N --ray [ADDRESS]`: a router over several endpoints."""
+    from mindprobe.errors import UsageError
+
+    if endpoints_file is not None:
+        if replicas is not None or ray_address is not None:
+            raise UsageError("--endpoints lists servers you started; --replicas/--ray start "
+                             "them for you: use one or the other")
+        if not spec.startswith("openai:") or len(spec) == len("openai:") or "@" in spec:
+            raise UsageError(f"--endpoints serves one model name: use --model openai:MODEL "
+                             f"(without @URL), got {spec!r}")
+        from mindprobe.models.endpoints import parse_endpoints_file
+
+        endpoints, group = parse_endpoints_file(endpoints_file)
+        return _router(spec[len("openai:"):], endpoints, group, timeout=timeout,
+                       max_attempts=max_attempts)
+    if spec != "local" and not spec.startswith("local:"):
+        raise UsageError(f"--replicas/--ray start llama.cpp replicas of a local GGUF (--model "
+                         f"local or local:PATH.gguf), got {spec!r}; for servers you started "
+                         "yourself use openai:MODEL@URL1,URL2 or --endpoints FILE")
+    if ray_address is None:
+        raise UsageError("--replicas places llama.cpp replicas with Ray: add --ray (a local Ray "
+                         "instance) or --ray ADDRESS (an existing cluster)")
+    if replicas is None:
+        raise UsageError("--ray needs --replicas N (how many llama.cpp servers to start)")
+    if replicas < 1:
+        raise UsageError(f"--replicas must be a positive number; got {replicas}")
+    from mindprobe.models.local import DEFAULT_MODEL_NAME
+    from mindprobe.models.ray_replicas import RayReplicas
+    from mindprobe.models.router import RouterModel
+
+    path = None
+    if spec.startswith("local:"):
+        path = Path(spec[len("local:"):]).expanduser()
+        if not path.is_file():
+            raise ModelError(f"GGUF file not found: {path} (spec local:PATH needs an existing file)")
+    name = DEFAULT_MODEL_NAME if path is None else path.stem
+    label = DEFAULT_MODEL_NAME if path is None else f"local-{name}"
+    launcher = RayReplicas(path, replicas, ray_address or None, model=name)
+    return RouterModel(name, None, spec=spec, label=label, group="ray-replicas",
+                       timeout=timeout, max_attempts=max_attempts, launcher=launcher)

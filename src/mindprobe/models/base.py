@@ -33,6 +33,9 @@ class Request:
     continue_final: bool = False
     human_hint: str | None = None
     human_wrap: Callable[[str], str] | None = None
+    #: How hard a reasoning model should think (`low`/`medium`/`high`; OpenAI
+    #: `reasoning_effort`); None: the backend's default (or the model's run-wide setting).
+    reasoning_effort: str | None = None
 
     def wire_text(self) -> str:
         """The text the model sees last (for displays and simple responders)."""
@@ -43,13 +46,19 @@ class Request:
 
 @dataclass(slots=True)
 class Usage:
-    """Token accounting; `cached_prompt_tokens` are prompt tokens the backend did not recompute."""
+    """Token accounting; `cached_prompt_tokens` are prompt tokens the backend did not recompute.
+
+    `reasoning_tokens` are the part of `completion_tokens` a reasoning model spent thinking, as
+    the backend reports it (`usage.completion_tokens_details.reasoning_tokens`); 0 when the
+    backend does not say (the thinking is then still inside `completion_tokens`).
+    """
 
     requests: int = 0
     cache_hits: int = 0
     prompt_tokens: int = 0
     cached_prompt_tokens: int = 0
     completion_tokens: int = 0
+    reasoning_tokens: int = 0
 
     def add(self, other: Usage) -> None:
         self.requests += other.requests
@@ -57,6 +66,7 @@ class Usage:
         self.prompt_tokens += other.prompt_tokens
         self.cached_prompt_tokens += other.cached_prompt_tokens
         self.completion_tokens += other.completion_tokens
+        self.reasoning_tokens += other.reasoning_tokens
 
     def as_dict(self) -> dict[str, int]:
         return {
@@ -65,6 +75,7 @@ class Usage:
             "prompt_tokens": self.prompt_tokens,
             "cached_prompt_tokens": self.cached_prompt_tokens,
             "completion_tokens": self.completion_tokens,
+            "reasoning_tokens": self.reasoning_tokens,
         }
 
     @classmethod
@@ -73,9 +84,40 @@ class Usage:
         return cls(**{k: int(d.get(k, 0) or 0) for k in cls.__slots__})
 
 
+_THINK_OPEN, _THINK_CLOSE = "<think>", "</think>"
+
+
+def split_reasoning(text: str) -> tuple[str | None, str, bool]:
+    """(reasoning, answer, unclosed) of a reply that may begin with a `<think>…</think>` block.
+
+    Reasoning models served without a reasoning parser write their thinking into the text:
+    either a leading `<think>…</think>` block, or (when the chat template already opened the
+    block, as DeepSeek-R1's does) the thinking followed by a lone `</think>`. The answer is
+    what follows the block. `unclosed`: a `<think>` that never closes (the reply ended while
+    the model was still thinking; the answer is then empty). A text without such a block is
+    returned unchanged with reasoning None."""
+    head = text.lstrip()
+    if head.startswith(_THINK_OPEN):
+        inner = head[len(_THINK_OPEN):]
+        end = inner.find(_THINK_CLOSE)
+        if end < 0:
+            return inner.strip(), "", True
+        return inner[:end].strip(), inner[end + len(_THINK_CLOSE):].lstrip(), False
+    end = text.find(_THINK_CLOSE)
+    if end >= 0 and _THINK_OPEN not in text[:end]:
+        return text[:end].strip(), text[end + len(_THINK_CLOSE):].lstrip(), False
+    return None, text, False
+
+
 @dataclass(slots=True)
 class Completion:
-    """A model's answer plus what it cost; `raw` is the backend's JSON (kept for the record)."""
+    """A model's answer plus what it cost; `raw` is the backend's JSON (kept for the record).
+
+    `text` is the answer only: a reasoning model's thinking (the backend's `reasoning_content`,
+    or a `<think>…</think>` block at the start of the text) is in `reasoning`, never in `text`,
+    so parsing, chat histories and judges see only the answer. `truncated_in_reasoning`: the
+    reply was cut off (finish_reason "length") while the model was still thinking, so it holds
+    no answer at all (not the same as a wrong or malformed answer)."""
 
     text: str
     prompt_tokens: int = 0
@@ -86,6 +128,9 @@ class Completion:
     logprobs: list[dict[str, Any]] | None = None
     raw: dict[str, Any] | None = None
     from_cache: bool = False
+    reasoning: str | None = None
+    reasoning_tokens: int = 0
+    truncated_in_reasoning: bool = False
 
     def to_cache(self) -> dict[str, Any]:
         return {
@@ -95,18 +140,29 @@ class Completion:
             "completion_tokens": self.completion_tokens,
             "finish_reason": self.finish_reason,
             "logprobs": self.logprobs,
+            "reasoning": self.reasoning,
+            "reasoning_tokens": self.reasoning_tokens,
+            "truncated_in_reasoning": self.truncated_in_reasoning,
         }
 
     @classmethod
     def from_cached(cls, d: dict[str, Any]) -> Completion:
+        text, reasoning = d["text"], d.get("reasoning")
+        truncated = bool(d.get("truncated_in_reasoning"))
+        if "reasoning" not in d:  # cached before reasoning was split off: split it now
+            reasoning, text, unclosed = split_reasoning(text)
+            truncated = unclosed and d.get("finish_reason") == "length"
         return cls(
-            text=d["text"],
+            text=text,
             prompt_tokens=d.get("prompt_tokens", 0),
             cached_prompt_tokens=d.get("cached_prompt_tokens", 0),
             completion_tokens=d.get("completion_tokens", 0),
             finish_reason=d.get("finish_reason"),
             logprobs=d.get("logprobs"),
             from_cache=True,
+            reasoning=reasoning,
+            reasoning_tokens=int(d.get("reasoning_tokens") or 0),
+            truncated_in_reasoning=truncated,
         )
 
 
@@ -222,6 +278,9 @@ class Model:
             "choices": request.choices if request.constrain else None,
             "logprobs": request.logprobs,
             "extra": request.extra,
+            # Only when set, so cache keys of requests without it stay what they were.
+            **({"reasoning_effort": request.reasoning_effort} if request.reasoning_effort
+               else {}),
         }
 
     async def complete(self, request: Request, ctx: CallContext) -> Completion:
@@ -236,6 +295,11 @@ class Model:
 
     def configure(self, concurrency: int) -> None:
         """Told the run's concurrency before `start` (the local server sizes its slots by it)."""
+
+    def endpoint_stats(self) -> list[dict[str, Any]]:
+        """Per-endpoint requests, errors and throughput when several endpoints serve this model
+        (the router); empty for single-endpoint backends."""
+        return []
 
     def describe(self) -> dict[str, Any]:
         """Manifest entry for this model: spec, identity and capabilities, no secrets."""

@@ -180,6 +180,16 @@ class LocalModel(OpenAICompatModel):
         await super().close()
         self._stop_server()
 
+    async def complete(self, request: Request, ctx: CallContext) -> Completion:
+        """A partial assistant turn is continued exactly: the chat template is applied with
+        its generation prompt and the prefix appended, then sent as a raw completion."""
+        msgs = request.messages
+        if request.continue_final and msgs and msgs[-1].get("role") == "assistant":
+            head = (await self._post_root("/apply-template", {"messages": msgs[:-1]}))["prompt"]
+            request = replace(request, messages=None, prompt=head + msgs[-1]["content"],
+                              continue_final=False)
+        return await super().complete(request, ctx)
+
     # -- capabilities ------------------------------------------------------------------------
     async def _post_root(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         """POST to a llama.cpp endpoint outside /v1 (tokenize, apply-template)."""

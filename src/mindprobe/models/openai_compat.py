@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import random
 import time
 from typing import Any
@@ -25,9 +26,25 @@ from mindprobe.models.base import (
     Model,
     Request,
     TransientError,
+    split_reasoning,
 )
 
 OPENAI_URL = "https://api.openai.com/v1"
+#: Run-wide reasoning settings (set by `mindprobe run --reasoning-effort` / `--reasoning`, or by
+#: hand): the effort sent with every request, and "this model thinks" (room for thinking).
+REASONING_EFFORT_ENV = "MINDPROBE_REASONING_EFFORT"
+REASONING_ENV = "MINDPROBE_REASONING"
+REASONING_EFFORTS = ("low", "medium", "high")
+
+
+def _env_reasoning() -> tuple[str | None, bool]:
+    """(effort, thinks) from the environment; an unknown effort is refused, not ignored."""
+    effort = (os.environ.get(REASONING_EFFORT_ENV) or "").strip().lower() or None
+    if effort is not None and effort not in REASONING_EFFORTS:
+        raise ModelError(f"{REASONING_EFFORT_ENV}={effort!r}: expected one of "
+                         f"{', '.join(REASONING_EFFORTS)}")
+    thinks = (os.environ.get(REASONING_ENV) or "").strip().lower() in ("1", "true", "yes", "on")
+    return effort, thinks or effort is not None
 RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529}
 
 
@@ -84,8 +101,16 @@ class OpenAICompatModel(Model):
         caps = {"logprobs"} | ({"grammar"} if grammar else set())
         if grammar in ("llama", "vllm"):
             caps.add("prefix")
+        #: `reasoning_effort` sent with every request (None: not sent); "reasoning" in the
+        #: capabilities: the model is known to think, so benchmarks leave room for it.
+        self.reasoning_effort, thinks = _env_reasoning()
+        if thinks:
+            caps.add("reasoning")
         self.capabilities = frozenset(caps)
         self._identity_extra = identity_extra or {}
+        if self.reasoning_effort:
+            self._identity_extra = {**self._identity_extra,
+                                    "reasoning_effort": self.reasoning_effort}
         self._session: aiohttp.ClientSession | None = None
         self._headers = {"Content-Type": "application/json"}
         if api_key:
@@ -183,6 +208,14 @@ class OpenAICompatModel(Model):
             "max_tokens": request.max_tokens,
             "temperature": request.temperature,
         }
+        effort = request.reasoning_effort or self.reasoning_effort
+        if effort:
+            body["reasoning_effort"] = effort
+            if self.base_url == OPENAI_URL:
+                # OpenAI's reasoning models refuse `max_tokens` (the cap covers the thinking
+                # too, as `max_completion_tokens`) and any temperature but the default.
+                body["max_completion_tokens"] = body.pop("max_tokens")
+                body.pop("temperature")
         if request.prompt is not None:
             path = "/completions"
             body["prompt"] = request.prompt
@@ -305,24 +338,44 @@ class OpenAICompatModel(Model):
 
     def _parse(self, payload: dict[str, Any], path: str, latency: float) -> Completion:
         choice = payload["choices"][0]
+        parsed = None
         if path == "/completions":
-            text = choice["text"]
+            text = choice["text"] or ""
         else:
-            text = choice["message"].get("content") or ""
+            message = choice["message"]
+            text = message.get("content") or ""
+            # vLLM / llama.cpp / SGLang reasoning parsers (`reasoning` in newer vLLM).
+            parsed = message.get("reasoning_content") or message.get("reasoning")
+            if not isinstance(parsed, str):
+                parsed = None
+        think, text, unclosed = split_reasoning(text)
+        parts = [p for p in (parsed, think) if p]
+        reasoning = "\n".join(parts) if parts else (
+            "" if parsed is not None or think is not None else None)
+        finish = choice.get("finish_reason")
+        # Cut off while thinking: an unclosed <think>, or a parser's reasoning with no answer.
+        truncated = finish == "length" and (unclosed or (reasoning is not None
+                                                         and not text.strip()))
         usage = payload.get("usage") or {}
         details = usage.get("prompt_tokens_details") or {}
         cached = details.get("cached_tokens")
         if cached is None:
             cached = (payload.get("timings") or {}).get("cache_n", 0)
+        out_details = usage.get("completion_tokens_details") or {}
+        if reasoning is not None and "reasoning" not in self.capabilities:
+            self.capabilities = self.capabilities | {"reasoning"}  # known to think from now on
         return Completion(
             text=text,
             prompt_tokens=int(usage.get("prompt_tokens") or 0),
             cached_prompt_tokens=int(cached or 0),
             completion_tokens=int(usage.get("completion_tokens") or 0),
             latency=latency,
-            finish_reason=choice.get("finish_reason"),
+            finish_reason=finish,
             logprobs=_parse_logprobs(choice.get("logprobs")),
             raw=payload,
+            reasoning=reasoning,
+            reasoning_tokens=int(out_details.get("reasoning_tokens") or 0),
+            truncated_in_reasoning=truncated,
         )
 
 

@@ -34,7 +34,10 @@ class RandomModel(Model):
         t0 = time.perf_counter()
         rng = random.Random(f"{ctx.seed}:{ctx.item_id}:{ctx.call_index}")
         text = rng.choice(request.choices)
-        return Completion(text=text, latency=time.perf_counter() - t0, finish_reason="stop")
+        logprobs = [{"token": text, "logprob": 0.0, "top": {text: 0.0}}] \
+            if request.logprobs else None  # the pick is certain: a uniform random answer
+        return Completion(text=text, latency=time.perf_counter() - t0, finish_reason="stop",
+                          logprobs=logprobs)
 
     async def score_choices(self, request: Request, candidates: list[str],
                             ctx: CallContext) -> ChoiceScores:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["ServerConfig", "TestServer"]
+__all__ = ["ServerConfig", "TestServer", "server_group"]
 
 
 def __getattr__(name: str) -> Any:

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import signal
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -138,6 +139,21 @@ class TestServer:
         self.stop()
 
 
+@contextlib.contextmanager
+def server_group(*configs: dict[str, Any], **common: Any) -> Iterator[list[TestServer]]:
+    """Several servers at once, e.g. endpoints of one model with different latencies:
+    ``with server_group({"latency": 0.01}, {"latency": 0.05}, reply="OK") as servers``.
+    Each dict overrides `common`; all are stopped at the end (a stopped one is skipped)."""
+    servers = [TestServer(**{**common, **c}) for c in configs]
+    try:
+        for srv in servers:
+            srv.start()
+        yield servers
+    finally:
+        for srv in servers:
+            srv.stop()
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m mindprobe.testing.server",
@@ -165,6 +181,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--hang-seconds", type=float, default=30.0, help="how long a timeout hangs")
     p.add_argument("--retry-after", type=int, default=1, help="Retry-After seconds on 429")
     p.add_argument("--fail-first-n", type=int, default=0, help="first N requests get a 500")
+    p.add_argument("--max-concurrency", type=int, default=0,
+                   help="requests served at once (0: unlimited); the rest queue")
     return p
 
 

@@ -55,6 +55,20 @@ class ServerConfig:
     simulate_prefix_cache: bool = False
     #: What /v1/models says owns the models (servers are recognised by it: "llamacpp", "vllm").
     owned_by: str = "mindprobe-test"
+    #: Requests served at once (0: unlimited); the rest queue, like a server of fixed capacity.
+    max_concurrency: int = 0
+    #: Keep one entry per answered completion in /stats (`log`): which conversation (a digest of
+    #: its first two messages, or of the prompt's first 200 characters), its length and tokens.
+    request_log: bool = False
+
+
+def conversation_key(body: dict[str, Any]) -> str:
+    """Which conversation a request belongs to: a digest of its first two messages (system and
+    first user turn), or of the first 200 characters of a raw prompt."""
+    import hashlib
+
+    head = body.get("messages", [])[:2] if "messages" in body else str(body.get("prompt"))[:200]
+    return hashlib.sha1(json.dumps(head, sort_keys=True).encode()).hexdigest()[:12]
 
 
 class Stats:
@@ -68,6 +82,10 @@ class Stats:
         self.faults = dict.fromkeys(FAULT_KINDS, 0)
         self.rejected: dict[str, int] = {}
         self.served_ok = 0
+        self.prompt_tokens = 0
+        self.cached_prompt_tokens = 0
+        self.log: list[dict[str, Any]] | None = [] if getattr(self, "log", None) is not None \
+            else None
         return self.snapshot()
 
     def reject(self, status: int) -> None:
@@ -81,6 +99,9 @@ class Stats:
             "faults_total": sum(self.faults.values()),
             "rejected": dict(self.rejected),
             "served_ok": self.served_ok,
+            "prompt_tokens": self.prompt_tokens,
+            "cached_prompt_tokens": self.cached_prompt_tokens,
+            **({"log": [dict(e) for e in self.log]} if self.log is not None else {}),
         }
 
 
@@ -109,6 +130,10 @@ class Service:
         self.retry_after = {"Retry-After": str(config.retry_after)}
         self.jitter_rng = random.Random(f"{config.seed}:latency")
         self.stats = Stats()
+        if config.request_log:
+            self.stats.log = []
+        self.capacity = asyncio.Semaphore(config.max_concurrency) if config.max_concurrency \
+            else None
         self.ids = itertools.count(1)
         cards = [
             {"id": m, "object": "model", "created": 0, "owned_by": config.owned_by}
@@ -176,6 +201,13 @@ class Service:
         return body, model, endpoint.parse(body)
 
     async def _complete(self, request: web.Request, endpoint: Endpoint) -> web.StreamResponse:
+        if self.capacity is None:
+            return await self._complete_now(request, endpoint)
+        async with self.capacity:
+            return await self._complete_now(request, endpoint)
+
+    async def _complete_now(self, request: web.Request, endpoint: Endpoint
+                            ) -> web.StreamResponse:
         self.stats.requests[endpoint.path] += 1
         try:
             body, model, prompt = await self._parse(request, endpoint)
@@ -196,9 +228,10 @@ class Service:
             text = self.responder(body, prompt.cue)
         except Exception as exc:  # a broken custom responder must show up in the test, not hang
             return error_response(500, f"responder failed: {exc!r}", kind="server_error")
-        return self._reply(text, model, prompt, endpoint)
+        return self._reply(text, model, prompt, endpoint, body)
 
-    def _reply(self, text: str, model: str, prompt: Prompt, endpoint: Endpoint) -> web.Response:
+    def _reply(self, text: str, model: str, prompt: Prompt, endpoint: Endpoint,
+               body: dict[str, Any] | None = None) -> web.Response:
         pieces, finish = reply_tokens(text), "stop"
         if prompt.max_tokens is not None and len(pieces) > prompt.max_tokens:
             pieces, finish = pieces[: prompt.max_tokens], "length"
@@ -220,6 +253,12 @@ class Service:
             "system_fingerprint": "fp_mindprobe_test",
         }
         self.stats.served_ok += 1
+        self.stats.prompt_tokens += len(tokens)
+        self.stats.cached_prompt_tokens += cached
+        if self.stats.log is not None and body is not None:
+            self.stats.log.append({"conversation": conversation_key(body),
+                                   "messages": len(body.get("messages") or []),
+                                   "prompt_tokens": len(tokens), "cached_tokens": cached})
         return web.Response(body=json.dumps(payload).encode(), content_type=JSON_TYPE)
 
     async def _inject(

@@ -17,7 +17,24 @@ from typing import Any
 from .data import resolve_variant
 from .prompt import MAIN_PREFIX, task_description
 
-ReplyFn = Callable[[list[dict[str, str]]], Awaitable[str]]
+
+@dataclass(frozen=True)
+class Reply:
+    """A solver's reply to one turn, when it is more than the scored text.
+
+    `text` is scored (spec §7). `history` is what enters the chat for later turns (default:
+    `text`); a chain-of-thought solver puts only its extracted answer there (upstream's
+    `persistent_memory=False`), so the reasoning is never re-sent. `reasoning` (a reasoning
+    model's thinking) and `completion_tokens` are only recorded."""
+
+    text: str
+    history: str | None = None
+    reasoning: str | None = None
+    truncated_in_reasoning: bool = False
+    completion_tokens: int | None = None
+
+
+ReplyFn = Callable[[list[dict[str, str]]], Awaitable["str | Reply"]]
 
 _ANSWER_RE = re.compile(r"\[answer: ([^\]]+)\]")
 _WORD_RE = re.compile(r"[A-Za-z]+(?:['`][A-Za-z]+)*")
@@ -197,27 +214,41 @@ class Episode:
         chosen = rng.choice([self._unseen, self._seen])
         return Turn.main(rng.choice(sorted(chosen or self._unseen)))
 
-    def observe(self, reply: str) -> dict[str, Any]:
-        """Score the reply to the pending turn, update the state (spec §8); the transcript row."""
+    def observe(self, reply: str | Reply) -> dict[str, Any]:
+        """Score the reply to the pending turn, update the state (spec §8); the transcript row.
+
+        A `Reply` may put something else than the scored text into the chat history (a CoT
+        solver's extracted answer); the transcript keeps the full reply either way."""
+        r = reply if isinstance(reply, Reply) else Reply(reply)
+        text = r.text
         turn, expected = self.pending, self.expected
         self._pending = None
         if turn.kind == "distractor":
-            verdict = judge_distractor(reply, turn.ideal or "")
+            verdict = judge_distractor(text, turn.ideal or "")
         else:
-            verdict = judge_main(reply, turn.words[0] in self._seen)
-        self._messages.append({"role": "assistant", "content": reply})
+            verdict = judge_main(text, turn.words[0] in self._seen)
+        history = text if r.history is None else r.history
+        self._messages.append({"role": "assistant", "content": history})
         scored = self.end is None
         entry = {
             "turn": len(self.transcript) + 1,
             "kind": turn.kind,
             "user": turn.message,
-            "reply": reply,
+            "reply": text,
             "answer": verdict.answer,
             "expected": expected,
             "correct": verdict.correct,
             "violation": verdict.violation,
             "scored": scored,
         }
+        if history != text:
+            entry["history"] = history
+        if r.reasoning is not None:
+            entry["reasoning"] = r.reasoning
+        if r.truncated_in_reasoning:
+            entry["truncated_in_reasoning"] = True
+        if r.completion_tokens is not None:
+            entry["completion_tokens"] = r.completion_tokens
         self.transcript.append(entry)
         if scored:
             self._score(turn, verdict)
@@ -259,6 +290,7 @@ class Episode:
         accuracy = (
             self._distractors_correct / self.num_distractors if self.num_distractors else None
         )
+        cut = sum(1 for e in self.transcript if e.get("truncated_in_reasoning"))
         return {
             "variant": self.variant,
             "idx": self.idx,
@@ -271,6 +303,7 @@ class Episode:
             "distractor_accuracy": accuracy,
             "end": self.end,
             "transcript": self.transcript,
+            **({"truncated_in_reasoning": cut} if cut else {}),
         }
 
 
@@ -303,6 +336,17 @@ async def run_episode(
         episode.next_user_message()
         episode.observe(await reply(episode.messages))
     return episode.record()
+
+
+def cot_history(reply: str) -> str:
+    """What a chain-of-thought reply leaves in the chat (upstream `persistent_memory=False`):
+    its first `[answer: ...]` tag verbatim (the one the scorer reads); without a tag, its last
+    non-empty line (at most 200 characters), the closest thing to a final answer it gave."""
+    match = _ANSWER_RE.search(reply)
+    if match:
+        return match.group(0)
+    lines = [ln.strip() for ln in reply.splitlines() if ln.strip()]
+    return lines[-1][:200] if lines else ""
 
 
 def random_baseline_reply(rng: random.Random) -> str:

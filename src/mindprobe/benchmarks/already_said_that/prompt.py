@@ -26,6 +26,20 @@ _CLOSING = "Now the task begins."
 _UNRELATED_NOTE = "# words from unrelated tasks do not count as shown"
 
 
+#: The chain-of-thought solver's request, appended to the current user message of each turn
+#: when it is sent (never stored in the chat history: later turns see the plain message).
+COT_INSTRUCTION = (
+    "Before you answer, think step by step: for the main task, recall which words I have "
+    "already shown you as main-task words. Write your reasoning, then end your reply with "
+    "your final answer in the required format [answer: <answer>]."
+)
+
+
+def with_cot_instruction(message: str) -> str:
+    """The user message as a chain-of-thought solver sends it on the turn it is asked."""
+    return f"{message}\n\n{COT_INSTRUCTION}"
+
+
 def example_word(question: str) -> str:
     """The example item's last token, edge punctuation `.,!?` stripped and lowercased."""
     tokens = question.split()

@@ -12,11 +12,40 @@ from mindprobe.core.results import Headline, Results
 from mindprobe.core.stats import mean_ci
 
 
-def results_of_records(records: list[dict[str, Any]], variant: str) -> Results:
-    """The 14 upstream metrics (NaN -> null), the headline turns survived with a 95% CI."""
+def token_use(records: list[dict[str, Any]], solver: str = "direct") -> dict[str, Any]:
+    """Tokens the model used (as the backend reported them), in total and per turn asked, as
+    upstream's README tabulates them per solver (input = prompt, output = completion; reasoning
+    tokens are part of the output where the backend reports them). Replies served from the
+    response cache cost nothing and are counted as cache hits."""
+    keys = ("requests", "cache_hits", "prompt_tokens", "cached_prompt_tokens",
+            "completion_tokens", "reasoning_tokens")
+    tot = dict.fromkeys(keys, 0)
+    turns = 0
+    cut = 0
+    for r in records:
+        u = (r.get("usage") or {}).get("model") or {}
+        for k in keys:
+            tot[k] += int(u.get(k) or 0)
+        turns += len(r.get("transcript") or [])
+        cut += int(r.get("truncated_in_reasoning") or 0)
+    per_turn = (lambda v: v / turns) if turns else (lambda v: None)
+    return {"solver": solver, "samples": len(records), "turns": turns, **tot,
+            "total_tokens": tot["prompt_tokens"] + tot["completion_tokens"],
+            "prompt_tokens_per_turn": per_turn(tot["prompt_tokens"]),
+            "completion_tokens_per_turn": per_turn(tot["completion_tokens"]),
+            "reasoning_tokens_per_turn": per_turn(tot["reasoning_tokens"]),
+            "completion_tokens_per_sample": (tot["completion_tokens"] / len(records)
+                                             if records else None),
+            "turns_cut_off_in_thinking": cut}
+
+
+def results_of_records(records: list[dict[str, Any]], variant: str,
+                       solver: str = "direct") -> Results:
+    """The 14 upstream metrics (NaN -> null), the headline turns survived with a 95% CI, and
+    the solver's token use."""
     out = Results("already_said_that")
     ok = [r for r in records if "error" not in r]
-    out.detail = {"n_samples": len(ok), "variant": variant}
+    out.detail = {"n_samples": len(ok), "variant": variant, "solver": solver}
     if not ok:
         out.warnings.append("no finished samples to aggregate")
         return out
@@ -28,8 +57,19 @@ def results_of_records(records: list[dict[str, Any]], variant: str) -> Results:
                             n=len(ok), ci_method="t interval over samples")
     frame = pd.DataFrame({"metric": list(METRIC_NAMES),
                           "value": [m.get(k) for k in METRIC_NAMES]})
-    out.add_table("metrics", frame, f"Already Said That {variant} ({len(ok)} samples)",
+    out.add_table("metrics", frame, f"Already Said That {variant} ({len(ok)} samples, "
+                  f"{solver} solver)", index=False)
+    tokens = token_use(ok, solver)
+    out.detail["tokens"] = tokens
+    rows = [(k.replace("_", " "), v) for k, v in tokens.items() if k != "solver"]
+    out.add_table("tokens", pd.DataFrame({"": [k for k, _ in rows],
+                                          solver: [v for _, v in rows]}),
+                  f"token use, {solver} solver (input = prompt, output = completion tokens)",
                   index=False)
+    if tokens["turns_cut_off_in_thinking"]:
+        out.warnings.append(
+            f"{tokens['turns_cut_off_in_thinking']} turn(s) were cut off while the model was "
+            "still thinking (no answer): give --max-tokens more room")
     violations = m.get("violation_rate") or 0.0
     if violations > 0.5:
         out.warnings.append(
@@ -40,9 +80,12 @@ def results_of_records(records: list[dict[str, Any]], variant: str) -> Results:
 
 def side_by_side(by_variant: dict[str, Results]) -> Results:
     out = Results("already_said_that")
+    token_rows = ("prompt_tokens", "completion_tokens", "total_tokens",
+                  "completion_tokens_per_turn")
     cols = {v: [r.detail.get(k) for k in [*METRIC_NAMES, "n_samples"]]
+            + [(r.detail.get("tokens") or {}).get(k) for k in token_rows]
             for v, r in by_variant.items()}
-    frame = pd.DataFrame({"metric": [*METRIC_NAMES, "n_samples"], **cols})
+    frame = pd.DataFrame({"metric": [*METRIC_NAMES, "n_samples", *token_rows], **cols})
     out.add_table("all_variants", frame, "Already Said That, all variants", index=False)
     for r in by_variant.values():
         out.warnings += r.warnings
@@ -72,11 +115,17 @@ def estimate_results(variant: str, est: dict[str, Any],
             row["cost (USD)"] = round((cost + completion * price[1]) / 1e6, 2)
         rows.append(row)
     out = Results("already_said_that")
-    out.detail = {"estimate": est, "variant": variant}
+    solver = est.get("solver", "direct")
+    out.detail = {"estimate": est, "variant": variant, "solver": solver}
     out.add_table("estimate", pd.DataFrame(rows),
-                  f"estimate for {variant}: {est['samples']} samples, {est['turns']} turns "
-                  "(every chat survives to the end: an upper bound; ~4 characters per token)",
-                  index=False)
+                  f"estimate for {variant}, {solver} solver: {est['samples']} samples, "
+                  f"{est['turns']} turns (every chat survives to the end: an upper bound; ~4 "
+                  "characters per token)", index=False)
+    if solver == "cot" and est["turns"]:
+        out.notes.append(
+            f"cot: assumes {est.get('reasoning_tokens', 0) / est['turns']:.0f} reasoning tokens "
+            "per turn before the answer tag (upstream's CoT gpt-4 runs wrote ~100); only the "
+            "tag stays in the history, so prompts grow as with the direct solver")
     ratio = resend / reuse if reuse else float("nan")
     out.notes.append(f"prefix reuse prefills {ratio:.1f}x fewer prompt tokens")
     return out

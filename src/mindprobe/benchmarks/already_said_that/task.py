@@ -2,16 +2,31 @@
 
 Every turn sends the whole chat (as upstream does); on the `local` backend the session keeps
 one llama.cpp slot for the chat, so only the new tokens of a turn are prefilled.
+
+Solvers (`--solver`, the run's prompting label): `direct` answers with the `[answer: ...]` tag;
+`cot` gets COT_INSTRUCTION appended to the current user message when it is sent, reasons, then
+gives the tag, and only the tag enters the history of later turns (upstream's
+`persistent_memory=False`), so prompts still grow linearly. A reasoning model's thinking
+(reasoning_content / `<think>` block) is never scored nor put into the history, with either
+solver; a turn cut off while the model was still thinking has no answer (a violation on a
+main-task turn) and is marked `truncated_in_reasoning` in the transcript.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from mindprobe.benchmarks.already_said_that import data as ast_data
-from mindprobe.benchmarks.already_said_that.episode import human_answer, run_episode
+from mindprobe.benchmarks.already_said_that.episode import (
+    Reply,
+    cot_history,
+    human_answer,
+    run_episode,
+)
 from mindprobe.benchmarks.already_said_that.estimate import estimate_tokens
 from mindprobe.benchmarks.already_said_that.options import AlreadySaidThatOptions
+from mindprobe.benchmarks.already_said_that.prompt import COT_INSTRUCTION, with_cot_instruction
 from mindprobe.benchmarks.already_said_that.report import (
     estimate_results,
     results_of_records,
@@ -22,8 +37,14 @@ from mindprobe.core.data import data_dir_for
 from mindprobe.core.results import Results
 from mindprobe.core.session import Session
 from mindprobe.errors import UsageError
+from mindprobe.models.base import Request
 
 DEFAULT_SEED = 20220722
+#: Default --max-tokens per turn: the answer tag, or a chain of thought ending in it; a model
+#: known to think (`--reasoning`, or once a reply showed thinking) gets THINKING_ROOM more.
+DIRECT_MAX_TOKENS = 128
+COT_MAX_TOKENS = 1024
+THINKING_ROOM = 4096
 ANSWERS = ["[answer: yes]", "[answer: no]"]
 HUMAN_HINT = "type y / n (or the answer to an unrelated question); no brackets needed"
 
@@ -45,25 +66,47 @@ class AlreadySaidThatBenchmark(Benchmark):
         # manifest does not (its files' sha256 identify it).
         items = [Item(str(i), {"idx": i, "words": w, "pool": pool, "example": example})
                  for i, w in enumerate(selected)]
+        default = COT_MAX_TOKENS if opts.solver == "cot" else DIRECT_MAX_TOKENS
+        thinking = ctx.max_tokens or default + THINKING_ROOM
+        thinks = "reasoning" in ctx.model.capabilities
         config = {"seed": seed, "n_samples": opts.n_samples, "max_turns": opts.max_turns,
-                  "variant": variant, "max_tokens": ctx.max_tokens or 128}
+                  "variant": variant, "solver": opts.solver,
+                  "max_tokens": ctx.max_tokens or (thinking if thinks else default),
+                  "max_tokens_thinking": thinking}
+        if opts.solver == "cot":
+            config["cot_instruction"] = COT_INSTRUCTION
+            config["cot_history"] = ("only the reply's first [answer: ...] tag enters the chat "
+                                     "history (else its last non-empty line, <= 200 chars)")
         files = [ast_data.SAMPLES_FILE]
         if variant in ast_data.DISTRACTOR_FILES:
             files.append(ast_data.DISTRACTOR_FILES[variant])
         provenance = {f.relpath: f.sha256 for f in files}
-        return RunPlan(items=items, prompting="direct", config=config, provenance=provenance,
-                       limit_applied=True)
+        return RunPlan(items=items, prompting=opts.solver, config=config,
+                       provenance=provenance, limit_applied=True)
 
     async def run_item(self, item: Item, session: Session) -> dict[str, Any]:
         cfg = session.config
-        chat = session.chat()
+        cot = cfg.get("solver") == "cot"
+        room = cfg.get("max_tokens_thinking", cfg["max_tokens"])
 
-        async def reply(messages: list[dict[str, str]]) -> str:
-            chat.messages = list(messages)  # the episode owns the transcript (upstream's)
-            comp = await chat.ask(None, max_tokens=cfg["max_tokens"], temperature=0.0,
-                                  choices=ANSWERS, human_wrap=human_answer,
-                                  human_hint=HUMAN_HINT)
-            return comp.text
+        async def reply(messages: list[dict[str, str]]) -> Reply:
+            # The episode owns the transcript (upstream's); CoT adds its request to the sent
+            # copy of the current user message only.
+            sent = list(messages)
+            if cot:
+                sent[-1] = {**sent[-1], "content": with_cot_instruction(sent[-1]["content"])}
+            max_tokens = cfg["max_tokens"]
+            if session.model().can("reasoning"):
+                max_tokens = max(max_tokens, room)
+            req = Request(messages=sent, max_tokens=max_tokens, temperature=0.0,
+                          choices=ANSWERS, human_wrap=human_answer, human_hint=HUMAN_HINT)
+            comp = await session.generate(req)
+            if comp.truncated_in_reasoning and room > req.max_tokens:
+                comp = await session.generate(replace(req, max_tokens=room))
+            return Reply(comp.text, history=cot_history(comp.text) if cot else None,
+                         reasoning=comp.reasoning,
+                         truncated_in_reasoning=comp.truncated_in_reasoning,
+                         completion_tokens=comp.completion_tokens)
 
         p = item.payload
         return await run_episode(
@@ -72,7 +115,8 @@ class AlreadySaidThatBenchmark(Benchmark):
         )
 
     def results(self, records: list[dict[str, Any]], plan: RunPlan) -> Results:
-        return results_of_records(records, plan.config.get("variant", "?"))
+        return results_of_records(records, plan.config.get("variant", "?"),
+                                  plan.config.get("solver", "direct"))
 
     def combine(self, by_variant: dict[str, Results]) -> Results | None:
         return side_by_side(by_variant)
@@ -83,6 +127,7 @@ class AlreadySaidThatBenchmark(Benchmark):
         est = estimate_tokens(
             cfg["variant"], [it.payload["words"] for it in plan.items],
             first["pool"], first["example"], cfg["seed"], max_turns=cfg["max_turns"],
+            solver=cfg.get("solver", "direct"),
         )
         return estimate_results(cfg["variant"], est, _parse_price(opts.price))
 

@@ -15,6 +15,7 @@ the four dataset fields the judge prompt needs, so judging never needs the data 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 from mindprobe.core.session import Session
@@ -32,6 +33,8 @@ JUDGE_INPUT_FIELDS = (
     "model_output_solution_first_error_reason",
 )
 _LABEL = re.compile(r"^[A-Za-z0-9._+-]+$")
+#: Extra tokens a reasoning judge gets for its thinking (known to think, or cut off in it).
+JUDGE_THINKING_ROOM = 4096
 
 
 def _judge_reply(decision: str) -> str:
@@ -72,14 +75,25 @@ async def judge_one(
         human_hint=HUMAN_HINT,
         human_wrap=human_verdict,
     )
+    room = max_tokens + JUDGE_THINKING_ROOM
+    if session.model("judge").can("reasoning"):
+        req.max_tokens = room
     comp = await session.generate(req, role="judge")
+    if comp.truncated_in_reasoning and room > req.max_tokens:
+        comp = await session.generate(replace(req, max_tokens=room), role="judge")
+    # comp.text is the judge's answer only: a reasoning judge's thinking is kept apart.
     decision = parse_judge(comp.text)[2]
-    return {
+    out = {
         "label": session.model("judge").label,
         "reply": comp.text,
         "decision": decision,
         "verdict": reason_hit(decision),
     }
+    if comp.reasoning is not None:
+        out["reasoning"] = comp.reasoning
+    if comp.truncated_in_reasoning:
+        out["truncated_in_reasoning"] = True
+    return out
 
 
 def check_label(label: str) -> str:

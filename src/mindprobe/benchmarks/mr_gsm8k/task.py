@@ -4,11 +4,18 @@ Each item sends one user message (spec section 3), parses and scores T1/T2 (sect
 for a T2 hit, asks the `judge` role (section 6) when `--judge` is given. A model call that
 still fails after its retries is scored as the empty reply, as upstream does, and the record
 is marked with an error so `--retry-errors` can ask again.
+
+Reasoning models: only the answer part of a reply is parsed and judged (a `<think>` block or
+the backend's reasoning_content is split off by the model backend and kept in the record as
+`reasoning`). Without --max-tokens, a model known to think gets THINKING_ROOM more tokens, and
+a reply cut off while still thinking is asked once more with that room; if it is cut off again
+the record says `truncated_in_reasoning` (its reply has no answer: PARSE_ERROR, as upstream).
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 from mindprobe.core.benchmark import Benchmark, Item, PlanContext, RunPlan
@@ -23,6 +30,9 @@ from .metrics import score_item
 from .options import MRGSM8KOptions
 from .prompts import MAX_TOKENS, TEMPERATURE, build_prompt
 from .tables import results_of_doc
+
+#: Extra tokens a reasoning model gets for its thinking when --max-tokens is not given.
+THINKING_ROOM = 4096
 
 
 def _canned(judgement: str, step: str, analysis: str) -> str:
@@ -73,9 +83,12 @@ class MRGSM8KBenchmark(Benchmark):
         # Prompts are built per item when played; the demos list is shared by all items.
         items = [Item(r["uuid"], {"item": r, "demos": demos}) for r in records]
         judge = opts.judge or ctx.roles.get("judge")
+        thinking = ctx.max_tokens or MAX_TOKENS + THINKING_ROOM
+        thinks = "reasoning" in ctx.model.capabilities
         config = {
             "shots": opts.shots,
-            "max_tokens": ctx.max_tokens or MAX_TOKENS,
+            "max_tokens": ctx.max_tokens or (thinking if thinks else MAX_TOKENS),
+            "max_tokens_thinking": thinking,
             "question_types": types,
             "judge": judge,
             "judge_label": _label(judge) if judge else None,
@@ -98,13 +111,22 @@ class MRGSM8KBenchmark(Benchmark):
             human_hint=HUMAN_HINT,
             human_wrap=human_reply,
         )
-        error, finish = None, None
+        room = cfg.get("max_tokens_thinking", req.max_tokens)
+        if session.model().can("reasoning"):
+            req.max_tokens = max(req.max_tokens, room)
+        error, finish, comp = None, None, None
         try:
             comp = await session.generate(req)
+            if comp.truncated_in_reasoning and room > req.max_tokens:
+                comp = await session.generate(replace(req, max_tokens=room))
             text, finish = comp.text, comp.finish_reason
         except TransientError as exc:
             text, error = "", f"model call failed, scored as an empty reply: {exc}"
         out: dict[str, Any] = {**score_item(rec, text), "finish_reason": finish}
+        if comp is not None and comp.reasoning is not None:
+            out["reasoning"] = comp.reasoning
+        if comp is not None and comp.truncated_in_reasoning:
+            out["truncated_in_reasoning"] = True
         if out["t2_hit"]:
             out["judge_input"] = judge_input(rec)
             if cfg.get("judge"):

@@ -29,11 +29,14 @@ def frames(records: list[dict[str, Any]], prompting: str, label: str
 
 
 def results_of_run(records: list[dict[str, Any]], prompting: str, label: str) -> Results:
-    """Accuracy and bias per problem with upstream's 95% CIs; invalid answers counted."""
+    """Accuracy and bias per problem with upstream's 95% CIs; invalid answers counted, and
+    replies cut off while the model was still thinking counted apart (both score as "")."""
     out = Results("worldsense")
     ok = [r for r in records if "error" not in r]
-    invalid = sum(1 for r in ok if not r.get("resp"))
-    out.detail = {"n_trials": len(ok), "n_invalid": invalid, "accuracy": {}, "bias": {}}
+    cut = sum(1 for r in ok if r.get("truncated_in_reasoning"))
+    invalid = sum(1 for r in ok if not r.get("resp")) - cut
+    out.detail = {"n_trials": len(ok), "n_invalid": invalid, "n_truncated_in_reasoning": cut,
+                  "accuracy": {}, "bias": {}}
     if not ok:
         out.warnings.append("no finished trials to analyse")
         return out
@@ -47,21 +50,23 @@ def results_of_run(records: list[dict[str, Any]], prompting: str, label: str) ->
         bias = doc["bias"].get(run, {})
         rows = []
         for name, s in problems.items():
-            n, k, n_bad = counts.get(name, (0, 0, 0))
+            n, k, n_bad, n_cut = counts.get(name, (0, 0, 0, 0))
             lo, hi, method = _interval(s.get("mean"), s.get("conf95"), k, n)
             small |= method != UPSTREAM
-            rows.append({"problem": name, "n": n, "invalid": n_bad,
+            row_cut = {"cut off thinking": n_cut} if cut else {}
+            rows.append({"problem": name, "n": n, "invalid": n_bad, **row_cut,
                          "accuracy": _pct(s.get("mean")), "acc ±95": _pct(s.get("conf95")),
                          "ci_low": _pct(lo), "ci_high": _pct(hi), "ci": method,
                          "bias": bias.get(name, {}).get("mean"),
                          "bias ±95": bias.get(name, {}).get("conf95")})
         out.add_table(f"accuracy/{run}", pd.DataFrame(rows),
-                      f"WorldSense {run} ({len(ok)} trials, {invalid} invalid answers; "
-                      "accuracy in %)", index=False)
+                      f"WorldSense {run} ({len(ok)} trials, {invalid} invalid answers"
+                      + (f", {cut} cut off while thinking" if cut else "")
+                      + "; accuracy in %)", index=False)
     run = doc["accuracy"].get(f"{prompting}/{label}", {})
     head = run.get("ALL") or next(iter(run.values()), None)
     if head is not None and head.get("mean") is not None:
-        n, k, _ = counts.get("ALL", (0, 0, 0))
+        n, k, _, _ = counts.get("ALL", (0, 0, 0, 0))
         lo, hi, method = _interval(head["mean"], head.get("conf95"), k, n)
         out.headline = Headline("accuracy", head["mean"], lo, hi, n=len(ok), ci_method=method)
     if small:
@@ -70,6 +75,11 @@ def results_of_run(records: list[dict[str, Any]], prompting: str, label: str) ->
             "where a cell is too small for that (a single trial per cell: no SEM, or zero "
             "width), the interval is Wilson's on the raw correct/total, labelled so")
     out.notes.append(CHANCE_NOTE)
+    if cut:
+        out.warnings.append(
+            f"{cut} of {len(ok)} replies were cut off while the model was still thinking (no "
+            "answer; scored as empty, like an invalid answer, but not counted as one): give "
+            "--max-tokens more room")
     if invalid:
         share = invalid / len(ok)
         msg = f"{invalid} of {len(ok)} answers ({share:.0%}) were not one of the allowed options"
@@ -83,16 +93,18 @@ UPSTREAM = "upstream"
 WILSON = "Wilson"
 
 
-def _counts(records: list[dict[str, Any]]) -> dict[str, tuple[int, int, int]]:
-    """problem -> (trials, correct, invalid), and "ALL"."""
+def _counts(records: list[dict[str, Any]]) -> dict[str, tuple[int, int, int, int]]:
+    """problem -> (trials, correct, invalid, cut off while thinking), and "ALL"."""
     out: dict[str, list[int]] = {}
     for r in records:
+        cut = bool(r.get("truncated_in_reasoning"))
         for key in (r.get("problemname"), "ALL"):
-            c = out.setdefault(key, [0, 0, 0])
+            c = out.setdefault(key, [0, 0, 0, 0])
             c[0] += 1
             c[1] += bool(r.get("correct"))
-            c[2] += not r.get("resp")
-    return {k: (v[0], v[1], v[2]) for k, v in out.items()}
+            c[2] += not r.get("resp") and not cut
+            c[3] += cut
+    return {k: (v[0], v[1], v[2], v[3]) for k, v in out.items()}
 
 
 def _interval(mean: Any, half: Any, k: int, n: int) -> tuple[float | None, float | None, str]:

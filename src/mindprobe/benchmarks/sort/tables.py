@@ -1,0 +1,71 @@
+"""SORT results as tables: the headline (upstream's macro accuracy over conditions), micro
+accuracy with Wilson CIs, breakdowns, label bias, and in-context vs no-context side by side
+(the paper's key contrast) when runs of both are analysed together."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mindprobe.core.benchmark import RunPlan
+from mindprobe.core.results import Headline, Results
+
+PERCENT = ("accuracy", "ci_low", "ci_high", "macro_accuracy", "share_A", "share_B", "share_X",
+           "most_frequent_answer_share", "chance")
+_DROP = ("model", "prompt", "context", "ci_method")
+
+
+def results_of_records(records: list[dict[str, Any]], plan: RunPlan) -> Results:
+    from mindprobe.benchmarks.sort.metrics import analyse
+
+    out = Results("sort")
+    ok = [r for r in records if "error" not in r]
+    cfg = plan.config
+    out.detail = {"n_rows": len(ok), "prompt": cfg.get("prompt"), "condition":
+                  cfg.get("condition"), "task": cfg.get("task"), "split": cfg.get("split"),
+                  "scoring": cfg.get("scoring"), "skipped_conditions": cfg.get("skipped") or []}
+    if not ok:
+        out.warnings.append("no finished rows to analyse")
+        return out
+    m = analyse(ok)
+    top = m.overall.iloc[0]
+    single = int(top["n_conditions"]) == 1  # macro = micro: the Wilson interval applies
+    out.headline = Headline("accuracy (macro over conditions)", float(top["macro_accuracy"]),
+                            float(top["ci_low"]) if single else None,
+                            float(top["ci_high"]) if single else None, chance=0.5, n=len(ok),
+                            ci_method="Wilson" if single else None)
+    out.detail.update(macro_accuracy=float(top["macro_accuracy"]),
+                      micro_accuracy=float(top["accuracy"]),
+                      micro_ci=[float(top["ci_low"]), float(top["ci_high"])])
+    out.add_table("overall", _clean(m.overall), f"SORT {cfg.get('condition')} · "
+                  f"{cfg.get('prompt')} · task {cfg.get('task')} · {len(ok)} rows "
+                  "(micro accuracy with Wilson 95% CI; chance 50%)", percent=PERCENT,
+                  index=False)
+    out.add_table("by_condition", _clean(m.by_condition), "accuracy by condition "
+                  "(excerpt length × segment length, words)", percent=PERCENT, index=False)
+    for name in ("distance_bin", "book"):
+        if name in m.breakdowns:
+            out.add_table(name, _clean(m.breakdowns[name]), f"accuracy by {name.replace('_', ' ')}",
+                          percent=PERCENT, index=False)
+    if m.label_bias is not None:
+        out.add_table("label_bias", _clean(m.label_bias), "answers given (upstream's "
+                      "'percentageA' is most_frequent_answer_share)", percent=PERCENT,
+                      index=False)
+    if m.context_comparison is not None:
+        out.add_table("context", m.context_comparison, "in-context vs no-context",
+                      percent=("accuracy_in_context", "accuracy_no_context", "difference"),
+                      index=False)
+    x = sum(1 for r in ok if r.get("answer") == "X")
+    missing = sum(1 for r in ok if r.get("logprobs_missing"))
+    if x:
+        out.warnings.append(f"{x} of {len(ok)} rows have no answer (X: neither label among the "
+                            f"top-20 tokens{'; the backend returned no log-probs for ' + str(missing) if missing else ''}); X counts as wrong")
+    if cfg.get("scoring") == "text":
+        out.notes.append("scored by parsing the reply text (--scoring text), not by "
+                         "log-probabilities as upstream")
+    for s in cfg.get("skipped") or []:
+        out.notes.append(f"condition skipped: {s}")
+    return out
+
+
+def _clean(frame: Any) -> Any:
+    return frame.drop(columns=[c for c in _DROP if c in frame.columns])

@@ -1,0 +1,187 @@
+"""SORT / Book-SORT as a mindprobe benchmark: which of two segments of a text came first.
+
+One item per dataset row. The prompt (spec §4.1) ends with the assistant prefix `Answer:
+Segment`; the answer is the label whose first token has the higher log-probability among the
+top 20 (spec §4.3). Rows sharing an excerpt are consecutive, so a prefix-caching backend keeps
+the excerpt's KV cache from one question to the next.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from mindprobe.benchmarks.sort import sources
+from mindprobe.benchmarks.sort.options import SortOptions
+from mindprobe.core.benchmark import Benchmark, Item, PlanContext, RunPlan
+from mindprobe.core.results import Results
+from mindprobe.core.session import Session
+from mindprobe.errors import UsageError
+from mindprobe.models.base import Request
+
+SEGMENT_FIELDS = ("segment_1", "segment_2", "excerpt_text")
+#: Rough tokens per word of English prose plus the prompt's own text, for the fit check.
+TOKENS_PER_WORD, PROMPT_OVERHEAD = 1.45, 200
+
+
+def parse_condition(variant: str) -> tuple[int, int] | None:
+    """`250-20` -> (250, 20); `all` -> None."""
+    if variant == "all":
+        return None
+    le, _, ls = variant.partition("-")
+    return int(le), int(ls)
+
+
+def estimated_tokens(excerpt_length: int, in_context: bool) -> int:
+    return int(PROMPT_OVERHEAD + (TOKENS_PER_WORD * excerpt_length if in_context else 80))
+
+
+class SortBenchmark(Benchmark):
+    name = "sort"
+    Options = SortOptions
+    data_files = sources.DATA_FILES
+
+    def plan(self, ctx: PlanContext, opts: SortOptions) -> RunPlan:
+        from mindprobe.benchmarks.sort.cell import CONDITIONS
+        from mindprobe.benchmarks.sort.dataset import (
+            available_conditions,
+            evaluation_rows,
+            load_booksort,
+        )
+        from mindprobe.benchmarks.sort.prompts import get_prompt_config
+
+        get_prompt_config(opts.prompt)
+        book_ids = _ids(opts.books)
+        wanted = parse_condition(ctx.variant)
+        in_context = opts.condition != "no-context"
+        root = sources.books_root(ctx.data_dir)
+        if sources.has_booksort_files(root):
+            folder, origin = root, f"Book-SORT files in {root}"
+            candidates = [wanted] if wanted else available_conditions(
+                load_booksort(folder, opts.split))
+        else:
+            folder, origin = None, f"built from the Gutenberg books in {root}"
+            candidates = [wanted] if wanted else list(CONDITIONS)
+        fits, skipped = self._fitting(candidates, in_context, opts.condition, ctx)
+        if not fits:
+            raise UsageError(f"no SORT condition fits {ctx.model.spec}'s context window of "
+                             f"{ctx.model.context_window} tokens: {'; '.join(skipped)}")
+        for s in skipped:
+            ctx.info(f"sort: skipped {s}")
+        if folder is None:
+            folder = sources.built_dir(root, fits, book_ids)
+        rows = load_booksort(folder, opts.split, fits)
+        present = available_conditions(rows)
+        if wanted and wanted not in present:
+            raise UsageError(f"condition {ctx.variant} is not in {origin}")
+        picked = evaluation_rows(rows, *(wanted or (None, None)), limit=ctx.limit,
+                                 book_ids=book_ids)
+        if opts.excerpts:
+            first = {}
+            for r in picked:
+                first.setdefault((r["excerpt_length"], r["segment_length"], r["book_idx"]),
+                                 set())
+            for r in picked:
+                seen = first[(r["excerpt_length"], r["segment_length"], r["book_idx"])]
+                if len(seen) < opts.excerpts:
+                    seen.add(r["excerpt_idx"])
+            picked = [r for r in picked if r["excerpt_idx"] in
+                      first[(r["excerpt_length"], r["segment_length"], r["book_idx"])]]
+        # Questions about one excerpt run back to back: a prefix-caching backend then keeps
+        # the excerpt's KV cache from one question to the next.
+        picked.sort(key=lambda r: (r["excerpt_length"], r["segment_length"], r["book_idx"],
+                                   r["excerpt_idx"], r["segment_idx"]))
+        passages = self._retrieval(picked, root, opts) if opts.condition == "retrieval" else {}
+        items = [Item(r["row_id"], {**r, "retrieved": passages.get(r["row_id"])})
+                 for r in picked]
+        config = {"prompt": opts.prompt, "condition": opts.condition, "task": opts.task,
+                  "split": opts.split, "scoring": opts.scoring, "books": book_ids,
+                  "retrieval_k": opts.retrieval_k if opts.condition == "retrieval" else None,
+                  "excerpts": opts.excerpts,
+                  "conditions": [f"{a}-{b}" for a, b in present if (a, b) in fits],
+                  "skipped": skipped}
+        requires = {"logprobs": "--scoring logprob (SORT's faithful default) needs "
+                    "log-probabilities; pass --scoring text to parse replies instead"} \
+            if opts.scoring == "logprob" else {}
+        prompting = f"{opts.prompt}-{opts.condition}-{opts.task}"
+        if opts.split != "test":
+            prompting += f"-{opts.split}"
+        return RunPlan(items=items, prompting=prompting, config=config, limit_applied=True,
+                       provenance={"source": origin, "dataset": "Book-SORT"},
+                       requires=requires)
+
+    @staticmethod
+    def _fitting(conditions: list[tuple[int, int]], in_context: bool, condition: str,
+                 ctx: PlanContext) -> tuple[list[tuple[int, int]], list[str]]:
+        window = ctx.model.context_window
+        if window is None or condition == "retrieval":
+            return conditions, []
+        fits, skipped = [], []
+        for le, ls in conditions:
+            need = estimated_tokens(le, in_context)
+            if need <= window:
+                fits.append((le, ls))
+            else:
+                skipped.append(f"{le}-{ls} (about {need:,} prompt tokens > context window "
+                               f"{window:,})")
+        return fits, skipped
+
+    @staticmethod
+    def _retrieval(rows: list[dict[str, Any]], root: Path, opts: SortOptions) -> dict[str, str]:
+        """Top-k BM25 passages for each row's two segments, computed once at planning."""
+        from mindprobe.benchmarks.sort.retrieval import PassageIndex, passages_text
+
+        books = {b.book_idx: b for b in sources.load_source_books(
+            root, sorted({r["book_idx"] for r in rows}))}
+        indexes = {i: PassageIndex(b.words) for i, b in books.items()}
+        return {r["row_id"]: passages_text(indexes[r["book_idx"]].for_pair(
+            _bare(r["segment_1"]), _bare(r["segment_2"]), k=opts.retrieval_k)) for r in rows}
+
+    async def run_item(self, item: Item, session: Session) -> dict[str, Any]:
+        from mindprobe.benchmarks.sort.prompts import render_prompt
+        from mindprobe.benchmarks.sort.scoring import score_logprobs, score_text
+
+        row, cfg = item.payload, session.config
+        prompt = render_prompt(cfg["prompt"], row, in_context=cfg["condition"] != "no-context",
+                               task_type=cfg["task"], excerpt=row.get("retrieved"))
+        model = session.model()
+        messages = prompt.messages(system_role=True)
+        if cfg["scoring"] == "logprob" and model.can("prefix"):
+            messages.append({"role": "assistant", "content": prompt.prefix()})
+            req = Request(messages=messages, max_tokens=1, temperature=0.0, logprobs=20,
+                          continue_final=True, choices=["A", "B"])
+        elif cfg["scoring"] == "logprob":  # chat APIs: no prefix (spec §4.1.6)
+            req = Request(messages=messages, max_tokens=1, temperature=0.0, logprobs=20,
+                          choices=["A", "B"])
+        else:
+            req = Request(messages=messages, max_tokens=8, temperature=0.0,
+                          choices=["A", "B"])
+        comp = await session.generate(req)
+        if cfg["scoring"] == "logprob":
+            top = comp.logprobs[0]["top"] if comp.logprobs else None
+            scored = score_logprobs(top, row["present_seg1_first"], task_type=cfg["task"],
+                                    space_appended=False, raw_answer=comp.text)
+        else:
+            scored = score_text(comp.text, row["present_seg1_first"], task_type=cfg["task"])
+        rec = {k: v for k, v in row.items() if k not in (*SEGMENT_FIELDS, "retrieved")}
+        rec.update(scored.as_dict(), context=cfg["condition"], prompt=cfg["prompt"],
+                   logprobs_missing=cfg["scoring"] == "logprob" and not comp.logprobs)
+        return rec
+
+    def results(self, records: list[dict[str, Any]], plan: RunPlan) -> Results:
+        from mindprobe.benchmarks.sort.tables import results_of_records
+
+        return results_of_records(records, plan)
+
+
+def _ids(text: str | None) -> list[int] | None:
+    if not text:
+        return None
+    try:
+        return [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise UsageError(f"--books expects Gutenberg ids like 69087,73017; got {text!r}") from None
+
+
+def _bare(segment: str) -> str:
+    return segment.strip().strip("*")

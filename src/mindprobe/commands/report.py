@@ -1,0 +1,124 @@
+"""`mindprobe report [RUN_DIR …]`: one self-contained HTML page (or Markdown / LaTeX tables)
+for a set of runs, built by `mindprobe.report`."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from mindprobe.errors import UsageError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from mindprobe.core.results import Results
+
+FORMAT_HELP = "html (default): one self-contained page; md / latex: the tables only"
+
+
+def add_report_parser(sub: Any) -> argparse.ArgumentParser:
+    """The `report` subcommand and its arguments."""
+    p = sub.add_parser(
+        "report", help="one self-contained HTML report (or md / latex tables) for a set of runs",
+        description="Write one self-contained HTML page for a set of runs: the cognitive "
+        "profile of every model, each benchmark's tables and plots, paired comparisons, "
+        "transcripts and provenance. It opens offline, loads nothing from the network and "
+        "prints cleanly. With no RUN_DIR, every run under --runs-dir is included.")
+    p.add_argument("runs", nargs="*", metavar="RUN_DIR",
+                   help="run directories, or folders holding runs (default: all of --runs-dir)")
+    p.add_argument("--runs-dir", default="runs",
+                   help="where to look for runs when no RUN_DIR is given (default ./runs)")
+    p.add_argument("--out", help="the file to write (default report.html, report.md or "
+                   "report.tex by --format)")
+    p.add_argument("--format", choices=["html", "md", "latex"], default="html", help=FORMAT_HELP)
+    p.add_argument("--compare", nargs=2, metavar=("A", "B"),
+                   help="compare two runs item by item: run directories or model labels "
+                   "(default: every two runs of one benchmark and variant that share items)")
+    p.add_argument("--price", metavar="IN,OUT",
+                   help="USD per million prompt,completion tokens, to show what each run cost")
+    p.add_argument("--max-items", type=int, metavar="N",
+                   help="transcripts shown per run (default 300)")
+    p.add_argument("--title", help="the page title (default 'mindprobe report')")
+    p.add_argument("--worldsense-testset", metavar="DIR",
+                   help="also include the WorldSense paper's tables from a test-set folder "
+                   "(trials.jsonl.bz2 + results/*___results.jsonl), as `mindprobe analyse "
+                   "worldsense -t DIR` prints them")
+    return p
+
+
+def _out_path(args: argparse.Namespace) -> Path:
+    from mindprobe.report import EXTENSIONS
+
+    out = Path(args.out) if args.out else Path("report" + EXTENSIONS[args.format])
+    if out.is_dir():
+        raise UsageError(f"--out {out} is a directory; give a file name, e.g. {out}/report"
+                         f"{EXTENSIONS[args.format]}")
+    parent = out.parent if str(out.parent) else Path(".")
+    if not parent.is_dir():
+        raise UsageError(f"--out {out}: the folder {parent} does not exist")
+    return out
+
+
+def worldsense_testset(folder: str, warn: Any) -> dict[str, Results]:
+    """The paper's tables of a WorldSense test-set folder as Results (numbers from the same
+    analysis as `mindprobe analyse worldsense -t`)."""
+    import pandas as pd
+
+    from mindprobe.benchmarks.worldsense.metrics import RUN_KEYS
+    from mindprobe.benchmarks.worldsense.report import (
+        TITLE_ACCURACY,
+        TITLE_BIAS,
+        TITLE_OVERALL,
+        analyse_testset_dir,
+        pivot_pretty,
+        to_json,
+    )
+    from mindprobe.core.results import Results
+
+    if not Path(folder).is_dir():
+        raise UsageError(f"--worldsense-testset {folder}: no such folder")
+    analysis = analyse_testset_dir(folder, warn=warn)
+    doc = to_json(analysis)
+    res = Results("worldsense", detail=doc)
+    rows = []
+    for run, problems in doc["accuracy"].items():
+        prompting, _, model = run.partition("/")
+        s = problems.get("ALL", {})
+        rows.append({"model": model, "prompting": prompting,
+                     "accuracy": None if s.get("mean") is None else 100 * s["mean"],
+                     "acc ±95": None if s.get("conf95") is None else 100 * s["conf95"]})
+    res.add_table("overall", pd.DataFrame(rows), TITLE_OVERALL.strip() + " (%)", index=False)
+    for name, table, title in (("accuracy", analysis.accuracy_by_problem, TITLE_ACCURACY),
+                               ("bias", analysis.bias_by_problem, TITLE_BIAS)):
+        res.add_table(name, pivot_pretty(table, list(RUN_KEYS), "problemname"), title.strip())
+    res.notes.append(f"{analysis.n_trials:,} trials from {folder}; cells: value (95% CI "
+                     "half-width)")
+    return {f"WorldSense test set: {Path(folder).name} (upstream results files)": res}
+
+
+def cmd_report(args: argparse.Namespace, err: Console) -> int:
+    from mindprobe.report import build_report
+
+    out = _out_path(args)
+
+    from rich.markup import escape
+
+    def warn(message: str) -> None:
+        err.print(f"[yellow]warning[/yellow]: {escape(message)}", highlight=False)
+
+    extra = worldsense_testset(args.worldsense_testset, warn) if args.worldsense_testset else None
+    text = build_report(args.runs, runs_dir=args.runs_dir, fmt=args.format,
+                        compare=args.compare, price=args.price, max_items=args.max_items,
+                        extra=extra, title=args.title, warn=warn)
+    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, out)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise UsageError(f"cannot write {out}: {exc.strerror}") from None
+    size = len(text.encode("utf-8"))
+    err.print(f"wrote {out} ({size / 1024:,.0f} KiB)", highlight=False)
+    return 0

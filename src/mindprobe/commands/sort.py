@@ -1,0 +1,190 @@
+"""SORT verbs: `build` (Book-SORT from the nine books, or SORT from any text) and `sweep`
+(every prompt config on the validation rows, then the test split with the best)."""
+
+from __future__ import annotations
+
+import argparse
+import copy
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from mindprobe.commands.output import emit_json, tables_console
+from mindprobe.errors import DataError, UsageError
+
+
+def _pairs(text: str | None, flag: str) -> list[tuple[int, int]] | None:
+    if not text:
+        return None
+    try:
+        return [(int(a), int(b)) for a, b in (c.split("-") for c in text.split(","))]
+    except ValueError:
+        raise UsageError(f"{flag} expects LE-LS pairs like 250-20,1000-50; got {text!r}") from None
+
+
+def _ints(text: str | None, flag: str) -> list[int] | None:
+    if not text:
+        return None
+    try:
+        values = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise UsageError(f"{flag} expects integers like 250,1000; got {text!r}") from None
+    if any(v < 1 for v in values):
+        raise UsageError(f"{flag} values must be positive; got {text!r}")
+    return values
+
+
+class Build:
+    def add_arguments(self, p: argparse.ArgumentParser) -> None:
+        src = p.add_mutually_exclusive_group(required=True)
+        src.add_argument("--books", help="folder with pg/full_text/{id}-0.txt (e.g. "
+                         "../shared/data/sort, or after `mindprobe data fetch sort` the data "
+                         "cache): rebuilds Book-SORT")
+        src.add_argument("--text", help="a plain-text file (book, transcript, notes): SORT "
+                         "from your own text")
+        p.add_argument("--out", required=True, help="output folder (created)")
+        p.add_argument("--title", help="with --text: the title used in prompts")
+        p.add_argument("--conditions", help="with --books: only these LE-LS pairs, e.g. "
+                       "250-20,1000-50 (default: all 10)")
+        p.add_argument("--book-ids", help="with --books: only these Gutenberg ids")
+        p.add_argument("--seed-override", action="append", metavar="BOOK:LE:LS=SEED",
+                       help="a seed for a cell whose uniformity gate fails (repeatable); the "
+                       "published ones (72600:250:50=8382, 72869:250:50=2605) are built in")
+        p.add_argument("--excerpt-lengths", help="with --text: excerpt lengths in words "
+                       "(default: the standard ones the text can hold)")
+        p.add_argument("--segment-lengths", help="with --text: segment lengths in words")
+        p.add_argument("--seed", type=int, default=0, help="with --text: seed (cell seed = "
+                       "seed + LE + LS)")
+        p.add_argument("--workers", type=int, help="processes (default: CPUs, at most 4)")
+        p.add_argument("--no-csv", action="store_true", help="skip the CSV trio per condition")
+        p.add_argument("--no-parquet", action="store_true", help="skip the Parquet splits")
+
+    def run(self, args: argparse.Namespace, err: Console) -> int:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+        from mindprobe.benchmarks.sort import build
+
+        out = Path(args.out)
+        if out.exists() and not out.is_dir():
+            raise UsageError(f"--out {out} is a file; give a folder")
+        if args.workers is not None and args.workers < 1:
+            raise UsageError("--workers must be a positive number")
+        overrides = dict(build.parse_seed_override(o) for o in args.seed_override or [])
+        opts = {"csv": not args.no_csv, "parquet": not args.no_parquet}
+        with Progress("[bold]{task.description}", BarColumn(), MofNCompleteColumn(),
+                      TimeElapsedColumn(), console=err, disable=not err.is_terminal) as bar:
+            tasks: dict[tuple[int, int, int], Any] = {}
+
+            def progress(tick: Any) -> None:
+                key = (tick.book_idx, tick.excerpt_length, tick.segment_length)
+                if key not in tasks:
+                    tasks[key] = bar.add_task(f"{key[0]} e{key[1]} s{key[2]}", total=None)
+                total = tick.total or 1
+                bar.update(tasks[key], completed=tick.done, total=total,
+                           visible=tick.stage not in ("done", "failed"))
+
+            if args.text:
+                path = Path(args.text)
+                try:
+                    text = path.read_text(encoding="utf-8-sig")
+                except (OSError, UnicodeDecodeError) as exc:
+                    raise DataError(f"cannot read {path} as UTF-8 text ({exc})") from None
+                summary = build.build_from_text(
+                    text, args.title or path.stem,
+                    _ints(args.excerpt_lengths, "--excerpt-lengths"),
+                    _ints(args.segment_lengths, "--segment-lengths"), args.seed, out_dir=out,
+                    progress=progress, **opts)
+            else:
+                summary = build.build_booksort(
+                    args.books, out, conditions=_pairs(args.conditions, "--conditions")
+                    or build.CONDITIONS, book_ids=_ints(args.book_ids, "--book-ids"),
+                    workers=args.workers, seed_overrides=overrides, progress=progress, **opts)
+        err.print(f"built {summary.n_cells} cell(s), {summary.n_rows:,} rows in "
+                  f"{summary.seconds:.1f} s into {out} ({len(summary.files)} files)")
+        for f in summary.failures:
+            err.print(f"[yellow]failed[/yellow] {f.message}", highlight=False)
+        if summary.failures:
+            err.print(f"{len(summary.failures)} cell(s) failed their uniformity gate; the rest "
+                      "was written")
+        err.print(f"run it with: mindprobe run sort --data-dir {out} --model …")
+        return 1 if summary.failures else 0
+
+
+class Sweep:
+    """Prompt selection (spec §4.5): validation rows per prompt, then test with the best."""
+
+    def add_arguments(self, p: argparse.ArgumentParser) -> None:
+        from mindprobe.cli import add_benchmark_options, add_common_run_options
+
+        add_common_run_options(p)
+        add_benchmark_options(p, "sort")
+        p.add_argument("--prompts", help="only these prompt configs (default: all 13)")
+
+    def run(self, args: argparse.Namespace, err: Console) -> int:
+        import pandas as pd
+
+        from mindprobe.benchmarks.sort.options import PROMPT_NAMES
+        from mindprobe.commands.run import run_command
+        from mindprobe.core.results import Results, render_results
+
+        if getattr(args, "bench__prompt", None) or getattr(args, "bench__split", None):
+            raise UsageError("sweep chooses --prompt and --split itself; leave them out")
+        names = [n.strip() for n in args.prompts.split(",")] if args.prompts else PROMPT_NAMES
+        bad = [n for n in names if n not in PROMPT_NAMES]
+        if bad:
+            raise UsageError(f"unknown prompt config {bad[0]!r}; known: {', '.join(PROMPT_NAMES)}")
+        base = copy.copy(args)
+        base.embedded = True  # the sweep prints one JSON document; runs print only tables
+        rows, worst = [], 0
+        for name in names:
+            a = copy.copy(base)
+            a.bench__prompt, a.bench__split = name, "validation"
+            code, docs = run_command(a, err)
+            worst = max(worst, code)
+            doc = next(iter(docs.values()))
+            head = doc.get("headline") or {}
+            rows.append({"prompt": name, "accuracy": head.get("value"), "n": head.get("n"),
+                         "run": doc.get("run")})
+        table = pd.DataFrame(rows)
+        best = table.sort_values("accuracy", ascending=False, kind="stable").iloc[0]["prompt"]
+        sweep = Results("sort")
+        sweep.add_table("sweep", table, "prompt sweep on the validation rows (accuracy = "
+                        "macro over conditions)", percent=("accuracy",), index=False)
+        sweep.notes.append(f"best prompt: {best}; running the test split with it")
+        render_results(sweep, tables_console(args.json))
+        final = copy.copy(base)
+        final.bench__prompt, final.bench__split = best, "test"
+        code, docs = run_command(final, err)
+        emit_json(args.json, {"benchmark": "sort", "sweep": sweep.to_json()["tables"]["sweep"],
+                              "best_prompt": best, "test": next(iter(docs.values()), None)})
+        return max(worst, code)
+
+
+class Analyse:
+    """Several runs analysed together: in-context vs no-context side by side (the paper's
+    key contrast), one table per breakdown over all of them."""
+
+    def add_arguments(self, p: argparse.ArgumentParser) -> None:
+        pass
+
+    def run(self, args: argparse.Namespace, err: Console) -> int | None:
+        if not args.run or len(args.run) < 2:
+            return None  # one run: the generic analysis
+        from mindprobe.benchmarks.sort.tables import results_of_records
+        from mindprobe.commands.analyse import plan_of
+        from mindprobe.core.results import render_results
+        from mindprobe.core.store import load_run
+
+        runs = [load_run(r, "sort") for r in args.run]
+        records = [{**rec, "model": run.model_label} for run in runs for rec in run.records]
+        plan = plan_of(runs[0])
+        plan.config = {**plan.config, "condition": "+".join(
+            sorted({str(r.manifest.get("config", {}).get("condition")) for r in runs}))}
+        res = results_of_records(records, plan)
+        render_results(res, tables_console(args.json))
+        emit_json(args.json, {"runs": list(args.run), **res.to_json()})
+        return 0
+
+
+VERBS: dict[str, Any] = {"build": Build(), "sweep": Sweep(), "analyse": Analyse()}

@@ -1,0 +1,590 @@
+"""One model served by several endpoints: least-loaded routing, per-item affinity, failover.
+
+How an endpoint is chosen:
+
+* **Affinity.** The session of an item takes a slot once (`acquire_slot`) and gives it back at
+  the end; the slot is a conversation id mapped to one endpoint, so every turn of a chat goes to
+  the server that already holds its prefix in cache (and on llama.cpp servers to one KV slot).
+* **Least loaded.** A new item goes to the healthy endpoint with the fewest live items per unit
+  of capacity (`concurrency=N` in the endpoints file; else 1); ties go to the endpoint answering
+  fastest lately, then round-robin. An endpoint at its `concurrency` cap takes no more items.
+  Faster endpoints finish items sooner, so they get more of them.
+* **Failover.** Each attempt goes to one endpoint only. A refused connection takes the endpoint
+  out of rotation at once; timeouts, dropped connections and 5xx after three in a row. It
+  cools down (1 s, 2 s, 4 s … up to 60 s, jittered) and is probed (`GET /models`) before it
+  gets items again. The items it held move to a live endpoint on their next request (their
+  prefix cache is lost, their answers are not). When every endpoint has been down for
+  `all_down_after` seconds the run stops with one ModelError; nothing unanswered is recorded.
+
+What makes two responses interchangeable is the model and the deployment, not which replica
+answered: the cache key and the run directory use the model name and the endpoint group (a name
+the user gives, `openai-compatible` by default), never the URLs, so endpoints can be added or
+removed between runs and a resumed run continues the same records. Llama.cpp replicas started by
+mindprobe have the identity of the embedded engine (GGUF sha256), the same as `local`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import logging
+import math
+import random
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
+from typing import Any, Protocol
+
+import aiohttp
+import orjson
+
+from mindprobe.errors import ModelError
+from mindprobe.models.base import (
+    CallContext,
+    ChoiceScores,
+    Completion,
+    Model,
+    Request,
+    TransientError,
+)
+from mindprobe.models.endpoints import EndpointSpec, Health
+from mindprobe.models.local import LocalModel
+from mindprobe.models.openai_compat import (
+    RETRYABLE_STATUS,
+    OpenAICompatModel,
+    _error_text,
+    _json_answer,
+    _parse_retry_after,
+)
+
+log = logging.getLogger("mindprobe.router")
+
+#: Items in flight per endpoint when neither the file nor the run says (the single-server default).
+DEFAULT_PER_ENDPOINT = 16
+LOCAL_CAPABILITIES = frozenset({"logprobs", "prefix", "tokenize", "grammar"})
+
+
+class EndpointFailure(Exception):
+    """One attempt on one endpoint failed; `kind` says whose fault it probably was: refused,
+    dropped, timeout, server (5xx) count against the endpoint; busy (429) and malformed not."""
+
+    def __init__(self, message: str, kind: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.retry_after = retry_after
+
+
+class EndpointClient(OpenAICompatModel):
+    """One endpoint's HTTP client: one attempt per call, failures classified for the router."""
+
+    def __init__(self, model: str, spec: EndpointSpec, *, timeout: float,
+                 grammar: str | None) -> None:
+        super().__init__(model, spec.url, spec.key, spec=f"{model}@{spec.url}", label=model,
+                         timeout=timeout, max_attempts=1, grammar=grammar)
+        self.key_env = spec.key_env
+        self.supports_slots = spec.llama_slots
+
+    async def start(self) -> None:
+        """Open the connection pool only; the router probes (`probe`) and decides."""
+        if self._session is None:
+            self._session = aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(limit=0, ttl_dns_cache=300),
+                timeout=aiohttp.ClientTimeout(total=self.timeout),
+                headers=self._headers, json_serialize=json.dumps,
+            )
+
+    def _auth_message(self, status: int) -> str:
+        env = self.key_env or "MINDPROBE_API_KEY"
+        return (f"the server at {self.base_url} refused the request ({status} unauthorised); "
+                f"set {env} to a valid API key")
+
+    async def probe(self) -> None:
+        """`GET /models`: learn what the server is; EndpointFailure when it does not answer."""
+        assert self._session is not None
+        try:
+            async with self._session.get(f"{self.base_url}/models",
+                                         timeout=aiohttp.ClientTimeout(total=10)) as resp:
+                body, status = await resp.read(), resp.status
+        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
+            raise EndpointFailure(_describe(exc), _kind(exc)) from None
+        if status in (401, 403):
+            raise ModelError(self._auth_message(status))
+        if status >= 500:
+            raise EndpointFailure(f"HTTP {status} on /models", "server")
+        if status != 200:
+            return  # servers without /models are fine
+        try:
+            entries = json.loads(body).get("data", [])
+        except (ValueError, AttributeError):
+            return
+        self._offered = [str(m.get("id")) for m in entries if isinstance(m, dict) and m.get("id")]
+        for m in entries:
+            if isinstance(m, dict) and m.get("id") == self.model \
+                    and isinstance(m.get("max_model_len"), int):
+                self.context_window = m["max_model_len"]
+        self._set_mechanism({str(m.get("owned_by", "")).lower() for m in entries
+                             if isinstance(m, dict)})
+
+    async def complete(self, request: Request, ctx: CallContext) -> Completion:
+        path, body = self.build_body(request)
+        t0 = time.perf_counter()
+        try:
+            assert self._session is not None, "model not started"
+            async with self._session.post(self.base_url + path, data=orjson.dumps(body)) as resp:
+                status, raw = resp.status, await resp.read()
+                retry_after = resp.headers.get("Retry-After")
+        except (TimeoutError, aiohttp.ClientError, ConnectionError) as exc:
+            raise EndpointFailure(_describe(exc), _kind(exc)) from None
+        if status == 200:
+            try:
+                comp = self._parse(orjson.loads(raw), path, time.perf_counter() - t0)
+            except (ValueError, KeyError, IndexError, TypeError) as exc:
+                raise EndpointFailure(f"malformed response body ({type(exc).__name__}: {exc})",
+                                      "malformed") from None
+            if request.constrain and self.grammar == "openai":
+                comp.text = _json_answer(comp.text)
+            return comp
+        self._raise_fatal(status, raw)
+        text = f"HTTP {status}: {_error_text(raw)}"
+        if status == 429:
+            raise EndpointFailure(text, "busy", _parse_retry_after(retry_after))
+        if status in RETRYABLE_STATUS:
+            raise EndpointFailure(text, "server", _parse_retry_after(retry_after))
+        raise TransientError(text)  # the request itself is wrong: no endpoint will take it
+
+    async def _post_root(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        """POST to a llama.cpp endpoint outside /v1 (tokenize, apply-template)."""
+        assert self._session is not None, "model not started"
+        try:
+            async with self._session.post(self.base_url.removesuffix("/v1") + path,
+                                          json=body) as resp:
+                payload = await resp.json(content_type=None)
+                status = resp.status
+        except (TimeoutError, aiohttp.ClientError, ConnectionError) as exc:
+            raise EndpointFailure(_describe(exc), _kind(exc)) from None
+        except ValueError as exc:
+            raise EndpointFailure(f"llama.cpp {path}: {exc}", "malformed") from None
+        if status >= 500:
+            raise EndpointFailure(f"llama.cpp {path} answered HTTP {status}", "server")
+        if status != 200 or not isinstance(payload, dict):
+            raise TransientError(f"llama.cpp {path} answered HTTP {status}")
+        return payload
+
+
+class LlamaEndpointClient(EndpointClient):
+    """A llama.cpp replica started by mindprobe: scores and counts tokens exactly like `local`
+    (same identity, so the same cache entries must mean the same thing)."""
+
+    def __init__(self, model: str, spec: EndpointSpec, *, timeout: float) -> None:
+        super().__init__(model, spec, timeout=timeout, grammar="llama")
+        self.grammar_fixed = True
+        self.capabilities = LOCAL_CAPABILITIES
+
+    count_tokens = LocalModel.count_tokens
+    score_choices = LocalModel.score_choices
+
+    async def complete(self, request: Request, ctx: CallContext) -> Completion:
+        """As `local` does: a partial assistant turn is continued exactly (chat template with
+        its generation prompt, then the prefix, sent as a raw completion)."""
+        msgs = request.messages
+        if request.continue_final and msgs and msgs[-1].get("role") == "assistant":
+            head = (await self._post_root("/apply-template", {"messages": msgs[:-1]}))["prompt"]
+            request = replace(request, messages=None, prompt=head + msgs[-1]["content"],
+                              continue_final=False)
+        return await super().complete(request, ctx)
+
+
+def _kind(exc: BaseException) -> str:
+    if isinstance(exc, TimeoutError):
+        return "timeout"
+    if isinstance(exc, (aiohttp.ClientConnectorError, ConnectionRefusedError)):
+        return "refused"
+    return "dropped"
+
+
+def _describe(exc: BaseException) -> str:
+    kind = _kind(exc)
+    if kind == "timeout":
+        return "no answer in time (timeout)"
+    if kind == "refused":
+        return "cannot connect"
+    return f"connection dropped ({type(exc).__name__}: {exc})" if str(exc) \
+        else f"connection dropped ({type(exc).__name__})"
+
+
+class Launcher(Protocol):
+    """Starts the servers of a router (Ray replicas) and stops them again."""
+
+    n: int
+
+    async def start(self, slots: int, timeout: float) -> list[EndpointSpec]: ...
+
+    async def stop(self) -> None: ...
+
+    def identity(self) -> dict[str, Any]: ...
+
+    def pending(self) -> list[str]: ...
+
+
+class _Endpoint:
+    """An endpoint as the router sees it: client, health, load and counters."""
+
+    def __init__(self, index: int, spec: EndpointSpec, client: EndpointClient) -> None:
+        self.index = index
+        self.spec = spec
+        self.client = client
+        self.health = Health()
+        self.active = 0  # items whose affinity is here
+        self.inflight = 0
+        self.free_slots = list(range(spec.concurrency or 1)) if spec.llama_slots else None
+        self.requests = self.ok = self.errors = self.items = self.moved = 0
+        self.prompt_tokens = self.cached_prompt_tokens = self.completion_tokens = 0
+        self.latency = 0.0
+        self.ewma = 0.0
+        self.probe_task: asyncio.Task[None] | None = None
+
+    @property
+    def full(self) -> bool:
+        return self.spec.concurrency is not None and self.active >= self.spec.concurrency
+
+    def take(self) -> int | None:
+        self.active += 1
+        self.items += 1
+        return self.free_slots.pop(0) if self.free_slots else None
+
+    def give(self, local: int | None) -> None:
+        self.active -= 1
+        if local is not None and self.free_slots is not None:
+            self.free_slots.append(local)
+
+
+class RouterModel(Model):
+    """A Model over several OpenAI-compatible endpoints (or Ray replicas) of one model."""
+
+    supports_slots = True
+
+    def __init__(
+        self,
+        model: str,
+        endpoints: list[EndpointSpec] | None,
+        *,
+        spec: str,
+        label: str,
+        group: str,
+        timeout: float = 300.0,
+        max_attempts: int = 6,
+        launcher: Launcher | None = None,
+        all_down_after: float = 10.0,
+    ) -> None:
+        if not endpoints and launcher is None:
+            raise ModelError(f"{spec}: no endpoints")
+        self.model = model
+        self.spec = spec
+        self.label = label
+        self.group = group
+        self.timeout = timeout
+        self.max_attempts = max(1, max_attempts)
+        self.all_down_after = all_down_after
+        self._specs = list(endpoints or [])
+        self._launcher = launcher
+        self._identity_extra: dict[str, Any] = {}
+        if launcher is not None:
+            self.capabilities = LOCAL_CAPABILITIES
+            self.supports_grammar = True
+            self.token_count_method = "llama.cpp tokenizer of the GGUF"
+            self.context_window = 8192
+            self.default_concurrency = launcher.n  # one slot per replica: reproducible replies
+        else:  # what a single `openai:MODEL@URL` declares until the servers are probed
+            first = EndpointClient(model, self._specs[0], timeout=timeout, grammar="llama")
+            self.capabilities = first.capabilities
+            self.supports_grammar = first.supports_grammar
+            self._identity_extra = dict(first._identity_extra)
+            caps = [s.concurrency for s in self._specs]
+            self.default_concurrency = sum(c or DEFAULT_PER_ENDPOINT for c in caps)
+        self._concurrency = self.default_concurrency
+        self._eps: list[_Endpoint] = []
+        self._affinity: dict[int, tuple[_Endpoint, int | None]] = {}
+        self._ids = itertools.count(1)
+        self._wake = asyncio.Event()
+        self._all_down_since: float | None = None
+        self._rr = 0
+        self._rng = random.Random()
+        self._t0: float | None = None
+        self._closed = False
+        self._weights: dict[int, float] = {}
+
+    # -- lifecycle ----------------------------------------------------------------------------
+    def configure(self, concurrency: int) -> None:
+        self._concurrency = max(1, concurrency)
+
+    async def start(self) -> None:
+        if self._eps:
+            return
+        self._closed = False
+        self._wake = asyncio.Event()
+        if self._launcher is not None:
+            slots = max(1, math.ceil(self._concurrency / self._launcher.n))
+            self._specs = await self._launcher.start(slots, self.timeout)
+        for i, s in enumerate(self._specs):
+            client: EndpointClient = (
+                LlamaEndpointClient(self.model, s, timeout=self.timeout) if s.llama_slots
+                else EndpointClient(self.model, s, timeout=self.timeout, grammar="llama"))
+            self._eps.append(_Endpoint(i, s, client))
+        given = [s.concurrency for s in self._specs if s.concurrency]
+        mean = sum(given) / len(given) if given else 1.0
+        self._weights = {e.index: float(e.spec.concurrency or mean) for e in self._eps}
+        try:
+            for e in self._eps:
+                await e.client.start()
+            outcomes = await asyncio.gather(*(e.client.probe() for e in self._eps),
+                                            return_exceptions=True)
+            for e, out in zip(self._eps, outcomes, strict=True):
+                if isinstance(out, EndpointFailure):
+                    e.health.down(str(out), time.monotonic())
+                elif isinstance(out, BaseException):
+                    raise out
+            if not any(e.health.up for e in self._eps):
+                raise ModelError(f"none of the {len(self._eps)} endpoints of {self.model} "
+                                 f"answers: {self._down_list()}")
+            for e in self._eps:
+                if not e.health.up:
+                    log.warning("endpoint %s does not answer (%s); probing it again later",
+                                e.spec.url, e.health.reason)
+        except BaseException:
+            await self.close()
+            raise
+        for e in self._eps:
+            if not e.health.up:
+                e.probe_task = asyncio.create_task(self._probe_loop(e))
+        live = [e.client for e in self._eps if e.health.up]
+        if self._launcher is None:
+            caps = frozenset.intersection(*(c.capabilities for c in live))
+            self.capabilities = caps
+            self.supports_grammar = "grammar" in caps
+            windows = [c.context_window for c in live if c.context_window]
+            self.context_window = min(windows) if windows else None
+
+    async def close(self) -> None:
+        self._closed = True
+        for e in self._eps:
+            if e.probe_task is not None:
+                e.probe_task.cancel()
+        tasks = [e.probe_task for e in self._eps if e.probe_task is not None]
+        await asyncio.gather(*tasks, return_exceptions=True)
+        for e in self._eps:
+            await e.client.close()
+        if self._launcher is not None:
+            await self._launcher.stop()
+
+    # -- identity -----------------------------------------------------------------------------
+    def identity(self) -> dict[str, Any]:
+        if self._launcher is not None:
+            return self._launcher.identity()
+        return {"model": self.model, "endpoint_group": self.group, **self._identity_extra}
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "endpoint_group": self.group,
+                "endpoints": [e.spec.url for e in self._eps] or [s.url for s in self._specs]}
+
+    # -- routing ------------------------------------------------------------------------------
+    def _notify(self) -> None:
+        self._wake.set()
+        self._wake = asyncio.Event()
+
+    def _pick(self, capped: bool = True) -> _Endpoint | None:
+        free = [e for e in self._eps if e.health.up and not (capped and e.full)]
+        if not free:
+            return None
+        self._rr += 1
+        n = len(self._eps)
+        return min(free, key=lambda e: (e.active / self._weights[e.index], e.ewma,
+                                        (e.index - self._rr) % n))
+
+    async def _choose(self, capped: bool = True) -> _Endpoint:
+        """The endpoint for a new item; waits while all are busy or down (and gives up when all
+        have been down for `all_down_after` seconds). Uncapped: a request outside any item."""
+        while True:
+            ep = self._pick(capped)
+            if ep is not None:
+                return ep
+            left = self._all_down_left()
+            wake = self._wake
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(wake.wait(), left)
+
+    def _all_down_left(self) -> float | None:
+        if any(e.health.up for e in self._eps):
+            self._all_down_since = None
+            return None
+        now = time.monotonic()
+        if self._all_down_since is None:
+            self._all_down_since = now
+        left = self._all_down_since + self.all_down_after - now
+        if left <= 0:
+            raise ModelError(
+                f"all {len(self._eps)} endpoints of {self.model} are down (none has answered "
+                f"for {self.all_down_after:g} s): {self._down_list()}")
+        return left
+
+    def _down_list(self) -> str:
+        return "; ".join(f"{e.spec.url} ({e.health.reason or 'down'})" for e in self._eps)
+
+    async def acquire_slot(self) -> int:
+        ep = await self._choose()
+        conv = next(self._ids)
+        self._affinity[conv] = (ep, ep.take())
+        return conv
+
+    def release_slot(self, slot: int) -> None:
+        entry = self._affinity.pop(slot, None)
+        if entry is not None:
+            entry[0].give(entry[1])
+            self._notify()
+
+    async def _route(self, conv: int | None) -> tuple[_Endpoint, int | None]:
+        """(endpoint, its llama.cpp slot) of an item's request; a request outside any item
+        (no slot) goes to the least-loaded live endpoint and takes no item slot."""
+        if conv is None:
+            return await self._choose(capped=False), None
+        entry = self._affinity.get(conv)
+        if entry is not None and entry[0].health.up:
+            return entry
+        if entry is not None:  # its endpoint went down: move the item to a live one
+            del self._affinity[conv]
+            entry[0].give(entry[1])
+            entry[0].moved += 1
+            self._notify()
+        ep = await self._choose()
+        self._affinity[conv] = (ep, ep.take())
+        return self._affinity[conv]
+
+    async def _call(self, conv: int | None,
+                    fn: Callable[[EndpointClient, int | None], Awaitable[Any]],
+                    cost: Callable[[Any], Completion | None]) -> Any:
+        attempts = 0
+        if self._t0 is None:
+            self._t0 = time.monotonic()
+        while True:
+            ep, local = await self._route(conv)
+            ep.inflight += 1
+            ep.requests += 1
+            t0 = time.perf_counter()
+            try:
+                result = await fn(ep.client, local)
+            except EndpointFailure as f:
+                ep.errors += 1
+                attempts += 1
+                last = f"{ep.spec.url}: {f}"
+                if ep.health.failure(f.kind, str(f), time.monotonic()):
+                    self._went_down(ep)
+                if attempts >= self.max_attempts:
+                    kind = "connection" if f.kind in ("refused", "dropped") else "other"
+                    raise TransientError(f"gave up after {attempts} attempts: {last}",
+                                         kind) from None
+                if ep.health.up:  # same endpoint again: back off; a move goes at once
+                    await asyncio.sleep(self._backoff(attempts - 1, f.retry_after))
+                continue
+            except TransientError:
+                ep.errors += 1
+                raise
+            finally:
+                ep.inflight -= 1
+            ep.health.ok()
+            extra = result.requests - 1 if isinstance(result, ChoiceScores) else 0
+            ep.requests += extra  # score_choices may send one request per candidate
+            ep.ok += 1 + extra
+            elapsed = time.perf_counter() - t0
+            ep.latency += elapsed
+            ep.ewma = elapsed if ep.ewma == 0 else 0.8 * ep.ewma + 0.2 * elapsed
+            c = cost(result)
+            if c is not None:
+                ep.prompt_tokens += c.prompt_tokens
+                ep.cached_prompt_tokens += c.cached_prompt_tokens
+                ep.completion_tokens += c.completion_tokens
+            return result
+
+    def _backoff(self, attempt: int, retry_after: float | None) -> float:
+        cap = min(30.0, 0.5 * 2 ** attempt)
+        wait = self._rng.uniform(cap / 2, cap)
+        return max(wait, min(retry_after, 120.0)) if retry_after is not None else wait
+
+    def _went_down(self, ep: _Endpoint) -> None:
+        log.warning("endpoint %s taken out of rotation (%s); probing it again in %.1f s",
+                    ep.spec.url, ep.health.reason, ep.health.until - time.monotonic())
+        if ep.probe_task is None or ep.probe_task.done():
+            ep.probe_task = asyncio.create_task(self._probe_loop(ep))
+        self._notify()
+
+    async def _probe_loop(self, ep: _Endpoint) -> None:
+        while not self._closed:
+            await asyncio.sleep(max(0.0, ep.health.until - time.monotonic()))
+            try:
+                await ep.client.probe()
+            except (EndpointFailure, ModelError) as exc:
+                ep.health.probe_failed(str(exc), time.monotonic())
+                continue
+            ep.health.back()
+            self._all_down_since = None
+            log.warning("endpoint %s answers again; back in rotation", ep.spec.url)
+            self._notify()
+            return
+
+    # -- the Model interface ------------------------------------------------------------------
+    async def complete(self, request: Request, ctx: CallContext) -> Completion:
+        return await self._call(
+            request.slot, lambda c, local: c.complete(replace(request, slot=local), ctx),
+            lambda comp: comp)
+
+    async def score_choices(self, request: Request, candidates: list[str],
+                            ctx: CallContext) -> ChoiceScores:
+        return await self._call(
+            request.slot,
+            lambda c, local: c.score_choices(replace(request, slot=local), candidates, ctx),
+            lambda s: s.cost)
+
+    async def count_tokens(self, messages: list[dict[str, str]] | str) -> int:
+        if not self.can("tokenize"):
+            return await super().count_tokens(messages)
+        return await self._call(None, lambda c, _: c.count_tokens(messages), lambda _: None)
+
+    def endpoint_stats(self) -> list[dict[str, Any]]:
+        if not self._eps:
+            if self._launcher is not None:
+                return [{"endpoint": name, "state": "not started", "concurrency": None}
+                        for name in self._launcher.pending()]
+            return [{"endpoint": s.url, "state": "not started", "concurrency": s.concurrency}
+                    for s in self._specs]
+        span = max(1e-9, time.monotonic() - self._t0) if self._t0 is not None else None
+        out = []
+        for e in self._eps:
+            out.append({
+                "endpoint": e.spec.url,
+                "source": e.spec.source,
+                "state": e.health.state,
+                "concurrency": e.spec.concurrency,
+                "items": e.items,
+                "moved_away": e.moved,
+                "requests": e.requests,
+                "ok": e.ok,
+                "errors": e.errors,
+                "downs": e.health.downs,
+                "last_error": e.health.reason or None,
+                "prompt_tokens": e.prompt_tokens,
+                "cached_prompt_tokens": e.cached_prompt_tokens,
+                "completion_tokens": e.completion_tokens,
+                "mean_latency_s": round(e.latency / e.ok, 4) if e.ok else None,
+                "requests_per_s": round(e.ok / span, 2) if span else 0.0,
+            })
+        return out
+
+
+def spread(n_items: int, weights: list[float]) -> list[int]:
+    """How least-loaded routing spreads `n_items` items of equal cost over endpoints of these
+    capacities (each next item to the endpoint with the fewest items per unit of capacity)."""
+    counts = [0] * len(weights)
+    for _ in range(n_items):
+        i = min(range(len(weights)), key=lambda j: ((counts[j] + 1) / weights[j], j))
+        counts[i] += 1
+    return counts

@@ -1,0 +1,70 @@
+"""The report: one self-contained HTML page (or Markdown / LaTeX tables) for a set of runs.
+
+It renders each run's Results (what `mindprobe analyse` prints) with plots, a cognitive profile
+across models and benchmarks, paired comparisons, transcripts and provenance; it computes no
+benchmark metric itself and knows benchmarks only through the registry and their Results.
+
+    from mindprobe.report import build_report
+    text = build_report(["runs"], fmt="html")
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mindprobe.core.results import Results
+
+FORMATS = ("html", "md", "latex")
+EXTENSIONS = {"html": ".html", "md": ".md", "latex": ".tex"}
+
+
+def build_report(paths: Iterable[str | Path] = (), *, runs_dir: str | Path | None = "runs",
+                 fmt: str = "html", compare: Sequence[str] | None = None,
+                 price: str | None = None, max_items: int | None = None,
+                 extra: dict[str, Results] | None = None, title: str | None = None,
+                 warn: Callable[[str], None] = lambda message: None) -> str:
+    """The report of the runs in `paths` (run directories, or folders holding runs; none:
+    every run under `runs_dir`) as text in `fmt` ("html", "md" or "latex").
+
+    `compare` = (A, B), run directories or model labels, picks the paired comparisons (default:
+    runs of one benchmark and variant that share items); `price` = "IN,OUT" USD per million
+    tokens adds costs; `extra` adds Results that come from no run (e.g. a paper's tables).
+    """
+    from mindprobe.errors import UsageError
+    from mindprobe.report.collect import collect, find_run_dirs
+    from mindprobe.report.compare import comparisons
+    from mindprobe.report.provenance import parse_price
+    from mindprobe.report.transcripts import MAX_ITEMS
+
+    if fmt not in FORMATS:
+        raise UsageError(f"unknown report format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    if compare is not None and len(compare) != 2:
+        raise UsageError("--compare takes exactly two runs or model labels: A B")
+    if max_items is not None and max_items < 0:
+        raise UsageError(f"--max-items must be 0 or more, got {max_items}")
+    unit_price = parse_price(price)
+    paths = list(paths)
+    dirs = find_run_dirs(paths, runs_dir)
+    for spec in compare or ():  # a compared run directory is part of the report
+        p = Path(spec)
+        if (p / "manifest.json").is_file() and p.resolve() not in {d.resolve() for d in dirs}:
+            dirs.append(p)
+    data = collect(dirs, warn=warn, extra=extra, title=title)
+    cmps, how = comparisons(data, tuple(compare) if compare else None)
+    if fmt == "md":
+        from mindprobe.report.formats import render_markdown
+
+        return render_markdown(data, cmps)
+    if fmt == "latex":
+        from mindprobe.report.formats import render_latex
+
+        return render_latex(data, cmps)
+    from mindprobe.report.html import render_html
+
+    return render_html(data, cmps, how, unit_price, MAX_ITEMS if max_items is None else max_items)
+
+
+__all__ = ["EXTENSIONS", "FORMATS", "build_report"]

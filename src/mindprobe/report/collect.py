@@ -1,0 +1,212 @@
+"""What a report shows: the runs, each with the Results its benchmark computes from its records
+(exactly what `mindprobe analyse` prints), grouped by benchmark, with consistent model colours.
+
+Nothing here computes a metric: `Benchmark.results_with_judgements` (which is `results` for a
+benchmark without judge passes) is called once per run and its Results are rendered as they are.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mindprobe.core.benchmark import RunPlan
+from mindprobe.core.results import Results
+from mindprobe.core.store import MANIFEST, Run, iter_runs, load_run, read_judgements
+from mindprobe.errors import MindprobeError, UsageError
+from mindprobe.report.svg import PALETTE
+
+
+@dataclass
+class RunEntry:
+    """One run of the report: its Results (None when they could not be computed)."""
+
+    run: Run
+    results: Results | None
+    slug: str
+    error: str | None = None
+
+    @property
+    def benchmark(self) -> str:
+        return self.run.benchmark
+
+    @property
+    def model(self) -> str:
+        return self.run.model_label
+
+    @property
+    def n_items(self) -> int | None:
+        n = self.run.manifest.get("n_items")
+        return int(n) if isinstance(n, int) else None
+
+    @property
+    def n_errors(self) -> int:
+        return sum(1 for r in self.run.records if "error" in r)
+
+    def partial(self) -> str | None:
+        """Why the run is partial ("40 of 60 items, status interrupted"), or None."""
+        status = self.run.status
+        n, total = len(self.run.records), self.n_items
+        short = total is not None and n < total
+        if not short and status == "finished":
+            return None
+        of = f"{n} of {total} items" if total is not None else f"{n} items"
+        share = f" ({n / total:.0%})" if short and total else ""
+        return f"{of}{share}, status {status}"
+
+    @property
+    def title(self) -> str:
+        return f"{self.model} · {self.run.variant}" + (
+            f" · {self.run.prompting}" if self.run.prompting not in ("basic", "?") else "")
+
+
+@dataclass
+class ReportData:
+    """Every run of the report, by benchmark (in registry order, unknown ones last)."""
+
+    entries: list[RunEntry]
+    colors: dict[str, str] = field(default_factory=dict)
+    #: Extra sections of Results, e.g. the WorldSense paper's tables (name -> Results).
+    extra: dict[str, Results] = field(default_factory=dict)
+    title: str = "mindprobe report"
+
+    def benchmarks(self) -> list[str]:
+        from mindprobe.registry import BENCHMARKS
+
+        seen = list(dict.fromkeys(e.benchmark for e in self.entries))
+        known = [b for b in BENCHMARKS if b in seen]
+        return known + [b for b in seen if b not in known]
+
+    def of(self, benchmark: str) -> list[RunEntry]:
+        return [e for e in self.entries if e.benchmark == benchmark]
+
+    def models(self) -> list[str]:
+        return list(dict.fromkeys(e.model for e in self.entries))
+
+    def color(self, model: str) -> str:
+        return self.colors.get(model, "#777")
+
+
+def find_run_dirs(paths: Iterable[str | Path], runs_dir: str | Path | None) -> list[Path]:
+    """Run directories named (a folder holding runs counts as all of them), else under
+    `runs_dir`; one clear error when there are none."""
+    out: list[Path] = []
+    paths = [Path(p) for p in paths]
+    for p in paths:
+        if (p / MANIFEST).is_file():
+            out.append(p)
+        elif p.is_dir():
+            found = list(iter_runs(p))
+            if not found:
+                raise UsageError(f"{p} holds no runs (no {MANIFEST} below it)")
+            out += found
+        else:
+            raise UsageError(f"{p}: no such run directory")
+    if not paths:
+        root = Path(runs_dir or "runs")
+        out = list(iter_runs(root))
+        if not out:
+            where = f"under {root}" if root.is_dir() else f"({root} does not exist)"
+            raise UsageError(f"no runs found {where}; give run directories or --runs-dir DIR")
+    seen: set[Path] = set()
+    unique = []
+    for p in out:
+        key = p.resolve()
+        if key not in seen:
+            seen.add(key)
+            unique.append(p)
+    return unique
+
+
+def plan_of(run: Run) -> RunPlan:
+    """What results() needs of a finished run (as `mindprobe analyse` builds it): its config
+    and labels, no items."""
+    m = run.manifest
+    return RunPlan(items=[], prompting=run.prompting, config=m.get("config", {}),
+                   provenance=m.get("data", {}), model_label=run.model_label)
+
+
+def results_of(run: Run) -> Results:
+    """The run's Results, as `mindprobe analyse BENCH --run DIR` computes them."""
+    from mindprobe.registry import get_benchmark
+
+    bench = get_benchmark(run.benchmark)
+    return bench.results_with_judgements(run.records, plan_of(run), read_judgements(run.dir),
+                                         None)
+
+
+def combined_of(benchmark: str, by_variant: dict[str, Results]) -> Results | None:
+    """The benchmark's own view over several variants (e.g. Already Said That side by side)."""
+    from mindprobe.registry import get_benchmark
+
+    try:
+        return get_benchmark(benchmark).combine(by_variant)
+    except MindprobeError:
+        return None
+
+
+def _slug(text: str, taken: set[str]) -> str:
+    base = re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower()[:60] or "run"
+    slug, i = base, 2
+    while slug in taken:
+        slug, i = f"{base}-{i}", i + 1
+    taken.add(slug)
+    return slug
+
+
+def collect(run_dirs: Iterable[Path], warn: Callable[[str], None] = lambda m: None,
+            extra: dict[str, Results] | None = None, title: str | None = None) -> ReportData:
+    """Load every run and compute its Results; a run that cannot be analysed stays in the
+    report with its error (and the warning goes to `warn`)."""
+    from mindprobe.registry import BENCHMARKS
+
+    entries: list[RunEntry] = []
+    taken: set[str] = set()
+    for d in run_dirs:
+        try:
+            run = load_run(d)
+        except MindprobeError as exc:
+            warn(f"skipping {d}: {exc}")
+            continue
+        for w in run.warnings:
+            warn(w)
+        slug = _slug(f"{run.benchmark}-{run.variant}-{run.prompting}-{run.model_label}", taken)
+        if run.benchmark not in BENCHMARKS:
+            msg = f"unknown benchmark {run.benchmark!r} (this mindprobe knows {', '.join(BENCHMARKS)})"
+            warn(f"{d}: {msg}")
+            entries.append(RunEntry(run, None, slug, msg))
+            continue
+        try:
+            res = results_of(run)
+        except MindprobeError as exc:
+            warn(f"{d}: cannot analyse: {exc}")
+            entries.append(RunEntry(run, None, slug, str(exc)))
+            continue
+        except Exception as exc:  # a benchmark bug must not cost the whole report
+            msg = f"internal error while analysing: {type(exc).__name__}: {exc}"
+            warn(f"{d}: {msg}")
+            entries.append(RunEntry(run, None, slug, msg))
+            continue
+        entries.append(RunEntry(run, res, slug))
+    if not entries:
+        raise UsageError("none of the given runs could be loaded")
+    order = {b: i for i, b in enumerate(BENCHMARKS)}
+    entries.sort(key=lambda e: (order.get(e.benchmark, len(order)), e.benchmark, e.run.variant,
+                                e.run.prompting, e.model == "random", e.model))
+    models = list(dict.fromkeys(e.model for e in entries))
+    # the random baseline keeps a neutral grey, so real models get the strong colours
+    colors, i = {}, 0
+    for m in models:
+        if m == "random":
+            colors[m] = "#9a9a9a"
+        else:
+            colors[m] = PALETTE[i % len(PALETTE)]
+            i += 1
+    return ReportData(entries, colors, dict(extra or {}), title or "mindprobe report")
+
+
+def headline_json(res: Results | None) -> dict[str, Any] | None:
+    return res.headline_dict() if res is not None else None

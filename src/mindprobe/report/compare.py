@@ -1,0 +1,336 @@
+"""Paired comparison of two runs on the items they share: the mean difference with a seeded
+paired-bootstrap CI and, for right/wrong scores, McNemar's test; the items they disagree on.
+
+Per-item scores come from one small function per benchmark (`ITEM_SCORES`); a benchmark
+without one is compared on a boolean `correct` field when its records have it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from html import escape
+from typing import Any
+
+import numpy as np
+
+from mindprobe.errors import UsageError
+from mindprobe.report.collect import ReportData, RunEntry
+
+N_RESAMPLES = 2000
+SEED = 0
+MAX_DISAGREEMENTS = 50
+MAX_AUTO_PAIRS = 12
+
+
+def _bool(field_name: str) -> Callable[[dict[str, Any]], float | None]:
+    def score(rec: dict[str, Any]) -> float | None:
+        v = rec.get(field_name)
+        return float(v) if isinstance(v, bool) else None
+    score.__doc__ = f"1 when the record's `{field_name}` is true, 0 when false"
+    return score
+
+
+def _number(field_name: str) -> Callable[[dict[str, Any]], float | None]:
+    def score(rec: dict[str, Any]) -> float | None:
+        v = rec.get(field_name)
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            return None
+        return None if math.isnan(v) else float(v)
+    score.__doc__ = f"the record's `{field_name}`"
+    return score
+
+
+#: benchmark -> (per-item score of a record (None: not scored), binary?, what it is called).
+ITEM_SCORES: dict[str, tuple[Callable[[dict[str, Any]], float | None], bool, str]] = {
+    "worldsense": (_bool("correct"), True, "correct"),
+    "already_said_that": (_number("num_turns"), False, "turns survived"),
+    "mr_gsm8k": (_bool("t1_hit"), True, "T1 hit (right correct/wrong judgement)"),
+    # "sort" and "fanoutqa": the generic fallback (`correct`) until they declare their own.
+}
+GENERIC = (_bool("correct"), True, "correct")
+#: Record fields that describe an item in the disagreement list, by benchmark.
+ITEM_FIELDS: dict[str, tuple[str, ...]] = {
+    "worldsense": ("problemname", "goldresp"),
+    "already_said_that": ("variant",),
+    "mr_gsm8k": ("question_type", "label", "label_step"),
+}
+ANSWER_FIELDS = ("resp", "pred", "answer", "end", "judgement")
+
+
+def item_score(benchmark: str) -> tuple[Callable[[dict[str, Any]], float | None], bool, str]:
+    return ITEM_SCORES.get(benchmark, GENERIC)
+
+
+@dataclass
+class Comparison:
+    a: RunEntry
+    b: RunEntry
+    score_name: str
+    binary: bool
+    n: int = 0
+    only_a: int = 0
+    only_b: int = 0
+    mean_a: float | None = None
+    mean_b: float | None = None
+    diff: float | None = None
+    ci: tuple[float, float] | None = None
+    #: McNemar: a right & b wrong, a wrong & b right, exact p, chi² (continuity corrected), its p.
+    a_only_right: int = 0
+    b_only_right: int = 0
+    p_exact: float | None = None
+    chi2: float | None = None
+    p_chi2: float | None = None
+    disagreements: list[tuple[str, float, float, str, str, str]] = field(default_factory=list)
+    n_disagree: int = 0
+    note: str = ""
+
+
+def paired_bootstrap(diffs: np.ndarray, n_resamples: int = N_RESAMPLES, seed: int = SEED,
+                     level: float = 0.95) -> tuple[float, float]:
+    """Percentile CI of the mean of paired differences, resampling items with replacement.
+
+    With few distinct differences (right/wrong scores give -1, 0, 1) each resample is drawn as
+    multinomial counts of the distinct values, which is the same distribution, much faster.
+    """
+    rng = np.random.default_rng(seed)
+    n = len(diffs)
+    values, counts = np.unique(diffs, return_counts=True)
+    if len(values) <= 256:
+        draws = rng.multinomial(n, counts / n, size=n_resamples)
+        means = draws @ values / n
+    else:
+        means = np.empty(n_resamples)
+        step = max(1, 2_000_000 // n)
+        for start in range(0, n_resamples, step):
+            k = min(step, n_resamples - start)
+            means[start:start + k] = diffs[rng.integers(0, n, size=(k, n))].mean(axis=1)
+    alpha = (1 - level) / 2
+    lo, hi = np.quantile(means, [alpha, 1 - alpha])
+    return float(lo), float(hi)
+
+
+def mcnemar(b: int, c: int) -> tuple[float, float, float]:
+    """(exact two-sided binomial p, chi² with continuity correction, its p) for the discordant
+    counts b and c."""
+    from scipy import stats
+
+    if b + c == 0:
+        return 1.0, 0.0, 1.0
+    p_exact = float(stats.binomtest(min(b, c), b + c, 0.5).pvalue)
+    chi2 = (abs(b - c) - 1) ** 2 / (b + c)
+    return p_exact, float(chi2), float(stats.chi2.sf(chi2, 1))
+
+
+def _describe(benchmark: str, rec: dict[str, Any]) -> str:
+    fields = ITEM_FIELDS.get(benchmark, ("problemname", "question_type", "variant"))
+    return " · ".join(f"{k} {rec[k]}" for k in fields if rec.get(k) is not None)
+
+
+def _answer(rec: dict[str, Any]) -> str:
+    if "error" in rec:
+        return f"error: {rec['error']}"
+    for k in ANSWER_FIELDS:
+        if rec.get(k) not in (None, ""):
+            return str(rec[k])
+    return ""
+
+
+def compare(a: RunEntry, b: RunEntry) -> Comparison:
+    """Compare two runs of one benchmark on their shared, scored items."""
+    score, binary, name = item_score(a.benchmark)
+    cmp = Comparison(a, b, name, binary)
+    ra = {r["id"]: r for r in a.run.records if "error" not in r}
+    rb = {r["id"]: r for r in b.run.records if "error" not in r}
+    ids = [i for i in ra if i in rb]
+    cmp.only_a, cmp.only_b = len(ra) - len(ids), len(rb) - len(ids)
+    pairs = [(i, score(ra[i]), score(rb[i])) for i in ids]
+    pairs = [(i, x, y) for i, x, y in pairs if x is not None and y is not None]
+    cmp.n = len(pairs)
+    if not pairs:
+        cmp.note = "no shared item with a score in both runs"
+        return cmp
+    xa = np.array([x for _, x, _ in pairs])
+    xb = np.array([y for _, _, y in pairs])
+    cmp.mean_a, cmp.mean_b = float(xa.mean()), float(xb.mean())
+    cmp.diff = cmp.mean_a - cmp.mean_b
+    cmp.ci = paired_bootstrap(xa - xb)
+    if binary:
+        cmp.a_only_right = int(((xa == 1) & (xb == 0)).sum())
+        cmp.b_only_right = int(((xa == 0) & (xb == 1)).sum())
+        cmp.p_exact, cmp.chi2, cmp.p_chi2 = mcnemar(cmp.a_only_right, cmp.b_only_right)
+    differ = [(i, x, y) for i, x, y in pairs if x != y]
+    cmp.n_disagree = len(differ)
+    cmp.disagreements = [(i, x, y, _describe(a.benchmark, ra[i]), _answer(ra[i]), _answer(rb[i]))
+                         for i, x, y in differ[:MAX_DISAGREEMENTS]]
+    return cmp
+
+
+def _label(e: RunEntry) -> str:
+    return f"{e.model} ({e.run.prompting})"
+
+
+def auto_pairs(data: ReportData) -> tuple[list[tuple[RunEntry, RunEntry]], int]:
+    """Runs of the same benchmark and variant that share item ids, by pairs (capped); and how
+    many pairs there were in all."""
+    groups: dict[tuple[str, str], list[RunEntry]] = {}
+    for e in data.entries:
+        groups.setdefault((e.benchmark, e.run.variant), []).append(e)
+    pairs = []
+    for group in groups.values():
+        for x, y in itertools.combinations(group, 2):
+            if (x.model, x.run.prompting) == (y.model, y.run.prompting):
+                continue
+            ids = {r["id"] for r in x.run.records}
+            if any(r["id"] in ids for r in y.run.records):
+                # the real model first, the random baseline second
+                pairs.append((y, x) if x.model == "random" else (x, y))
+    return pairs[:MAX_AUTO_PAIRS], len(pairs)
+
+
+def _matches(e: RunEntry, spec: str) -> bool:
+    from pathlib import Path
+
+    p = Path(spec)
+    if p.is_dir():
+        return p.resolve() == e.run.dir.resolve()
+    return e.model == spec
+
+
+def requested_pairs(data: ReportData, a: str, b: str) -> list[tuple[RunEntry, RunEntry]]:
+    """`--compare A B`: two run directories, or two model labels (every benchmark and variant
+    both have run)."""
+    ea = [e for e in data.entries if _matches(e, a)]
+    eb = [e for e in data.entries if _matches(e, b)]
+    for spec, found in ((a, ea), (b, eb)):
+        if not found:
+            models = ", ".join(data.models())
+            raise UsageError(f"--compare {spec}: no such run directory or model label in the "
+                             f"report (models: {models})")
+    pairs = [(x, y) for x in ea for y in eb
+             if x.benchmark == y.benchmark and x.run.variant == y.run.variant
+             and x.run.dir != y.run.dir]
+    if not pairs:
+        raise UsageError(f"--compare {a} {b}: they share no benchmark and variant")
+    return pairs
+
+
+def comparisons(data: ReportData, requested: tuple[str, str] | None = None
+                ) -> tuple[list[Comparison], str]:
+    """The comparisons of the report and a line about how they were chosen."""
+    if requested:
+        pairs = requested_pairs(data, *requested)
+        how = f"requested: {requested[0]} vs {requested[1]}"
+    else:
+        pairs, total = auto_pairs(data)
+        how = ("automatic: runs of the same benchmark and variant that share item ids"
+               + (f" (first {len(pairs)} of {total} pairs)" if total > len(pairs) else ""))
+    return [compare(x, y) for x, y in pairs], how
+
+
+def _f(v: float | None, digits: int = 3) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "–"
+    return f"{v:.{digits}g}" if abs(v) < 1e-3 and v != 0 else f"{v:.{digits}f}"
+
+
+def _p(v: float | None) -> str:
+    if v is None:
+        return "–"
+    return f"{v:.2e}" if v < 1e-3 else f"{v:.3f}"
+
+
+def _names(c: Comparison) -> tuple[str, str]:
+    """The two sides' labels: model names, with the prompting where it differs."""
+    if c.a.model != c.b.model and c.a.run.prompting == c.b.run.prompting:
+        return c.a.model, c.b.model
+    return _label(c.a), _label(c.b)
+
+
+def _diff_text(c: Comparison) -> str:
+    return f"{_f(c.diff)} [{_f(c.ci[0])}, {_f(c.ci[1])}]" if c.ci else _f(c.diff)
+
+
+def comparisons_html(cs: list[Comparison], anchors: dict[str, str]) -> str:
+    """A summary table (one row per pair), then each pair's discordant items, folded."""
+    head = ("<tr><th>benchmark · variant (score per item)</th><th>A</th><th>B</th>"
+            '<th class="num">items</th><th class="num">mean A</th><th class="num">mean B</th>'
+            '<th class="num">A − B [95% CI]</th><th class="num" title="items only A got right '
+            '/ only B got right">discordant</th><th class="num">McNemar p</th>'
+            '<th class="num">disagree</th></tr>')
+    rows = []
+    for i, c in enumerate(cs):
+        a, b = _names(c)
+        bench = f"{c.a.benchmark} · {c.a.run.variant}"
+        if c.note:
+            rows.append(f'<tr><td>{escape(bench)}</td><td class="model">{escape(a)}</td>'
+                        f'<td class="model">{escape(b)}</td>'
+                        f'<td colspan="7" class="muted">{escape(c.note)}</td></tr>')
+            continue
+        disc = f"{c.a_only_right} / {c.b_only_right}" if c.binary else "–"
+        p = _p(c.p_exact) if c.binary else "–"
+        rows.append(
+            f'<tr><td>{escape(bench)} <span class="muted">({escape(c.score_name)})</span></td>'
+            f'<td class="model">{escape(a)}</td><td class="model">{escape(b)}</td>'
+            f'<td class="num">{c.n:,}</td>'
+            f'<td class="num">{_f(c.mean_a)}</td><td class="num">{_f(c.mean_b)}</td>'
+            f'<td class="num"><b>{escape(_diff_text(c))}</b></td><td class="num">{disc}</td>'
+            f'<td class="num">{p}</td><td class="num"><a href="#cmp-{i}">{c.n_disagree:,}'
+            "</a></td></tr>")
+    parts = [f'<div class="tablewrap"><table class="data cmp-summary"><thead>{head}</thead>'
+             f"<tbody>{''.join(rows)}</tbody></table></div>",
+             f'<p class="note">CI: {N_RESAMPLES} paired-bootstrap resamples of the items '
+             f"(seed {SEED}). For right/wrong scores, McNemar's test on the discordant items: "
+             "exact binomial p above; χ² with continuity correction in each pair's details.</p>"]
+    parts += [_pair_details(i, c, anchors) for i, c in enumerate(cs) if not c.note]
+    return "".join(parts)
+
+
+def _pair_details(i: int, c: Comparison, anchors: dict[str, str]) -> str:
+    a, b = _names(c)
+    facts = [f"{c.n:,} shared items ({c.only_a:,} only in A, {c.only_b:,} only in B)",
+             f"A − B = {_diff_text(c)}"]
+    if c.binary:
+        facts.append(f"McNemar exact p = {_p(c.p_exact)}, χ² = {_f(c.chi2)} (p = {_p(c.p_chi2)})")
+    summary = (f"{escape(c.a.benchmark)} · {escape(c.a.run.variant)}: <b>{escape(a)}</b> vs "
+               f"<b>{escape(b)}</b> — {c.n_disagree:,} item(s) where they disagree")
+    body = [f'<p class="note">{escape(" · ".join(facts))}</p>']
+    if c.n_disagree:
+        shown = len(c.disagreements)
+        if shown < c.n_disagree:
+            body.append(f'<p class="muted">first {shown} of {c.n_disagree:,} shown</p>')
+        trs = []
+        for item, x, y, desc, ans_a, ans_b in c.disagreements:
+            link = anchors.get(f"{c.a.slug}/{item}") or anchors.get(f"{c.b.slug}/{item}")
+            ident = escape(item)
+            if link:
+                ident = f'<a href="#{link}">{ident}</a>'
+            trs.append(f'<tr><td class="iid">{ident}</td><td>{escape(desc)}</td>'
+                       f'<td class="num">{_f(x)}</td><td>{escape(_short(ans_a))}</td>'
+                       f'<td class="num">{_f(y)}</td><td>{escape(_short(ans_b))}</td></tr>')
+        body.append('<div class="tablewrap"><table class="data"><thead><tr><th>item</th>'
+                    f'<th>item facts</th><th class="num">A: {escape(a)}</th><th>A answer</th>'
+                    f'<th class="num">B: {escape(b)}</th><th>B answer</th></tr></thead>'
+                    f"<tbody>{''.join(trs)}</tbody></table></div>")
+    else:
+        body.append('<p class="muted">They agree on every shared item.</p>')
+    return (f'<details class="cmp" id="cmp-{i}"><summary>{summary}</summary>'
+            f"{''.join(body)}</details>")
+
+
+def _short(text: str, n: int = 80) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def comparison_rows(cs: list[Comparison]) -> tuple[list[str], list[list[str]]]:
+    """The comparisons as a text table (Markdown / LaTeX)."""
+    header = ["benchmark", "A", "B", "items", "A − B [95% CI]", "McNemar p"]
+    rows = []
+    for c in cs:
+        diff = f"{_f(c.diff)} [{_f(c.ci[0])}, {_f(c.ci[1])}]" if c.ci else "–"
+        rows.append([f"{c.a.benchmark} · {c.a.run.variant}", _label(c.a), _label(c.b),
+                     str(c.n), diff, _p(c.p_exact) if c.binary and c.n else "–"])
+    return header, rows

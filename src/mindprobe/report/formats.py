@@ -1,0 +1,118 @@
+"""The report's tables for a paper or a README: the cognitive profile, the paired comparisons
+and every Results table, as Markdown or LaTeX (booktabs), cells formatted as in the terminal."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from mindprobe import __version__
+from mindprobe.core.results import Results
+from mindprobe.report import profile
+from mindprobe.report.collect import ReportData
+from mindprobe.report.compare import Comparison, comparison_rows
+from mindprobe.report.tables import table_cells
+
+
+def _sections(data: ReportData, comparisons: list[Comparison]
+              ) -> list[tuple[int, str, list[tuple[str, list[str], list[list[str]],
+                                                 list[bool]]], list[str]]]:
+    """(level, heading, [(caption, header, rows, numeric)], notes) in page order."""
+    out = []
+    header, rows = profile.profile_table(data)
+    numeric = [False, False] + [True] * (len(header) - 2)
+    out.append((2, "Cognitive profile", [("Headline per benchmark with 95% CI "
+                                          "(— = not run)", header, rows, numeric)], []))
+    benches = list(dict.fromkeys([*data.benchmarks(), *(r.benchmark for r in data.extra.values())]))
+    for bench in benches:
+        out.append((2, bench, [], []))
+        for e in data.of(bench):
+            notes = [f"partial: {e.partial()}"] if e.partial() else []
+            if e.error or e.results is None:
+                out.append((3, e.title, [], [f"not analysed: {e.error}"]))
+                continue
+            out.append((3, e.title, _tables(e.results), notes + _notes(e.results)))
+        for name, res in data.extra.items():
+            if res.benchmark == bench:
+                out.append((3, name, _tables(res), _notes(res)))
+    if comparisons:
+        h, r = comparison_rows(comparisons)
+        out.append((2, "Paired comparisons", [("paired bootstrap 95% CI (2000 resamples, seed "
+                                                "0); McNemar exact p for right/wrong scores", h,
+                                                r, [False] * 3 + [True] * 3)], []))
+    return out
+
+
+def _tables(res: Results) -> list[tuple[str, list[str], list[list[str]], list[bool]]]:
+    out = []
+    if res.headline is not None:
+        h = res.headline
+        out.append(("headline", ["metric", "value", "n"],
+                    [[h.name, profile.headline_cell(h), "" if h.n is None else str(h.n)]],
+                    [False, True, True]))
+    for t in res.tables.values():
+        header, rows, numeric = table_cells(t)
+        out.append((t.title, header, rows, numeric))
+    return out
+
+
+def _notes(res: Results) -> list[str]:
+    return list(res.notes) + [f"warning: {w}" for w in res.warnings]
+
+
+# -- Markdown ---------------------------------------------------------------------------------
+def _md_cell(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def md_table(header: Sequence[str], rows: Sequence[Sequence[str]],
+             numeric: Sequence[bool]) -> str:
+    lines = ["| " + " | ".join(_md_cell(h) for h in header) + " |",
+             "|" + "|".join("---:" if n else ":---" for n in numeric) + "|"]
+    lines += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def render_markdown(data: ReportData, comparisons: list[Comparison]) -> str:
+    out = [f"# {data.title}", "",
+           f"{len(data.entries)} run(s), made with mindprobe {__version__}.", ""]
+    for level, heading, tables, notes in _sections(data, comparisons):
+        out += ["#" * level + " " + heading, ""]
+        for caption, header, rows, numeric in tables:
+            out += [f"*{_md_cell(caption)}*", "", md_table(header, rows, numeric), ""]
+        out += [f"> {_md_cell(n)}" for n in notes] + ([""] if notes else [])
+    return "\n".join(out).rstrip() + "\n"
+
+
+# -- LaTeX ------------------------------------------------------------------------------------
+_TEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+        "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+        "±": r"$\pm$", "–": "--", "—": "---", "−": "$-$", "·": r"$\cdot$", "≥": r"$\geq$",
+        "≤": r"$\leq$", "×": r"$\times$", "…": r"\ldots{}", "χ": r"$\chi$", "²": r"$^2$"}
+
+
+def tex(text: str) -> str:
+    return "".join(_TEX.get(ch, ch) for ch in text)
+
+
+def latex_table(caption: str, header: Sequence[str], rows: Sequence[Sequence[str]],
+                numeric: Sequence[bool]) -> str:
+    spec = "".join("r" if n else "l" for n in numeric)
+    lines = [r"\begin{table}[ht]", r"\centering", r"\small",
+             rf"\caption{{{tex(caption)}}}", rf"\begin{{tabular}}{{{spec}}}", r"\toprule",
+             " & ".join(tex(h) for h in header) + r" \\", r"\midrule"]
+    lines += [" & ".join(tex(c) for c in row) + r" \\" for row in rows]
+    lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
+    return "\n".join(lines)
+
+
+def render_latex(data: ReportData, comparisons: list[Comparison]) -> str:
+    """Tables ready to \\input{} (needs \\usepackage{booktabs}); sections as comments+headings."""
+    out = [f"% {data.title}: made with mindprobe {__version__}; needs \\usepackage{{booktabs}}",
+           ""]
+    for level, heading, tables, notes in _sections(data, comparisons):
+        cmd = "section" if level == 2 else "subsection"
+        out += [rf"\{cmd}*{{{tex(heading)}}}", ""]
+        for caption, header, rows, numeric in tables:
+            out += [latex_table(caption, header, rows, numeric), ""]
+        out += [f"% {' '.join(n.split())}" for n in notes] + ([""] if notes else [])
+    return "\n".join(out).rstrip() + "\n"

