@@ -64,10 +64,10 @@ class CellFailed(MindprobeError):
         cell = f"{book_idx}·{excerpt_length}·{segment_length}"
         if key in SEED_OVERRIDES and SEED_OVERRIDES[key] != seed:
             hint = (f"the published Book-SORT cell used seed {SEED_OVERRIDES[key]}: "
-                    f"override {book_idx}:{excerpt_length}:{segment_length}="
+                    f"--seed-override {book_idx}:{excerpt_length}:{segment_length}="
                     f"{SEED_OVERRIDES[key]}")
         else:
-            hint = (f"retry with another seed via a seed override "
+            hint = (f"retry with another seed: --seed-override "
                     f"{book_idx}:{excerpt_length}:{segment_length}=<seed>")
         super().__init__(f"cell {cell} (seed {seed}) failed at {stage}: {detail}; {hint}")
 
