@@ -31,6 +31,8 @@ def print_summary(err: Console, run_dir: Path, result: RunResult, records: list[
                   elapsed: float, endpoints: list[dict[str, Any]] | None = None) -> None:
     u = usage_summary(records)
     t = Table(title="run", show_header=False, title_justify="left")
+    t.add_column(no_wrap=True)
+    t.add_column(overflow="fold")
     t.add_row("directory", shlex.quote(str(run_dir)))
     t.add_row("items", f"{len(records)} / {result.n_items} ({result.n_new} new, {elapsed:.1f} s)")
     t.add_row("errors", f"[red]{u['errors']}[/red]" if u["errors"] else "0")

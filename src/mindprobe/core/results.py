@@ -30,6 +30,8 @@ class Headline:
     chance: float | None = None
     n: int | None = None
     ci_method: str | None = None
+    #: Shown ×100 with a % sign (values stay fractions in JSON), as the tables show them.
+    percent: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         return {k: _clean(v) for k, v in self.__dict__.items()}
@@ -37,10 +39,11 @@ class Headline:
     def text(self) -> str:
         if self.value is None:
             return f"{self.name} –"
+        unit = "%" if self.percent else self.unit
         ci = ""
         if self.ci_low is not None and self.ci_high is not None:
-            ci = f" [{_fmt(self.ci_low)}, {_fmt(self.ci_high)}]"
-        return f"{self.name} {_fmt(self.value)}{self.unit}{ci}"
+            ci = f" [{_fmt(self.ci_low, self.percent)}, {_fmt(self.ci_high, self.percent)}]"
+        return f"{self.name} {_fmt(self.value, self.percent)}{unit}{ci}"
 
 
 @dataclass

@@ -41,14 +41,34 @@ def import_ray() -> Any:
     return ray
 
 
-def start_llama_server(gguf: str | None, n_parallel: int, ctx_per_slot: int, threads: int,
-                       host: str) -> tuple[Any, str, str, str]:
-    """(server, base URL, API key, sha256): the embedded engine's settings (see local.py)."""
+def _embedded_gguf() -> Path:
+    """The embedded model, assembled once per node even when several replicas start at once."""
+    from mindprobe.core.paths import cache_dir
+    from mindprobe.models.local import default_gguf
+
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: no lock
+        return default_gguf()
+    lock = cache_dir() / "models" / ".assemble.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with lock.open("w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            return default_gguf()
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def start_llama_server(gguf: str | None, embedded: bool, n_parallel: int, ctx_per_slot: int,
+                       threads: int, host: str) -> tuple[Any, str, str, str]:
+    """(server, base URL, API key, sha256) of a llama.cpp server with the embedded engine's
+    settings (see local.py); `gguf` None: the embedded model, assembled on this node."""
     import xllamacpp
 
-    from mindprobe.models.local import default_gguf, gguf_sha256
+    from mindprobe.models.local import gguf_sha256
 
-    path = default_gguf() if gguf is None else Path(gguf)
+    path = _embedded_gguf() if gguf is None else Path(gguf)
     if not path.is_file():
         raise ModelError(f"GGUF file not found on this node: {path}")
     key = secrets.token_urlsafe(24)
@@ -66,7 +86,7 @@ def start_llama_server(gguf: str | None, n_parallel: int, ctx_per_slot: int, thr
     p.cache_prompt = True
     p.warmup = False
     p.verbosity = -1
-    if gguf is None:  # the embedded base model has no chat template
+    if embedded:  # the embedded base model has no chat template
         p.use_jinja = False
         p.chat_template = "gemma"
     p.cpuparams.n_threads = threads
@@ -80,14 +100,14 @@ def start_llama_server(gguf: str | None, n_parallel: int, ctx_per_slot: int, thr
 class LlamaReplica:
     """The Ray actor (wrapped with `ray.remote` at run time, so Ray stays optional)."""
 
-    def __init__(self, gguf: str | None, n_parallel: int, ctx_per_slot: int, threads: int,
-                 loopback: bool) -> None:
+    def __init__(self, gguf: str | None, embedded: bool, n_parallel: int, ctx_per_slot: int,
+                 threads: int, loopback: bool) -> None:
         import ray
 
         self.node = ray.util.get_node_ip_address()
         host = "127.0.0.1" if loopback else self.node
         self.server, self.url, self.key, self.sha = start_llama_server(
-            gguf, n_parallel, ctx_per_slot, threads, host)
+            gguf, embedded, n_parallel, ctx_per_slot, threads, host)
 
     def info(self) -> dict[str, Any]:
         return {"url": self.url, "key": self.key, "sha256": self.sha, "node": self.node,
@@ -163,12 +183,19 @@ class RayReplicas:
             raise ModelError(f"the Ray cluster cannot place {self.n} replicas of {cpus} CPU(s) "
                              f"each (it has {total:g} CPUs); use fewer --replicas") from None
         actor = ray.remote(LlamaReplica)
-        gguf = None if self.gguf is None else str(Path(self.gguf).expanduser().resolve())
+        embedded = self.gguf is None
+        if embedded and self._owns_ray:  # this machine: assemble the embedded model once, here
+            from mindprobe.models.local import default_gguf
+
+            gguf: str | None = str(default_gguf())
+        else:
+            gguf = None if embedded else str(Path(self.gguf).expanduser().resolve())
         for i in range(self.n):
             strategy = PlacementGroupSchedulingStrategy(placement_group=self._pg,
                                                         placement_group_bundle_index=i)
             self._actors.append(actor.options(num_cpus=cpus, scheduling_strategy=strategy)
-                                .remote(gguf, slots, self.ctx_per_slot, cpus, self._owns_ray))
+                                .remote(gguf, embedded, slots, self.ctx_per_slot, cpus,
+                                        self._owns_ray))
         try:
             self.infos = ray.get([a.info.remote() for a in self._actors],
                                  timeout=self.start_timeout)

@@ -168,6 +168,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--reply", default="OK", help="fixed reply (and the script fallback)")
     p.add_argument("--seed", type=int, default=0, help="seed for fault and jitter draws")
     p.add_argument("--prefix-cache", action="store_true", help="simulate cached_tokens")
+    p.add_argument("--reasoning-parser", action="store_true",
+                   help="send a reply's leading <think> block as reasoning_content")
     for flag in (
         "latency",
         "latency-jitter",

@@ -55,6 +55,12 @@ class ServerConfig:
     simulate_prefix_cache: bool = False
     #: What /v1/models says owns the models (servers are recognised by it: "llamacpp", "vllm").
     owned_by: str = "mindprobe-test"
+    #: Act like a server with a reasoning parser (vLLM `--reasoning-parser`, llama.cpp
+    #: `--reasoning-format deepseek`): a reply's leading `<think>…</think>` block is sent as
+    #: `message.reasoning_content` (content null while it is still open when max_tokens cuts
+    #: the reply) and counted in `usage.completion_tokens_details.reasoning_tokens`. Without
+    #: it, a `<think>` block stays in the content, as servers without a parser send it.
+    reasoning_parser: bool = False
     #: Requests served at once (0: unlimited); the rest queue, like a server of fixed capacity.
     max_concurrency: int = 0
     #: Keep one entry per answered completion in /stats (`log`): which conversation (a digest of
@@ -125,6 +131,7 @@ class Service:
         }
         self.faults = FaultPlan(rates, config.fail_first_n, config.seed)
         self.prefix_cache = PrefixCache() if config.simulate_prefix_cache else None
+        self.reasoning_parser = config.reasoning_parser
         self.latency, self.jitter = config.latency, config.latency_jitter
         self.hang = config.hang_seconds
         self.retry_after = {"Retry-After": str(config.retry_after)}
@@ -237,18 +244,22 @@ class Service:
             pieces, finish = pieces[: prompt.max_tokens], "length"
         tokens = prompt_tokens(prompt.text)
         cached = self.prefix_cache.observe(tokens) if self.prefix_cache is not None else 0
-        usage = {
+        usage: dict[str, Any] = {
             "prompt_tokens": len(tokens),
             "completion_tokens": len(pieces),
             "total_tokens": len(tokens) + len(pieces),
             "prompt_tokens_details": {"cached_tokens": cached},
         }
+        choice = endpoint.choice(pieces, finish, prompt)
+        if self.reasoning_parser and endpoint is CHAT:
+            thinking = _split_thinking(choice["message"], pieces)
+            usage["completion_tokens_details"] = {"reasoning_tokens": thinking}
         payload = {
             "id": f"{endpoint.id_prefix}-{next(self.ids)}",
             "object": endpoint.object_name,
             "created": int(time.time()),
             "model": model,
-            "choices": [endpoint.choice(pieces, finish, prompt)],
+            "choices": [choice],
             "usage": usage,
             "system_fingerprint": "fp_mindprobe_test",
         }
@@ -287,3 +298,30 @@ class Service:
             "by the mindprobe test server)",
             kind="server_error",
         )
+
+
+_OPEN, _CLOSE = "<think>", "</think>"
+
+
+def _split_thinking(message: dict[str, Any], pieces: list[str]) -> int:
+    """Move a leading <think> block of `message` into `reasoning_content`, as a server's
+    reasoning parser does; the number of reply pieces (tokens) spent thinking."""
+    content = message.get("content") or ""
+    head = content.lstrip()
+    if not head.startswith(_OPEN):
+        return 0
+    inner = head[len(_OPEN):]
+    end = inner.find(_CLOSE)
+    if end < 0:
+        message["reasoning_content"], message["content"] = inner.strip(), None
+        return len(pieces)
+    message["reasoning_content"] = inner[:end].strip()
+    message["content"] = inner[end + len(_CLOSE):].lstrip()
+    thought = len(content) - len(message["content"])
+    used, count = 0, 0
+    for piece in pieces:
+        if used >= thought:
+            break
+        used += len(piece)
+        count += 1
+    return count

@@ -79,7 +79,7 @@ def results_of_doc(doc: Mapping[str, Any]) -> Results:
     value = doc.get("mr_score") if graded else doc.get("mr_score_lower_bound")
     if value is not None:
         out.headline = Headline("MR-Score" if graded else "MR-Score (lower bound)", value,
-                                n=doc.get("n"), chance=None)
+                                n=doc.get("n"), chance=None, percent=True)
     if doc.get("n_errors") or doc.get("n_unscored"):
         out.warnings.append(
             f"{doc['n_errors']} record(s) with errors (a failed model call is scored as an empty "

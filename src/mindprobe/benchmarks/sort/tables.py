@@ -32,7 +32,7 @@ def results_of_records(records: list[dict[str, Any]], plan: RunPlan) -> Results:
     out.headline = Headline("accuracy (macro over conditions)", float(top["macro_accuracy"]),
                             float(top["ci_low"]) if single else None,
                             float(top["ci_high"]) if single else None, chance=0.5, n=len(ok),
-                            ci_method="Wilson" if single else None)
+                            ci_method="Wilson" if single else None, percent=True)
     out.detail.update(macro_accuracy=float(top["macro_accuracy"]),
                       micro_accuracy=float(top["accuracy"]),
                       micro_ci=[float(top["ci_low"]), float(top["ci_high"])])

@@ -68,7 +68,8 @@ def results_of_run(records: list[dict[str, Any]], prompting: str, label: str) ->
     if head is not None and head.get("mean") is not None:
         n, k, _, _ = counts.get("ALL", (0, 0, 0, 0))
         lo, hi, method = _interval(head["mean"], head.get("conf95"), k, n)
-        out.headline = Headline("accuracy", head["mean"], lo, hi, n=len(ok), ci_method=method)
+        out.headline = Headline("accuracy", head["mean"], lo, hi, n=len(ok), ci_method=method,
+                                percent=True)
     if small:
         out.notes.append(
             "ci = upstream: mean ± 1.96 × the SEM of equally weighted cells (the paper's CIs); "
