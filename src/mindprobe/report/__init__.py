@@ -47,7 +47,10 @@ def build_report(paths: Iterable[str | Path] = (), *, runs_dir: str | Path | Non
         raise UsageError(f"--max-items must be 0 or more, got {max_items}")
     unit_price = parse_price(price)
     paths = list(paths)
-    dirs = find_run_dirs(paths, runs_dir)
+    if extra and not paths and not Path(runs_dir or "runs").is_dir():
+        dirs: list[Path] = []  # the upstream test set alone is a report too
+    else:
+        dirs = find_run_dirs(paths, runs_dir)
     for spec in compare or ():  # a compared run directory is part of the report
         p = Path(spec)
         if (p / "manifest.json").is_file() and p.resolve() not in {d.resolve() for d in dirs}:

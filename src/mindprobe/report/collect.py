@@ -191,7 +191,7 @@ def collect(run_dirs: Iterable[Path], warn: Callable[[str], None] = lambda m: No
             entries.append(RunEntry(run, None, slug, msg))
             continue
         entries.append(RunEntry(run, res, slug))
-    if not entries:
+    if not entries and not extra:
         raise UsageError("none of the given runs could be loaded")
     order = {b: i for i, b in enumerate(BENCHMARKS)}
     entries.sort(key=lambda e: (order.get(e.benchmark, len(order)), e.benchmark, e.run.variant,
