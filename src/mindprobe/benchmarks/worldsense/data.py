@@ -10,6 +10,7 @@ take a regex fast path that accepts exactly the same lines.
 from __future__ import annotations
 
 import bz2
+import hashlib
 import json
 import os
 import re
@@ -23,6 +24,7 @@ import orjson
 import pandas as pd
 from pandas.api.types import union_categoricals
 
+from mindprobe.core.data import decoded
 from mindprobe.errors import DataError
 
 # Gold answers ship obfuscated as author first names; whole-string replacement (spec §1).
@@ -199,21 +201,31 @@ def load_testset(dir: str | Path = "data/worldsense/test_set",
         raise DataFileNotFound(f"{directory}: test-set directory not found; pass the folder that "
                                f"holds {TRIALS_FILENAME}")
     path = directory / TRIALS_FILENAME
-    parsed = _parse_jsonl(_bz2_blocks(path), path)
-    columns: dict[str, Any] = {}
-    for name in TRIAL_FIELDS:
-        if name == "Key":
-            columns[name] = parsed.int64_keys()
-        elif name == "goldresp_obfusc":
-            columns["goldresp"] = [GOLD_DEOBFUSCATION.get(v, v) for v in parsed.column(name)]
-        else:
-            columns[name] = parsed.column(name)
+    if not path.is_file():
+        raise DataFileNotFound(f"{path}: trials file not found")
+    columns = decoded(path, None, "worldsense-testset-columns", _trial_columns)
+    columns["Key"] = np.asarray(columns["Key"], dtype=np.int64)
     df = pd.DataFrame(columns)
     df["EXPNAME"] = os.path.basename(os.path.abspath(directory))
     df["EXP_i"] = np.arange(len(df), dtype=np.int64)
     if add_extra_fields:
         add_trial_extra_fields(df)
     return df
+
+
+def _trial_columns(path: Path) -> dict[str, list[Any]]:
+    """The trials file as plain columns (cached decoded by the file's sha256: see
+    `mindprobe.core.data.decoded`), gold answers de-obfuscated."""
+    parsed = _parse_jsonl(_bz2_blocks(path), path)
+    columns: dict[str, Any] = {}
+    for name in TRIAL_FIELDS:
+        if name == "Key":
+            columns[name] = [int(k) for k in parsed.int64_keys()]
+        elif name == "goldresp_obfusc":
+            columns["goldresp"] = [GOLD_DEOBFUSCATION.get(v, v) for v in parsed.column(name)]
+        else:
+            columns[name] = list(parsed.column(name))
+    return columns
 
 
 def add_trial_extra_fields(df: pd.DataFrame) -> pd.DataFrame:
@@ -312,6 +324,11 @@ def _canonical_results(raw: bytes) -> tuple[np.ndarray, list[str]] | None:
     return keys, [resp for _, resp in found]
 
 
+def _canonical_plain(raw: bytes) -> tuple[list[int], list[str]] | None:
+    found = _canonical_results(raw)
+    return None if found is None else ([int(k) for k in found[0]], found[1])
+
+
 def read_results_file(path: str | Path) -> pd.DataFrame:
     """Read one results file; ``resp`` stays the JSON string (never numeric-coerced, §3.1)."""
     path = Path(path)
@@ -320,9 +337,11 @@ def read_results_file(path: str | Path) -> pd.DataFrame:
         raw = path.read_bytes()
     except FileNotFoundError:
         raise DataFileNotFound(f"{path}: results file not found") from None
-    canonical = _canonical_results(raw)
+    canonical = decoded(path, hashlib.sha256(raw).hexdigest(), "worldsense-results",
+                        lambda _p: _canonical_plain(raw))
     if canonical is not None:
-        return _results_frame(*canonical, prompting, modelname)
+        keys, resps = canonical
+        return _results_frame(np.asarray(keys, dtype=np.int64), resps, prompting, modelname)
     parsed = _parse_jsonl([raw], path)
     keys = parsed.int64_keys()
     resps = parsed.column("resp")
