@@ -135,3 +135,19 @@ def resolve_variants(bench: BenchmarkInfo, variant: str | None) -> list[str]:
         return [variant]
     known = ", ".join([*bench.variants, *bench.variant_groups])
     raise UsageError(f"unknown variant {variant!r} of {bench.name}; known: {known}")
+
+
+BENCHMARKS["fanoutqa"] = BenchmarkInfo(
+    name="fanoutqa",
+    title="fan-out multi-hop QA over Wikipedia (FanOutQA nov23): loose accuracy, ROUGE, judge",
+    variants={
+        "closedbook": "the question alone (default)",
+        "evidenceprovided": "the question's evidence pages, BM25+-ranked chunks filling the "
+                            "context (dated Wikipedia)",
+        "openbook": "the model searches Wikipedia (<search>…</search>), 600 s per question",
+    },
+    default_variant="closedbook",
+    task="mindprobe.benchmarks.fanoutqa.task:FanOutQABenchmark",
+    options="mindprobe.benchmarks.fanoutqa.options:FanOutQAOptions",
+    verbs=("export", "judge"),
+)

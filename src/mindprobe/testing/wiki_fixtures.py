@@ -8,6 +8,10 @@ Made-up text (not Wikipedia's), real-looking ids. What each page is for:
 - "Python": a disambiguation page listing options (plus a red link and a Help: link to skip).
 - "Zürich": non-ASCII text, reached through the redirect "Zurich".
 - "Tomorrow's page": created after the epoch, so it has no dated revision.
+
+``FANOUTQA_DEV_PAGES`` (not served unless passed as ``pages``): the evidence pages of the first
+two FanOutQA dev questions (7dcbbbdc7f1120cd, 2120afba8009bad3) under their real pageids, titles
+and dated revids, with short made-up text carrying the facts those questions ask for.
 """
 
 from __future__ import annotations
@@ -115,3 +119,63 @@ REDIRECTS: dict[str, str] = {
     "Python programming language": "Python (programming language)",
     "Zurich": "Zürich",
 }
+
+
+def _page(pageid: int, revid: int, title: str, paragraphs: tuple[str, ...]) -> WikiPage:
+    """A one-revision page dated just before the epoch, with a heading per paragraph."""
+    body = "".join(f"<h2>Part {i}</h2><p>{text}</p>" for i, text in enumerate(paragraphs, 1))
+    html = f'<div class="mw-parser-output"><p><b>{title}</b> (fixture page).</p>{body}</div>'
+    return WikiPage(pageid, title, (Revision(revid, "2023-11-19T12:00:00Z", html),))
+
+
+def _player(name: str, team: str, bats: str, year: int) -> tuple[str, ...]:
+    return (
+        f"{name} is an American former professional baseball player who debuted with the "
+        f"{team} in {year}.",
+        f"Bats: {bats}. Throws: {bats}. {name} was a first-round pick in the 1998 draft.",
+        "Career statistics are listed by season in the tables of the full article.",
+    )
+
+
+def _film(title: str, year: int, gross: str) -> tuple[str, ...]:
+    return (
+        f"{title} is a {year} American epic space opera film in the Star Wars franchise.",
+        f"Box office: the film grossed {gross} worldwide during its theatrical run.",
+        "Reception, themes and the production history are covered in later sections.",
+    )
+
+
+#: Evidence of dev questions 7dcbbbdc7f1120cd (1998 draft, batting hands) and 2120afba8009bad3
+#: (Star Wars box office): real pageid, title and dated revid; text made up.
+FANOUTQA_DEV_PAGES: tuple[WikiPage, ...] = (
+    _page(18468611, 1172527864, "1998 Major League Baseball draft", (
+        "The 1998 Major League Baseball draft took place in June 1998.",
+        "First round picks: 1. Pat Burrell (Philadelphia Phillies); 2. Mark Mulder (Oakland "
+        "Athletics); 3. Corey Patterson (Chicago Cubs); 4. Jeff Austin (Kansas City Royals); "
+        "5. J. D. Drew (St. Louis Cardinals).",
+    )),
+    _page(428791, 1184558033, "Pat Burrell", _player("Pat Burrell", "Phillies", "Right", 2000)),
+    _page(1224672, 1169013077, "Mark Mulder", _player("Mark Mulder", "Athletics", "Left", 2000)),
+    _page(966752, 1178045549, "Corey Patterson",
+          _player("Corey Patterson", "Cubs", "Left", 2000)),
+    _page(21964523, 1160882537, "Jeff Austin (baseball)",
+          _player("Jeff Austin", "Royals", "Right", 2001)),
+    _page(1084979, 1169999583, "J. D. Drew", _player("J. D. Drew", "Cardinals", "Left", 1998)),
+    _page(26678, 1185937156, "Star Wars", (
+        "Star Wars is a media franchise created by George Lucas.",
+        "The prequel trilogy: The Phantom Menace, Attack of the Clones, Revenge of the Sith. "
+        "The sequel trilogy: The Force Awakens, The Last Jedi, The Rise of Skywalker.",
+    )),
+    _page(50793, 1185883860, "Star Wars: Episode I \u2013 The Phantom Menace",
+          _film("The Phantom Menace", 1999, "$1.027 billion")),
+    _page(50957, 1185896387, "Star Wars: Episode II \u2013 Attack of the Clones",
+          _film("Attack of the Clones", 2002, "$653.8 million")),
+    _page(55447, 1185897706, "Star Wars: Episode III \u2013 Revenge of the Sith",
+          _film("Revenge of the Sith", 2005, "$868.4 million")),
+    _page(14723194, 1185889585, "Star Wars: The Force Awakens",
+          _film("The Force Awakens", 2015, "$2.071 billion")),
+    _page(43910621, 1185873947, "Star Wars: The Last Jedi",
+          _film("The Last Jedi", 2017, "$1.334 billion")),
+    _page(43910733, 1185946963, "Star Wars: The Rise of Skywalker",
+          _film("The Rise of Skywalker", 2019, "$1.077 billion")),
+)

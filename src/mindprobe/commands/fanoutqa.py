@@ -1,0 +1,237 @@
+"""FanOutQA verbs: `analyse` (a submission file in the official format, or runs re-scored with
+another lemmatiser / judge), `export` (a run as the leaderboard's JSONL, plus its metadata
+object) and `judge` (the common judge pass: GPT-as-judge over a finished dev run)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from mindprobe.commands.judge import Judge
+from mindprobe.commands.output import emit_json, tables_console
+from mindprobe.errors import DataError, UsageError
+
+SYSTEM_TYPES = ["FOUNDATION", "FINETUNE", "PROMPT", "OTHER"]
+
+
+def _ids(text: str) -> list[str]:
+    """`a,b,c` or `@FILE` (one id per line) -> ids."""
+    if text.startswith("@"):
+        path = Path(text[1:])
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"--questions {path}: cannot read ({exc.strerror})") from None
+        parts = text.split()
+    else:
+        parts = text.split(",")
+    ids = [p.strip() for p in parts if p.strip()]
+    if not ids:
+        raise UsageError("--questions needs at least one question id")
+    return ids
+
+
+class Analyse:
+    def add_arguments(self, p: argparse.ArgumentParser) -> None:
+        p.add_argument("--generations", metavar="FILE", help="score a submission file in the "
+                       "official format: JSONL (or a JSON list) of {\"id\", \"answer\"} objects")
+        p.add_argument("--split", choices=["dev", "test"], help="with --generations: the "
+                       "questions answered (default dev; test answers are hidden)")
+        p.add_argument("--only-score-answered", action="store_true", help="with "
+                       "--generations: score only the answers in the file (N = answers), not "
+                       "every question")
+        p.add_argument("--questions", metavar="IDS", help="with --generations: only these "
+                       "question ids (comma-separated, or @FILE with one per line)")
+        p.add_argument("--lemmatizer", metavar="BACKEND", help="auto, lookup (approximate) or "
+                       "a spaCy pipeline package (with --run: re-score with it)")
+        p.add_argument("--judge-label", help="with --run: the judge whose verdicts give the "
+                       "GPT score (default: the run's own judge)")
+        p.add_argument("--raw", action="store_true", help="include per-question scores in "
+                       "the JSON (upstream's `raw`)")
+
+    def run(self, args: argparse.Namespace, err: Console) -> int | None:
+        if args.generations:
+            if args.run:
+                raise UsageError("give --generations FILE or --run DIR, not both")
+            if args.judge_label:
+                raise UsageError("--judge-label goes with --run DIR (a submission file has no "
+                                 "judge verdicts)")
+            return self._generations(args, err)
+        for flag in ("split", "questions"):
+            if getattr(args, flag):
+                raise UsageError(f"--{flag} goes with --generations FILE")
+        if args.only_score_answered:
+            raise UsageError("--only-score-answered goes with --generations FILE")
+        if not args.run:
+            return None
+        extra = args.lemmatizer or args.judge_label or args.raw
+        judged = any((Path(r) / "judgements").is_dir() for r in args.run)
+        if not extra and not judged:
+            return None  # the generic analysis: bench.results of the records
+        return self._runs(args, err)
+
+    @staticmethod
+    def _generations(args: argparse.Namespace, err: Console) -> int:
+        from mindprobe.benchmarks.fanoutqa.data import load_generations, load_questions
+        from mindprobe.benchmarks.fanoutqa.lemma import load_lemmatizer
+        from mindprobe.benchmarks.fanoutqa.normalize import Normalizer
+        from mindprobe.benchmarks.fanoutqa.tables import submission_results
+        from mindprobe.core.results import render_results
+
+        split = args.split or "dev"
+        if split != "dev":
+            raise UsageError("test-set answers are hidden: only the FanOutQA maintainers can "
+                             "score a test submission (`mindprobe export fanoutqa` writes it)")
+        generations = load_generations(args.generations)
+        questions = load_questions(split)
+        if args.questions:
+            wanted = _ids(args.questions)
+            by_id = {q.id: q for q in questions}
+            unknown = [i for i in wanted if i not in by_id]
+            if unknown:
+                raise DataError(f"--questions: {', '.join(unknown[:5])} "
+                                f"{'is not a' if len(unknown) == 1 else 'are not'} {split} "
+                                "question id(s)")
+            questions = [by_id[i] for i in dict.fromkeys(wanted)]
+        normalizer = Normalizer(load_lemmatizer(args.lemmatizer or "auto"))
+        res = submission_results(questions, generations, normalizer=normalizer,
+                                 only_score_answered=args.only_score_answered,
+                                 source=str(args.generations), include_raw=args.raw)
+        meta = res.detail.get("meta", {})
+        if meta.get("n_unknown_ids_ignored"):
+            res.notes.append(f"{meta['n_unknown_ids_ignored']} answer id(s) are not questions "
+                             "scored here and were ignored")
+        if meta.get("duplicate_ids"):
+            res.notes.append(f"{len(meta['duplicate_ids'])} question(s) answered more than "
+                             "once: " + ("each answer counts" if args.only_score_answered
+                                         else "the later answer counts"))
+        render_results(res, tables_console(args.json))
+        emit_json(args.json, res.to_json())
+        return 0
+
+    @staticmethod
+    def _runs(args: argparse.Namespace, err: Console) -> int:
+        from mindprobe.commands.analyse import plan_of
+        from mindprobe.core.results import render_results
+        from mindprobe.core.store import load_run, read_judgements
+        from mindprobe.registry import get_benchmark
+
+        bench = get_benchmark("fanoutqa")
+        out = tables_console(args.json)
+        docs: dict[str, Any] = {}
+        for path in args.run:
+            run = load_run(path, "fanoutqa")
+            res = bench.rescore(run.records, plan_of(run), read_judgements(run.dir),
+                                args.judge_label, lemmatizer=args.lemmatizer,
+                                include_raw=args.raw)
+            out.print(f"[bold]{path}[/bold] ({len(run.records)} records, status {run.status})")
+            render_results(res, out)
+            docs[path] = {"run": path, "variant": run.variant, **res.to_json()}
+        emit_json(args.json, next(iter(docs.values())) if len(docs) == 1 else docs)
+        return 0
+
+
+class Export:
+    """A run's answers as the leaderboard's submission JSONL (+ the metadata object)."""
+
+    def add_arguments(self, p: argparse.ArgumentParser) -> None:
+        p.add_argument("--run", required=True, help="the run directory to export")
+        p.add_argument("--out", required=True, metavar="FILE.jsonl",
+                       help="the submission file to write: one {\"id\", \"answer\"} per line")
+        p.add_argument("--metadata", metavar="FILE.json", help="also write (or update) the "
+                       "leaderboard's metadata object; exporting the three settings into one "
+                       "file fills each {setting}_generations entry")
+        p.add_argument("--system-name", help="metadata name (default: the run's model label)")
+        p.add_argument("--authors", help="metadata authors")
+        p.add_argument("--url", help="metadata url (paper or model card)")
+        p.add_argument("--citation", help="metadata short citation")
+        p.add_argument("--type", choices=SYSTEM_TYPES, help="metadata type (default FOUNDATION)")
+        p.add_argument("--details", help="metadata details (default: how mindprobe ran it)")
+        p.add_argument("--function-calling", action="store_true", help="metadata: the model "
+                       "is trained for function calling")
+        p.add_argument("--json", action="store_true", help="print only JSON on stdout")
+
+    def run(self, args: argparse.Namespace, err: Console) -> int:
+        from mindprobe.benchmarks.fanoutqa.data import load_questions, write_generations
+        from mindprobe.core.store import load_run
+
+        run = load_run(args.run, "fanoutqa")
+        cfg = run.manifest.get("config") or {}
+        split, setting = cfg.get("split", "dev"), cfg.get("setting", run.variant)
+        out = Path(args.out)
+        if out.is_dir():
+            raise UsageError(f"--out {out} is a folder; give a file name (e.g. {setting}.jsonl)")
+        order = {q.id: i for i, q in enumerate(load_questions(split))}
+        answered = sorted((r for r in run.records if isinstance(r.get("answer"), str)),
+                          key=lambda r: order.get(r["id"], len(order)))
+        unknown = [r["id"] for r in answered if r["id"] not in order]
+        if unknown:
+            raise DataError(f"{args.run}: record {unknown[0]!r} is not a {split} question")
+        if not answered:
+            raise DataError(f"{args.run} has no answered questions to export")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        write_generations(out, ({"id": r["id"], "answer": r["answer"]} for r in answered))
+        missing = len(order) - len(answered)
+        doc: dict[str, Any] = {"out": str(out), "setting": setting, "split": split,
+                               "n_answers": len(answered), "n_missing": missing}
+        err.print(f"wrote {len(answered)} {split} answers ({setting}) to {out}", highlight=False)
+        if missing:
+            err.print(f"[yellow]warning[/yellow]: {missing} of {len(order)} {split} questions "
+                      "have no answer in this run (unfinished, limited or errored); graders "
+                      "score them 0", highlight=False)
+        if split == "test":
+            err.print("note: the current leaderboard grades 724 test questions (upstream "
+                      "dropped 36146d2306ce9ca3 in 2026); its answer is ignored there",
+                      highlight=False)
+        if args.metadata:
+            doc["metadata"] = self._metadata(args, run, cfg, setting, out)
+            err.print(f"wrote the metadata object to {args.metadata}", highlight=False)
+        if split == "dev":
+            err.print(f"score it with: mindprobe analyse fanoutqa --generations {out}",
+                      highlight=False)
+        emit_json(args.json, doc)
+        return 0
+
+    @staticmethod
+    def _metadata(args: argparse.Namespace, run: Any, cfg: dict[str, Any], setting: str,
+                  out: Path) -> dict[str, Any]:
+        path = Path(args.metadata)
+        meta: dict[str, Any] = {}
+        if path.exists():
+            try:
+                meta = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError) as exc:
+                raise DataError(f"--metadata {path}: not a JSON object ({exc})") from None
+            if not isinstance(meta, dict):
+                raise DataError(f"--metadata {path}: not a JSON object")
+        contexts = sorted({int(r["max_context"]) for r in run.records if r.get("max_context")})
+        window = ((run.manifest.get("models") or {}).get("model") or {}).get("context_window")
+        given = {"name": args.system_name, "authors": args.authors, "url": args.url,
+                 "citation": args.citation, "type": args.type, "details": args.details}
+        defaults = {
+            "name": run.model_label, "authors": "", "url": None, "citation": "",
+            "type": "FOUNDATION",
+            "context": contexts[-1] if contexts else window,
+            "is_trained_for_function_calling": False,
+            "details": (f"mindprobe {run.manifest.get('mindprobe_version')}: "
+                        f"{(run.manifest.get('model') or {}).get('model')}, the paper's prompts, "
+                        "greedy decoding; open book with the <search> text protocol"),
+        }
+        for key, value in defaults.items():
+            meta.setdefault(key, value)
+        meta.update({k: v for k, v in given.items() if v is not None})
+        if args.function_calling:
+            meta["is_trained_for_function_calling"] = True
+        if setting != "closedbook" and contexts:
+            meta["context"] = contexts[-1]
+        meta[f"{setting}_generations"] = out.name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        return meta
+
+
+VERBS: dict[str, Any] = {"analyse": Analyse(), "export": Export(), "judge": Judge()}
