@@ -13,7 +13,8 @@ def _run(capsys, *args):
     return code, out, err
 
 
-@pytest.mark.parametrize("flag", [["--shots", "3"], ["--judge", "random"], ["--n-samples", "7"],
+@pytest.mark.parametrize("flag", [["--question-type", "POT"], ["--judge", "random"],
+                                  ["--n-samples", "7"],
                                   ["--estimate"], ["--max-turns", "3"]])
 def test_a_flag_of_another_benchmark_is_refused(capsys, tmp_path, flag):
     code, _, err = _run(capsys, "run", "worldsense:fresh", "--model", "random", "--runs-dir",
@@ -26,7 +27,7 @@ def test_help_lists_only_that_benchmarks_options(capsys):
     with pytest.raises(SystemExit):
         main(["run", "worldsense", "--help"])
     out = capsys.readouterr().out
-    assert "--reasks" in out and "--scoring" in out and "--shots" not in out
+    assert "--reasks" in out and "--scoring" in out and "--question-type" not in out
     assert "--n-samples" not in out and "worldsense options" in out
 
 

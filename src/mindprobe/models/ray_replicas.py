@@ -91,7 +91,10 @@ def start_llama_server(gguf: str | None, embedded: bool, n_parallel: int, ctx_pe
         p.chat_template = "gemma"
     p.cpuparams.n_threads = threads
     p.cpuparams_batch.n_threads = threads
-    server = xllamacpp.Server(p)
+    try:
+        server = xllamacpp.Server(p)
+    except Exception as exc:  # the engine reports bad files with a bare RuntimeError
+        raise ModelError(f"llama.cpp could not load {path}: {exc}") from None
     address = server.listening_address
     url = (address if "://" in address else f"http://{address}") + "/v1"
     return server, url, key, gguf_sha256(path)
@@ -116,6 +119,13 @@ class LlamaReplica:
     def stop(self) -> bool:
         self.server = None  # dropping the last reference stops and joins the server
         return True
+
+
+def _reason(exc: BaseException) -> str:
+    """The last line of a remote error (Ray wraps the actor's traceback into its message)."""
+    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+    last = lines[-1] if lines else type(exc).__name__
+    return last.removeprefix("mindprobe.errors.ModelError: ")
 
 
 class RayReplicas:
@@ -200,8 +210,8 @@ class RayReplicas:
             self.infos = ray.get([a.info.remote() for a in self._actors],
                                  timeout=self.start_timeout)
         except Exception as exc:
-            cause = getattr(exc, "cause", None) or exc
-            raise ModelError(f"a llama.cpp replica failed to start on Ray: {cause}") from None
+            raise ModelError(f"a llama.cpp replica failed to start on Ray: {_reason(exc)}"
+                             ) from None
         shas = {i["sha256"] for i in self.infos}
         if len(shas) != 1:
             raise ModelError("the replicas loaded different GGUF files (sha256 "

@@ -63,7 +63,6 @@ log = logging.getLogger("mindprobe.router")
 
 #: Items in flight per endpoint when neither the file nor the run says (the single-server default).
 DEFAULT_PER_ENDPOINT = 16
-LOCAL_CAPABILITIES = frozenset({"logprobs", "prefix", "tokenize", "grammar"})
 
 
 class EndpointFailure(Exception):
@@ -180,7 +179,7 @@ class LlamaEndpointClient(EndpointClient):
     def __init__(self, model: str, spec: EndpointSpec, *, timeout: float) -> None:
         super().__init__(model, spec, timeout=timeout, grammar="llama")
         self.grammar_fixed = True
-        self.capabilities = LOCAL_CAPABILITIES
+        self.capabilities = _local_reference().capabilities
 
     count_tokens = LocalModel.count_tokens
     score_choices = LocalModel.score_choices
@@ -194,6 +193,11 @@ class LlamaEndpointClient(EndpointClient):
             request = replace(request, messages=None, prompt=head + msgs[-1]["content"],
                               continue_final=False)
         return await super().complete(request, ctx)
+
+
+def _local_reference() -> LocalModel:
+    """What `local` declares (capabilities, context, token counting); nothing is started."""
+    return LocalModel(None, spec="local")
 
 
 def _kind(exc: BaseException) -> str:
@@ -290,11 +294,12 @@ class RouterModel(Model):
         self._specs = list(endpoints or [])
         self._launcher = launcher
         self._identity_extra: dict[str, Any] = {}
-        if launcher is not None:
-            self.capabilities = LOCAL_CAPABILITIES
-            self.supports_grammar = True
-            self.token_count_method = "llama.cpp tokenizer of the GGUF"
-            self.context_window = 8192
+        if launcher is not None:  # replicas of `local`: declare what it declares
+            ref = _local_reference()
+            self.capabilities = ref.capabilities
+            self.supports_grammar = ref.supports_grammar
+            self.token_count_method = ref.token_count_method
+            self.context_window = ref.context_window
             self.default_concurrency = launcher.n  # one slot per replica: reproducible replies
         else:  # what a single `openai:MODEL@URL` declares until the servers are probed
             first = EndpointClient(model, self._specs[0], timeout=timeout, grammar="llama")
@@ -320,8 +325,9 @@ class RouterModel(Model):
         self._concurrency = max(1, concurrency)
 
     async def start(self) -> None:
-        if self._eps:
+        if self._eps and not self._closed:
             return
+        self._eps, self._affinity, self._t0 = [], {}, None
         self._closed = False
         self._wake = asyncio.Event()
         if self._launcher is not None:
