@@ -13,18 +13,9 @@ from pathlib import Path
 
 from mindprobe.core.store import read_records
 from mindprobe.testing import TestServer
+from mindprobe.testing.responders import worldsense_answer
 
 MODEL = "openai:test-model@{url}"
-
-
-def worldsense_answer(body: dict) -> str:
-    """A deterministic 'model': always the first allowed answer named in the prompt."""
-    text = body["messages"][-1]["content"] if "messages" in body else body["prompt"]
-    if "'TRUE', 'FALSE'" in text:
-        return "TRUE"
-    if "POSSIBLE" in text:
-        return "IMPOSSIBLE"
-    return "(3)"
 
 
 def _run_dir(root: Path) -> Path:

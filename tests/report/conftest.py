@@ -96,19 +96,3 @@ def report_runs(tmp_path_factory) -> Runs:
         m = json.loads(manifest.read_text())
         out.dirs[f"{m['benchmark']}/{m['variant']}/{m['model_label']}"] = manifest.parent
     return out
-
-
-@pytest.fixture
-def cli(tmp_path, capsys, monkeypatch):
-    """cli(*args) -> (exit code, stdout parsed as JSON under --json, stderr)."""
-    monkeypatch.setenv("MINDPROBE_CACHE_DIR", str(tmp_path / "cache"))
-
-    def run(*args: object):
-        code = main([str(a) for a in args])
-        out, err = capsys.readouterr()
-        try:
-            doc = json.loads(out) if "--json" in args else out
-        except ValueError:
-            doc = out
-        return code, doc, err
-    return run

@@ -19,23 +19,13 @@ from pathlib import Path
 
 import pytest
 
-from mindprobe.cli import main
 from mindprobe.core.store import read_records
 from mindprobe.errors import UsageError
 from mindprobe.models import parse_model_spec
 from mindprobe.models.endpoints import DEFAULT_GROUP, parse_endpoints_file
 from mindprobe.models.router import RouterModel, spread
 from mindprobe.testing import server_group
-
-
-def worldsense_answer(body: dict) -> str:
-    """A deterministic 'model': always the first allowed answer named in the prompt."""
-    text = body["messages"][-1]["content"] if "messages" in body else body["prompt"]
-    if "'TRUE', 'FALSE'" in text:
-        return "TRUE"
-    if "POSSIBLE" in text:
-        return "IMPOSSIBLE"
-    return "(3)"
+from mindprobe.testing.responders import worldsense_answer
 
 
 def ast_oracle(body: dict) -> str:
@@ -43,22 +33,6 @@ def ast_oracle(body: dict) -> str:
     shown = [m["content"] for m in body["messages"] if m["role"] == "user"]
     *before, last = shown
     return "[answer: yes]" if last in before else "[answer: no]"
-
-
-@pytest.fixture
-def cli(tmp_path, capsys, monkeypatch):
-    """cli(*args) -> (exit code, parsed stdout JSON or text, stderr), isolated caches."""
-    monkeypatch.setenv("MINDPROBE_CACHE_DIR", str(tmp_path / "cache"))
-
-    def run(*args):
-        code = main([str(a) for a in args])
-        out, err = capsys.readouterr()
-        try:
-            doc = json.loads(out) if "--json" in args else out
-        except ValueError:
-            doc = out
-        return code, doc, err
-    return run
 
 
 def _spawn(tmp_path: Path, args: list) -> subprocess.Popen:

@@ -13,13 +13,12 @@ import hashlib
 import json
 import os
 import secrets
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from mindprobe.core.paths import cache_dir
 from mindprobe.errors import ModelError
-from mindprobe.models.base import CallContext, ChoiceScores, Completion, Request, TransientError
+from mindprobe.models.llamacpp import LlamaCppFeatures
 from mindprobe.models.openai_compat import OpenAICompatModel
 
 DEFAULT_MODEL_NAME = "gemma-3-270m-q4_k_m"
@@ -89,7 +88,46 @@ def gguf_sha256(path: Path) -> str:
     return digest
 
 
-class LocalModel(OpenAICompatModel):
+def start_llama_server(path: Path, *, embedded: bool, n_parallel: int, ctx_per_slot: int,
+                       threads: int, host: str) -> tuple[Any, str, str]:
+    """(server, base URL, API key) of a locked-down llama.cpp server: a random API key, no
+    CORS origins, no web UI, no tools; full KV for sliding-window models so prefixes can be
+    reused. Shared by `local` and the Ray replicas, so both answer alike."""
+    try:
+        import xllamacpp
+    except ImportError:
+        raise ModelError("xllamacpp is not installed; `pip install xllamacpp`") from None
+    key = secrets.token_urlsafe(24)
+    p = xllamacpp.CommonParams()
+    p.model.path = str(path)
+    p.n_parallel = n_parallel
+    p.n_ctx = ctx_per_slot * n_parallel
+    p.hostnames = [host]
+    p.port = 0
+    p.api_keys = [key]
+    p.ui = False
+    p.cors_origins = ""
+    p.server_tools = []
+    p.swa_full = True
+    p.cache_prompt = True
+    p.warmup = False
+    p.verbosity = -1
+    if embedded:
+        # The embedded GGUF is the base model and carries no chat template; use Gemma's turn
+        # format rather than llama.cpp's ChatML fallback.
+        p.use_jinja = False
+        p.chat_template = "gemma"
+    p.cpuparams.n_threads = threads
+    p.cpuparams_batch.n_threads = threads
+    try:
+        server = xllamacpp.Server(p)
+    except Exception as exc:  # the engine reports bad files with a bare RuntimeError
+        raise ModelError(f"llama.cpp could not load {path}: {exc}") from None
+    address = server.listening_address
+    return server, (address if "://" in address else f"http://{address}") + "/v1", key
+
+
+class LocalModel(LlamaCppFeatures, OpenAICompatModel):
     """A GGUF served by an in-process llama.cpp server that lives as long as this object."""
 
     supports_slots = True
@@ -132,40 +170,10 @@ class LocalModel(OpenAICompatModel):
             raise ModelError(f"GGUF file not found: {path} (use local:PATH/TO/model.gguf)")
         self.gguf = path
         self._sha = gguf_sha256(path)
-        try:
-            import xllamacpp
-        except ImportError:
-            raise ModelError("xllamacpp is not installed; `pip install xllamacpp`") from None
-        key = secrets.token_urlsafe(24)
-        n = self.n_slots or 1
-        p = xllamacpp.CommonParams()
-        p.model.path = str(path)
-        p.n_parallel = n
-        p.n_ctx = self.ctx_per_slot * n
-        p.hostnames = ["127.0.0.1"]
-        p.port = 0
-        p.api_keys = [key]
-        p.ui = False
-        p.cors_origins = ""
-        p.server_tools = []
-        p.swa_full = True  # keep full KV for sliding-window models so prefixes can be reused
-        p.cache_prompt = True
-        p.warmup = False
-        p.verbosity = -1
-        if self._path_arg is None:
-            # The embedded GGUF is the base model and carries no chat template; use Gemma's
-            # turn format rather than llama.cpp's ChatML fallback.
-            p.use_jinja = False
-            p.chat_template = "gemma"
-        threads = max(1, os.cpu_count() or 1)
-        p.cpuparams.n_threads = threads
-        p.cpuparams_batch.n_threads = threads
-        try:
-            self._server = xllamacpp.Server(p)
-        except Exception as exc:  # the engine reports bad files with a bare RuntimeError
-            raise ModelError(f"llama.cpp could not load {path}: {exc}") from None
-        address = self._server.listening_address
-        self.base_url = (address if "://" in address else f"http://{address}") + "/v1"
+        self._server, self.base_url, key = start_llama_server(
+            path, embedded=self._path_arg is None, n_parallel=self.n_slots or 1,
+            ctx_per_slot=self.ctx_per_slot, threads=max(1, os.cpu_count() or 1),
+            host="127.0.0.1")
         self._api_key = key
         self._headers["Authorization"] = f"Bearer {key}"
         atexit.register(self._stop_server)
@@ -179,71 +187,6 @@ class LocalModel(OpenAICompatModel):
     async def close(self) -> None:
         await super().close()
         self._stop_server()
-
-    async def complete(self, request: Request, ctx: CallContext) -> Completion:
-        """A partial assistant turn is continued exactly: the chat template is applied with
-        its generation prompt and the prefix appended, then sent as a raw completion."""
-        msgs = request.messages
-        if request.continue_final and msgs and msgs[-1].get("role") == "assistant":
-            head = (await self._post_root("/apply-template", {"messages": msgs[:-1]}))["prompt"]
-            request = replace(request, messages=None, prompt=head + msgs[-1]["content"],
-                              continue_final=False)
-        return await super().complete(request, ctx)
-
-    # -- capabilities ------------------------------------------------------------------------
-    async def _post_root(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
-        """POST to a llama.cpp endpoint outside /v1 (tokenize, apply-template)."""
-        assert self._session is not None, "model not started"
-        url = self.base_url.removesuffix("/v1") + path
-        try:
-            async with self._session.post(url, json=body) as resp:
-                payload = await resp.json(content_type=None)
-                status = resp.status
-        except (TimeoutError, OSError, ValueError) as exc:
-            raise TransientError(f"llama.cpp {path} failed: {exc}") from None
-        if status != 200 or not isinstance(payload, dict):
-            raise TransientError(f"llama.cpp {path} answered HTTP {status}")
-        return payload
-
-    async def count_tokens(self, messages: list[dict[str, str]] | str) -> int:
-        """Tokens of the prompt exactly as the server would build it (chat template applied)."""
-        if isinstance(messages, str):
-            text = messages
-        else:
-            text = (await self._post_root("/apply-template", {"messages": messages}))["prompt"]
-        out = await self._post_root("/tokenize", {"content": text, "add_special": True})
-        return len(out.get("tokens") or [])
-
-    async def score_choices(self, request: Request, candidates: list[str],
-                            ctx: CallContext) -> ChoiceScores:
-        """Each candidate forced by a grammar while the server reports the log-prob of every
-        token from the model's unconstrained distribution: full-continuation log-probs, as
-        lm-evaluation-harness computes them; the conversation's slot keeps the prefix cached."""
-        first: list[float | None] = []
-        full: list[float | None] = []
-        top: dict[str, float] | None = None
-        cost = Completion("")
-        for cand in candidates:
-            forced = replace(request, max_tokens=max(8, 2 * len(cand)), temperature=0.0,
-                             logprobs=20, constrain=True, choices=[cand])
-            comp = await self.complete(forced, ctx)
-            cost.prompt_tokens += comp.prompt_tokens
-            cost.cached_prompt_tokens += comp.cached_prompt_tokens
-            cost.completion_tokens += comp.completion_tokens
-            cost.latency += comp.latency
-            lps = comp.logprobs or []
-            if top is None and lps:
-                top = dict(lps[0]["top"])
-            total, built = 0.0, ""
-            for tok in lps:
-                if built == cand:
-                    break
-                built += tok.get("token") or ""
-                total += float(tok.get("logprob") or 0.0)
-            first.append(float(lps[0]["logprob"]) if lps else None)
-            full.append(total if lps and built == cand else None)
-        return ChoiceScores(list(candidates), first, full, top,
-                            "llama.cpp grammar-forced continuation", len(candidates), cost)
 
     async def acquire_slot(self) -> int:
         if self._slots is None:

@@ -17,7 +17,6 @@ import atexit
 import contextlib
 import logging
 import os
-import secrets
 from pathlib import Path
 from typing import Any
 
@@ -63,41 +62,16 @@ def _embedded_gguf() -> Path:
 def start_llama_server(gguf: str | None, embedded: bool, n_parallel: int, ctx_per_slot: int,
                        threads: int, host: str) -> tuple[Any, str, str, str]:
     """(server, base URL, API key, sha256) of a llama.cpp server with the embedded engine's
-    settings (see local.py); `gguf` None: the embedded model, assembled on this node."""
-    import xllamacpp
-
-    from mindprobe.models.local import gguf_sha256
+    settings; `gguf` None: the embedded model, assembled on this node."""
+    from mindprobe.models import local
 
     path = _embedded_gguf() if gguf is None else Path(gguf)
     if not path.is_file():
         raise ModelError(f"GGUF file not found on this node: {path}")
-    key = secrets.token_urlsafe(24)
-    p = xllamacpp.CommonParams()
-    p.model.path = str(path)
-    p.n_parallel = n_parallel
-    p.n_ctx = ctx_per_slot * n_parallel
-    p.hostnames = [host]
-    p.port = 0
-    p.api_keys = [key]
-    p.ui = False
-    p.cors_origins = ""
-    p.server_tools = []
-    p.swa_full = True
-    p.cache_prompt = True
-    p.warmup = False
-    p.verbosity = -1
-    if embedded:  # the embedded base model has no chat template
-        p.use_jinja = False
-        p.chat_template = "gemma"
-    p.cpuparams.n_threads = threads
-    p.cpuparams_batch.n_threads = threads
-    try:
-        server = xllamacpp.Server(p)
-    except Exception as exc:  # the engine reports bad files with a bare RuntimeError
-        raise ModelError(f"llama.cpp could not load {path}: {exc}") from None
-    address = server.listening_address
-    url = (address if "://" in address else f"http://{address}") + "/v1"
-    return server, url, key, gguf_sha256(path)
+    server, url, key = local.start_llama_server(
+        path, embedded=embedded, n_parallel=n_parallel, ctx_per_slot=ctx_per_slot,
+        threads=threads, host=host)
+    return server, url, key, local.gguf_sha256(path)
 
 
 class LlamaReplica:

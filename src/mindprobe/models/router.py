@@ -50,6 +50,7 @@ from mindprobe.models.base import (
     TransientError,
 )
 from mindprobe.models.endpoints import EndpointSpec, Health
+from mindprobe.models.llamacpp import LlamaCppFeatures
 from mindprobe.models.local import LocalModel
 from mindprobe.models.openai_compat import (
     RETRYABLE_STATUS,
@@ -172,27 +173,16 @@ class EndpointClient(OpenAICompatModel):
         return payload
 
 
-class LlamaEndpointClient(EndpointClient):
+class LlamaEndpointClient(LlamaCppFeatures, EndpointClient):
     """A llama.cpp replica started by mindprobe: scores and counts tokens exactly like `local`
     (same identity, so the same cache entries must mean the same thing)."""
+
+    _post_root = EndpointClient._post_root  # failures mark the endpoint, as for requests
 
     def __init__(self, model: str, spec: EndpointSpec, *, timeout: float) -> None:
         super().__init__(model, spec, timeout=timeout, grammar="llama")
         self.grammar_fixed = True
         self.capabilities = _local_reference().capabilities
-
-    count_tokens = LocalModel.count_tokens
-    score_choices = LocalModel.score_choices
-
-    async def complete(self, request: Request, ctx: CallContext) -> Completion:
-        """As `local` does: a partial assistant turn is continued exactly (chat template with
-        its generation prompt, then the prefix, sent as a raw completion)."""
-        msgs = request.messages
-        if request.continue_final and msgs and msgs[-1].get("role") == "assistant":
-            head = (await self._post_root("/apply-template", {"messages": msgs[:-1]}))["prompt"]
-            request = replace(request, messages=None, prompt=head + msgs[-1]["content"],
-                              continue_final=False)
-        return await super().complete(request, ctx)
 
 
 def _local_reference() -> LocalModel:

@@ -111,3 +111,13 @@ class Responder:
             if rule.pattern.search(cue):
                 return rule.reply
         return self._reply
+
+
+def worldsense_answer(body: dict[str, Any]) -> str:
+    """A deterministic WorldSense 'model' for tests: always the first option the prompt names."""
+    text = body["messages"][-1]["content"] if "messages" in body else body["prompt"]
+    if "'TRUE', 'FALSE'" in text:
+        return "TRUE"
+    if "POSSIBLE" in text:
+        return "IMPOSSIBLE"
+    return "(3)"
