@@ -4,6 +4,7 @@ log-probabilities from grammar-forced continuations."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 from typing import Any
 
@@ -56,32 +57,61 @@ class LlamaCppFeatures:
 
     async def score_choices(self, request: Request, candidates: list[str],
                             ctx: CallContext) -> ChoiceScores:
-        """Each candidate forced by a grammar while the server reports the log-prob of every
-        token from the model's unconstrained distribution: full-continuation log-probs, as
-        lm-evaluation-harness computes them; the conversation's slot keeps the prefix cached."""
+        """Log-probabilities of each candidate's canonical tokens continuing the prompt, as
+        lm-evaluation-harness computes them: every token is forced with a logit bias while the
+        server reports its log-prob under the model's unbiased distribution. One request per
+        candidate token; the conversation's slot keeps the shared prompt cached."""
+        if request.messages is not None:
+            msgs = request.messages
+            if request.continue_final and msgs and msgs[-1].get("role") == "assistant":
+                head = await self._post_root("/apply-template", {"messages": msgs[:-1]})
+                prompt = head["prompt"] + msgs[-1]["content"]
+            else:
+                prompt = (await self._post_root("/apply-template", {"messages": msgs}))["prompt"]
+        else:
+            prompt = request.prompt or ""
         first: list[float | None] = []
         full: list[float | None] = []
         top: dict[str, float] | None = None
         cost = Completion("")
+        requests = 0
         for cand in candidates:
-            forced = replace(request, max_tokens=max(8, 2 * len(cand)), temperature=0.0,
-                             logprobs=20, constrain=True, choices=[cand])
-            comp = await self.complete(forced, ctx)
-            cost.prompt_tokens += comp.prompt_tokens
-            cost.cached_prompt_tokens += comp.cached_prompt_tokens
-            cost.completion_tokens += comp.completion_tokens
-            cost.latency += comp.latency
-            lps = comp.logprobs or []
-            if top is None and lps:
-                top = dict(lps[0]["top"])
-            total, built = 0.0, ""
-            for tok in lps:
-                if built == cand:
-                    break
-                built += tok.get("token") or ""
-                total += float(tok.get("logprob") or 0.0)
-            first.append(float(lps[0]["logprob"]) if lps else None)
-            full.append(total if lps and built == cand else None)
+            ids = await self._candidate_tokens(cand)
+            total = 0.0
+            for k, tid in enumerate(ids):
+                body: dict[str, Any] = {
+                    "prompt": [prompt, *ids[:k]], "n_predict": 1, "temperature": 0.0,
+                    "n_probs": 20 if top is None else 1, "logit_bias": [[tid, 1000.0]],
+                    "cache_prompt": True}
+                if request.slot is not None:
+                    body["id_slot"] = request.slot
+                t0 = time.perf_counter()
+                out = await self._post_root("/completion", body)
+                cost.latency += time.perf_counter() - t0
+                requests += 1
+                timings = out.get("timings") or {}
+                cost.prompt_tokens += int(timings.get("prompt_n", 0)) + int(
+                    timings.get("cache_n", 0))
+                cost.cached_prompt_tokens += int(timings.get("cache_n", 0))
+                cost.completion_tokens += 1
+                probs = out.get("completion_probabilities") or [{}]
+                lp = float(probs[0].get("logprob", float("-inf")))
+                if k == 0:
+                    first.append(lp)
+                    if top is None:
+                        top = {t.get("token", ""): float(t["logprob"])
+                               for t in probs[0].get("top_logprobs") or []}
+                total += lp
+            if not ids:
+                first.append(None)
+            full.append(total if ids else None)
         return ChoiceScores(list(candidates), first, full, top,
-                            "llama.cpp grammar-forced continuation", len(candidates), cost)
+                            "llama.cpp forced canonical tokens (logit bias)", requests, cost)
+
+    async def _candidate_tokens(self, text: str) -> list[int]:
+        memo: dict[str, list[int]] = self.__dict__.setdefault("_token_memo", {})
+        if text not in memo:
+            out = await self._post_root("/tokenize", {"content": text, "add_special": False})
+            memo[text] = [int(t) for t in out.get("tokens") or []]
+        return memo[text]
 
