@@ -87,30 +87,12 @@ def add_common_run_options(r: argparse.ArgumentParser) -> None:
                    "requests (and tokens, where the benchmark estimates them) the run takes; "
                    "sends nothing")
     r.add_argument("--reasoning-effort", choices=["low", "medium", "high"],
-                   action=_ReasoningSetting, env="MINDPROBE_REASONING_EFFORT",
                    help="how hard a reasoning model thinks: sent as `reasoning_effort` (OpenAI, "
                    "vLLM); implies --reasoning. Also MINDPROBE_REASONING_EFFORT")
-    r.add_argument("--reasoning", nargs=0, action=_ReasoningSetting, env="MINDPROBE_REASONING",
+    r.add_argument("--reasoning", action="store_true",
                    help="the model thinks before answering: default --max-tokens leave room for "
                    "its thinking from the first request (without it, room is made once a reply "
                    "shows thinking). Also MINDPROBE_REASONING=1")
-
-
-class _ReasoningSetting(argparse.Action):
-    """Stores the flag and exports it to the environment variable the model backends read when
-    they are built (models/openai_compat.py), so it reaches every request of the run."""
-
-    def __init__(self, option_strings: list[str], dest: str, env: str, **kwargs: object) -> None:
-        self.env = env
-        super().__init__(option_strings, dest, **kwargs)  # type: ignore[arg-type]
-
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
-                 values: object, option_string: str | None = None) -> None:
-        import os
-
-        value = values if isinstance(values, str) else "1"
-        setattr(namespace, self.dest, value)
-        os.environ[self.env] = value
 
 
 def add_benchmark_options(parser: argparse.ArgumentParser, bench: str) -> None:

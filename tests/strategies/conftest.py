@@ -1,14 +1,9 @@
-"""Fixtures of the prompting-strategy and reasoning-model tests: the CLI in-process (the e2e
-pattern, copied so test folders stay independent), with the run-wide reasoning settings that
-`--reasoning` / `--reasoning-effort` export cleared before and after every test."""
+"""Fixtures of the prompting-strategy and reasoning-model tests (the `cli` fixture is in
+tests/conftest.py): no reasoning settings from the environment leak into a test."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
-
-from mindprobe.cli import main
 
 REASONING_ENV = ("MINDPROBE_REASONING", "MINDPROBE_REASONING_EFFORT")
 
@@ -17,22 +12,6 @@ REASONING_ENV = ("MINDPROBE_REASONING", "MINDPROBE_REASONING_EFFORT")
 def _no_reasoning_env(monkeypatch):
     for name in REASONING_ENV:
         monkeypatch.setenv(name, "")  # undone after the test, whatever the CLI exported
-
-
-@pytest.fixture
-def cli(tmp_path, capsys, monkeypatch):
-    """cli(*args) -> (exit code, parsed stdout JSON or text, stderr), isolated caches."""
-    monkeypatch.setenv("MINDPROBE_CACHE_DIR", str(tmp_path / "cache"))
-
-    def run(*args: str):
-        code = main([str(a) for a in args])
-        out, err = capsys.readouterr()
-        try:
-            doc = json.loads(out) if "--json" in args else out
-        except ValueError:
-            doc = out
-        return code, doc, err
-    return run
 
 
 class Recorder:
@@ -50,3 +29,4 @@ class Recorder:
 @pytest.fixture
 def recorder():
     return Recorder
+

@@ -13,6 +13,14 @@ from mindprobe.benchmarks.worldsense.task import WorldSenseBenchmark
 from mindprobe.core.benchmark import ModelFacts, PlanContext
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _shared_cache(tmp_path_factory):
+    """One decoded-data cache for the module (the test set is decoded once), not the user's."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("MINDPROBE_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+        yield
+
+
 def _trials(seed: int, n: int = 2) -> list[dict]:
     return [{**t, "goldresp": deobfuscate(t["goldresp_obfusc"])}
             for t in generate_trials(seed, n)]
@@ -68,24 +76,13 @@ def test_official_test_set_draws_from_the_official_training_set(shared_data):
     info = plan.config["prompt"]["examples"]
     assert info["source"] == st.TRAINING_FILE and info["sha256"] == sets.sha256_of(st.TRAINING_FILE)
     assert info["records"] == 12096
+    # The pool was checked against every test-set text: none is a training text (other skins).
+    assert info["excluded_as_in_question_set"] == 0
     for item in plan.items:
         exs = item.payload["_examples"]
         assert len(exs) == 3 and all(e.id.startswith("trials_10k:") for e in exs)
         assert all(e.category == st.category_of(item.payload["expectedresp"]) for e in exs)
         assert all(e.text != item.payload["text"] for e in exs)
-
-
-def test_official_training_set_shares_no_text_with_the_test_set(shared_data):
-    root = shared_data("worldsense")
-    from mindprobe.benchmarks.worldsense.task import read_trials
-
-    test = read_trials(root / "test_set" / "trials.jsonl.bz2")
-    train = st.read_training(root / st.TRAINING_FILE)
-    pool = st.ExamplePool.from_training(train, test)
-    assert pool.excluded == 0  # other skins: no training text is a test text
-    assert not {t["skin"] for t in test} & {e.text.split(" ")[0] for e in pool.by_category["Infer"]}
-    assert {c: len(v) for c, v in pool.by_category.items()} == {
-        "Infer": 4320, "Consist": 5184, "Compl": 2592}
 
 
 def test_official_test_set_without_training_set_is_refused(shared_data, tmp_path):
@@ -96,8 +93,7 @@ def test_official_test_set_without_training_set_is_refused(shared_data, tmp_path
         _plan("test_set", "incontext-diffcat", tmp_path)
 
 
-def test_fresh_without_training_set_generates_examples(tmp_path, monkeypatch):
-    monkeypatch.setenv("MINDPROBE_CACHE_DIR", str(tmp_path))
+def test_fresh_without_training_set_generates_examples():
     plan = _plan("fresh", "incontext-diffcat")
     info = plan.config["prompt"]["examples"]
     assert info["source"].startswith("generated") and info["seed"] == 3 + st.POOL_SEED_OFFSET

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import os
 import shlex
 import sys
 import time
@@ -69,8 +71,35 @@ def cmd_run(args: argparse.Namespace, err: Console) -> int:
     return run_command(args, err)[0]
 
 
+@contextlib.contextmanager
+def reasoning_settings(args: argparse.Namespace) -> Any:
+    """`--reasoning-effort` / `--reasoning` for the backends built during this command (they
+    read MINDPROBE_REASONING_EFFORT / MINDPROBE_REASONING); restored afterwards, so one
+    command's flags never leak into the next in the same process."""
+    from mindprobe.models.openai_compat import REASONING_EFFORT_ENV, REASONING_ENV
+
+    saved = {k: os.environ.get(k) for k in (REASONING_EFFORT_ENV, REASONING_ENV)}
+    if getattr(args, "reasoning_effort", None):
+        os.environ[REASONING_EFFORT_ENV] = args.reasoning_effort
+    if getattr(args, "reasoning", False):
+        os.environ[REASONING_ENV] = "1"
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
 def run_command(args: argparse.Namespace, err: Console) -> tuple[int, dict[str, Any]]:
     """Run (or resume) what `args` describe; (exit code, JSON documents by variant)."""
+    with reasoning_settings(args):
+        return _run_command(args, err)
+
+
+def _run_command(args: argparse.Namespace, err: Console) -> tuple[int, dict[str, Any]]:
     name, variant = split_bench_spec(args.benchmark)
     meta = info(name)
     variants = resolve_variants(meta, variant)

@@ -362,8 +362,10 @@ class OpenAICompatModel(Model):
         if cached is None:
             cached = (payload.get("timings") or {}).get("cache_n", 0)
         out_details = usage.get("completion_tokens_details") or {}
-        if reasoning is not None and "reasoning" not in self.capabilities:
-            self.capabilities = self.capabilities | {"reasoning"}  # known to think from now on
+        if reasoning and "reasoning" not in self.capabilities:
+            # Known to think from now on (an empty <think></think>, e.g. Qwen3 with thinking
+            # switched off, does not count).
+            self.capabilities = self.capabilities | {"reasoning"}
         return Completion(
             text=text,
             prompt_tokens=int(usage.get("prompt_tokens") or 0),

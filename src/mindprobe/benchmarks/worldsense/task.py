@@ -123,6 +123,9 @@ class WorldSenseBenchmark(Benchmark):
                 "served by llama.cpp or vLLM); use --prompting basic for this model"
             )
         seed = ctx.seed if ctx.seed is not None else sets.FRESH_SEED
+        train: Path | None = None
+        if strategy in st.INCONTEXT:  # before loading the trials: a missing file fails fast
+            train = self._training_file(ctx, bool(opts.data_file) or ctx.variant == "fresh")
         if opts.data_file:
             path = Path(opts.data_file).expanduser()
             if not path.is_file():
@@ -142,8 +145,7 @@ class WorldSenseBenchmark(Benchmark):
         chosen = limit_whole_tuples(order_by_tuple(trials, seed), ctx.limit)
         examples_info: dict[str, Any] | None = None
         if strategy in st.INCONTEXT:
-            generated_ok = bool(opts.data_file) or ctx.variant == "fresh"
-            pool, examples_info = self._example_pool(ctx, trials, seed, generated_ok)
+            pool, examples_info = self._example_pool(ctx, train, trials, seed)
             items = [Item(str(t["Key"]), {**t, "_examples": pool.draw(strategy, t, opts.shots,
                                                                         seed)})
                      for t in chosen]
@@ -169,15 +171,22 @@ class WorldSenseBenchmark(Benchmark):
         return RunPlan(items=items, prompting=label, config=config, provenance=provenance,
                        limit_applied=True, requires=requires)
 
-    def _example_pool(self, ctx: PlanContext, questions: list[dict[str, Any]], seed: int,
-                      generated_ok: bool) -> tuple[st.ExamplePool, dict[str, Any]]:
-        """Worked examples: the official training set when present (required for the official
-        test sets), else generated training-like trials (worldsense:fresh, --data-file)."""
+    def _training_file(self, ctx: PlanContext, generated_ok: bool) -> Path | None:
+        """The official training set (sha256-verified) when present; required for the official
+        test sets, else None: generated examples (worldsense:fresh, --data-file)."""
         rel = st.TRAINING_FILE
-        present = (data_dir_for(self.name, ctx.data_dir) / rel).is_file()
-        if present or not generated_ok:
-            path = resolve(self.name, self.data_files, rel, ctx.data_dir)  # sha256-verified
-            records = decoded(path, sets.sha256_of(rel), "worldsense-train", st.read_training)
+        if generated_ok and not (data_dir_for(self.name, ctx.data_dir) / rel).is_file():
+            return None
+        return resolve(self.name, self.data_files, rel, ctx.data_dir)
+
+    def _example_pool(self, ctx: PlanContext, train: Path | None,
+                      questions: list[dict[str, Any]], seed: int
+                      ) -> tuple[st.ExamplePool, dict[str, Any]]:
+        """Worked examples: the official training set when present, else generated
+        training-like trials (another seed than the questions)."""
+        rel = st.TRAINING_FILE
+        if train is not None:
+            records = decoded(train, sets.sha256_of(rel), "worldsense-train", st.read_training)
             pool = st.ExamplePool.from_training(records, questions)
             info: dict[str, Any] = {"source": rel, "sha256": sets.sha256_of(rel),
                                     "records": len(records)}
