@@ -81,7 +81,8 @@ async def whole_process(url: str, n: int, concurrency: int, tmp: Path, data_dir:
         sys.executable, "-m", "mindprobe.cli", "run", "worldsense:test_set", "--model",
         f"openai:test-model@{url}", "--limit", str(n), "--concurrency", str(concurrency),
         "--runs-dir", str(tmp / f"runs-{time.monotonic_ns()}"), "--no-cache",
-        "--data-dir", data_dir, stdout=asyncio.subprocess.DEVNULL,
+        "--data-dir", data_dir, "--reasks", "0",  # one request per item, as the bare loop
+        stdout=asyncio.subprocess.DEVNULL,
         stderr=asyncio.subprocess.DEVNULL)
     if await proc.wait() not in (0, 1):
         raise SystemExit("mindprobe run failed")
