@@ -29,6 +29,10 @@ class _Parser(argparse.ArgumentParser):
     """argparse that reports bad flags as our one-line usage error (exit 2)."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
+        bench = _bench_in_argv(_ARGV) if "run" in _ARGV else None
+        if bench and message.startswith("unrecognized arguments"):
+            raise MindprobeError(f"{message}: not options of {bench} "
+                                 f"(see `mindprobe run {bench} --help`)")
         raise MindprobeError(f"{message} (see `{self.prog} --help`)")
 
 
@@ -113,8 +117,12 @@ def add_benchmark_options(parser: argparse.ArgumentParser, bench: str) -> None:
             g.add_argument(s.flag, metavar=s.metavar or s.name.upper(), choices=s.choices, **kw)
 
 
+_ARGV: list[str] = []
+
+
 def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     argv = list(argv)
+    _ARGV[:] = argv
     bench = _bench_in_argv(argv)
     p = _Parser(prog="mindprobe", description=DESCRIPTION)
     p.add_argument("--version", action="version", version=f"mindprobe {__version__}")

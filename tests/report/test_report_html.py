@@ -69,7 +69,7 @@ def test_sections_profile_and_missing(page, report_runs):
     data = data_of(page)
     rand = next(r for r in data["runs"] if r["benchmark"] == "worldsense"
                 and r["model"] == "random")["results"]["headline"]
-    assert ws[-1] == f"random run {_fmt(rand['value'])}"
+    assert ws[-1] == f"chance 0.5 · random run {_fmt(rand['value'])}"
     assert ws[3].startswith(f"{_fmt(rand['value'])} [{_fmt(rand['ci_low'])}, ")
     if report_runs.ast:  # the scripted model ran one Already Said That variant of five
         assert rows["already_said_that · first-letters"][2] != "—"

@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import os
 import shlex
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -268,8 +269,10 @@ async def _run_one(args: argparse.Namespace, bench: Benchmark, opts: Any, varian
                    cache: ResponseCache | None, resources: dict[str, Any],
                    err: Console) -> tuple[int, Results, dict[str, Any]]:
     model = models["model"]
+    variant = plan.variant_label or variant
     run_dir = run_dir_for(Path(args.runs_dir), bench.name, variant, plan.prompting, model.label,
                           args.name)
+    new_dir = not (run_dir / "manifest.json").exists()
     seed = args.seed if args.seed is not None else plan.config.get("seed", 0)
     manifest = base_manifest(
         benchmark=bench.name,
@@ -310,8 +313,11 @@ async def _run_one(args: argparse.Namespace, bench: Benchmark, opts: Any, varian
         raise
     except BaseException:
         store.close("failed")
-        err.print(f"Finished records are kept in {run_dir}; resume with: "
-                  f"{manifest['command']}", soft_wrap=True, markup=False)
+        if new_dir and not store.records():  # nothing to keep: leave no empty failed run
+            shutil.rmtree(run_dir, ignore_errors=True)
+        else:
+            err.print(f"Finished records are kept in {run_dir}; resume with: "
+                      f"{manifest['command']}", soft_wrap=True, markup=False)
         raise
     records = result.records
     res = bench.results(records, plan)

@@ -94,7 +94,12 @@ class Export:
         prompting, label = results["prompting"].iloc[0], results["modelname"].iloc[0]
         trials_path = out / "trials.jsonl.bz2"
         if not trials_path.exists():
-            self._write_trials(manifest, trials_path, args.data_dir)
+            try:
+                self._write_trials(manifest, trials_path, args.data_dir)
+            except BaseException:
+                if out.is_dir() and not any(out.iterdir()):
+                    out.rmdir()  # leave nothing behind on failure
+                raise
         path = out / "results" / results_filename(prompting, label)
         write_results_file(path, zip(results["Key"].tolist(), results["resp"].tolist(),
                                      strict=True))
@@ -123,8 +128,13 @@ class Export:
                                      problems=STANDARD_PROBLEMS)
             write_testset(trials, path.parent)
             return
-        src = resolve("worldsense", sets.DATA_FILES, sets.TRIALS_PATH[variant],
-                      Path(data_dir) if data_dir else None)
+        recorded = Path(str(data.get("path", "")))
+        if not data_dir and recorded.is_file():  # where the run found it, if still there
+            src = resolve("worldsense", sets.DATA_FILES, sets.TRIALS_PATH[variant],
+                          recorded.parent.parent)
+        else:
+            src = resolve("worldsense", sets.DATA_FILES, sets.TRIALS_PATH[variant],
+                          Path(data_dir) if data_dir else None)
         shutil.copyfile(src, path)
 
 

@@ -72,6 +72,9 @@ class RunPlan:
     limit_applied: bool = False
     #: Label of the model under test (from the manifest; used in tables and exports).
     model_label: str = "model"
+    #: Replaces the variant in the run's directory and manifest when the items are not the
+    #: variant's (e.g. a `--data-file`), so such a run never collides with an official one.
+    variant_label: str | None = None
     #: Seconds one item may take (None: no limit).
     item_time_limit: float | None = None
     #: Model capabilities the episodes rely on, checked once the model has started (a server's

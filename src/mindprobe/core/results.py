@@ -136,12 +136,14 @@ def render_results(results: Results, console: Console) -> None:
         for col in frame.columns:
             label = f"{col} %" if col in t.percent else str(col)
             numeric = frame[col].dtype.kind in "iuf"
-            rt.add_column(label, justify="right" if numeric else "left")
+            rt.add_column(label, justify="right" if numeric else "left", overflow="fold")
         for row in frame.itertuples(index=False):
             rt.add_row(*(_fmt(v, col in t.percent) for v, col in zip(row, frame.columns,
                                                                        strict=True)))
         console.print(rt)
     for note in results.notes:
         console.print(note, markup=False, highlight=False)
+    from rich.markup import escape
+
     for w in results.warnings:
-        console.print(f"[yellow]warning:[/yellow] {w}", highlight=False)
+        console.print(f"[yellow]warning:[/yellow] {escape(w)}", highlight=False)

@@ -123,7 +123,8 @@ class Session:
             )
         key = None
         if self._cache is not None and model.cacheable:
-            payload = {"score_choices": candidates, **model.cache_payload(request)}
+            payload = {"score_choices": candidates, "method": model.score_method,
+                       **model.cache_payload(request)}
             key = cache_key(self._identities[role], payload)
             hit = self._cache.get(key)
             if hit is not None:

@@ -240,6 +240,9 @@ class Model:
     capabilities: frozenset[str] = frozenset()
     #: Tokens the model can attend to per conversation (None: unknown).
     context_window: int | None = None
+    #: How score_choices computes log-probs: part of its cache key, so a changed method is
+    #: never answered from entries of the old one.
+    score_method: str = "none"
     #: How count_tokens counts, named in results that depend on it.
     token_count_method: str = "estimate: 4 characters per token"
 

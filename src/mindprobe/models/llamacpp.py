@@ -17,6 +17,7 @@ class LlamaCppFeatures:
     """Mixin for an OpenAI-compatible client of a llama.cpp server (before it in the MRO)."""
 
     token_count_method = "llama.cpp tokenizer of the GGUF"
+    score_method = "llama.cpp forced canonical tokens (logit bias)"
     capabilities = frozenset({"logprobs", "prefix", "tokenize", "grammar"})
     base_url: str
     _session: aiohttp.ClientSession | None

@@ -116,8 +116,10 @@ class MediaWikiAPI:
             )
         query = {**params, "format": "json"}
         last = "no attempt made"
+        unreachable = False
         for attempt in range(self.max_attempts):
             wait_at_least: float | None = None
+            unreachable = False
             try:
                 async with self._slots, self._session.get(self.api_url, params=query) as resp:
                     status, body = resp.status, await resp.read()
@@ -130,13 +132,14 @@ class MediaWikiAPI:
                     last = self._check_status(status, body)
             except (TimeoutError, aiohttp.ClientError, OSError) as exc:
                 last = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+                unreachable = isinstance(exc, (aiohttp.ClientConnectorError, OSError))
             if attempt + 1 < self.max_attempts:
                 delay = self._backoff(attempt, wait_at_least)
                 log.info("Wikipedia request failed (%s); retrying in %.1fs", last, delay)
                 await asyncio.sleep(delay)
         raise WikipediaError(
             f"Wikipedia API at {self.api_url} gave no usable answer after "
-            f"{self.max_attempts} attempts: {last}"
+            f"{self.max_attempts} attempts: {last}", "connection" if unreachable else "other"
         )
 
     def _decode(self, body: bytes) -> tuple[dict[str, Any] | None, str]:

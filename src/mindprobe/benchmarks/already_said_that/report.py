@@ -53,7 +53,10 @@ def results_of_records(records: list[dict[str, Any]], variant: str,
          for k, v in aggregate(ok).items()}
     out.detail.update(m)
     lo, hi = mean_ci([float(r["num_turns"]) for r in ok])
-    lo = None if lo is None else max(0.0, lo)  # turns cannot be negative
+    cap = max(float(r["num_turns"]) for r in ok)
+    # A mean of turns lies between the fewest (>= 0) and the most any chat survived.
+    lo = None if lo is None else max(0.0, lo)
+    hi = None if hi is None else min(cap, hi)
     out.headline = Headline("avg_num_turns", m["avg_num_turns"], lo, hi, unit=" turns",
                             n=len(ok), ci_method="t interval over samples")
     frame = pd.DataFrame({"metric": list(METRIC_NAMES),

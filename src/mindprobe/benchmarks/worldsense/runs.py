@@ -14,8 +14,9 @@ from mindprobe.benchmarks.worldsense.report import to_json
 from mindprobe.core.results import Headline, Results
 from mindprobe.core.stats import wilson
 
-CHANCE_NOTE = ("chance: 50% on TRUE/FALSE questions, 33% on 3-way questions (the bias column "
-               "shows a preference for the first option when positive)")
+CHANCE_NOTE = ("chance: a uniform random answer scores about 50% on every problem under the "
+               "paper's accuracy, which balances each tuple's answers (`--model random` gives "
+               "the exact level); bias > 0 is a preference for the first option")
 
 
 def frames(records: list[dict[str, Any]], prompting: str, label: str
@@ -55,7 +56,8 @@ def results_of_run(records: list[dict[str, Any]], prompting: str, label: str) ->
             small |= method != UPSTREAM
             row_cut = {"cut off thinking": n_cut} if cut else {}
             rows.append({"problem": name, "n": n, "invalid": n_bad, **row_cut,
-                         "accuracy": _pct(s.get("mean")), "acc ±95": _pct(s.get("conf95")),
+                         "accuracy": _pct(s.get("mean")),
+                         "acc ±95": _pct(s.get("conf95")) if method == UPSTREAM else None,
                          "ci_low": _pct(lo), "ci_high": _pct(hi), "ci": method,
                          "bias": bias.get(name, {}).get("mean"),
                          "bias ±95": bias.get(name, {}).get("conf95")})
@@ -69,6 +71,7 @@ def results_of_run(records: list[dict[str, Any]], prompting: str, label: str) ->
         n, k, _, _ = counts.get("ALL", (0, 0, 0, 0))
         lo, hi, method = _interval(head["mean"], head.get("conf95"), k, n)
         out.headline = Headline("accuracy", head["mean"], lo, hi, n=len(ok), ci_method=method,
+                                chance=0.5,
                                 percent=True)
     if small:
         out.notes.append(

@@ -139,7 +139,8 @@ class WorldSenseBenchmark(Benchmark):
             rel = sets.TRIALS_PATH[ctx.variant]
             path = resolve(self.name, self.data_files, rel, ctx.data_dir)  # sha256-verified
             trials = decoded(path, sets.sha256_of(rel), "worldsense-trials", read_trials)
-            provenance = {"file": rel, "sha256": sets.sha256_of(rel)}
+            # `path` lets `export` find the same file again without --data-dir.
+            provenance = {"file": rel, "sha256": sets.sha256_of(rel), "path": str(path.resolve())}
         if not trials:
             raise DataError(f"{provenance.get('file')} holds no trials")
         chosen = limit_whole_tuples(order_by_tuple(trials, seed), ctx.limit)
@@ -168,8 +169,11 @@ class WorldSenseBenchmark(Benchmark):
                                    "outputs)")
         if scoring == "logprob":
             requires["logprobs"] = "--scoring logprob needs log-probabilities"
+        variant_label = None
+        if opts.data_file:
+            variant_label = f"file-{Path(opts.data_file).stem.split('.')[0]}-{provenance['sha256'][:8]}"
         return RunPlan(items=items, prompting=label, config=config, provenance=provenance,
-                       limit_applied=True, requires=requires)
+                       limit_applied=True, requires=requires, variant_label=variant_label)
 
     def _training_file(self, ctx: PlanContext, generated_ok: bool) -> Path | None:
         """The official training set (sha256-verified) when present; required for the official
