@@ -114,7 +114,7 @@ def test_plain_text_reply_and_explicit_keys(tmp_path, legacy):
 
 def test_ambiguous_or_missing_response_field(tmp_path, legacy):
     legacy[0]["gpt35_eval_output"] = {"response": "x"}
-    with pytest.raises(DataError, match="claude_eval_output, gpt35_eval_output.*response_key"):
+    with pytest.raises(DataError, match="claude_eval_output, gpt35_eval_output.*response-key"):
         load_upstream_results(_write(tmp_path / "two.json", legacy))
     del legacy[0]["gpt35_eval_output"]
     del legacy[1]["claude_eval_output"]

@@ -17,6 +17,9 @@ class Analyse:
     def add_arguments(self, p: argparse.ArgumentParser) -> None:
         p.add_argument("--upstream-results", nargs="+", metavar="FILE",
                        help="upstream eval-results files to rescore")
+        p.add_argument("--upstream-response-key", metavar="FIELD",
+                       help="field of the model's reply in those files (default: the one "
+                       "field ending in the upstream suffix)")
         p.add_argument("--upstream-manual-key", metavar="FIELD",
                        help="field of the human reason verdicts in those files")
         p.add_argument("--judge-label", help="with --run, the judge whose verdicts fill the "
@@ -29,10 +32,18 @@ class Analyse:
 
         out = tables_console(args.json)
         if args.upstream_results:
+            from pathlib import Path
+
             from mindprobe.benchmarks.mr_gsm8k.tables import upstream_results
             from mindprobe.benchmarks.mr_gsm8k.upstream import rescore_upstream
+            from mindprobe.errors import UsageError
 
+            for f in args.upstream_results:
+                if not Path(f).is_file():
+                    raise UsageError(f"{f}: no such upstream eval-results file (the JSON files "
+                                     "upstream's evaluation scripts write)")
             results = rescore_upstream(args.upstream_results,
+                                       response_key=args.upstream_response_key,
                                        manual_key=args.upstream_manual_key)
             render_results(upstream_results(results), out)
             emit_json(args.json, next(iter(results.values())) if len(results) == 1 else results)

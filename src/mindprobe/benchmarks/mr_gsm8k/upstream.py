@@ -64,7 +64,7 @@ def _detect_response_key(path: Path, rows: list[tuple[int, dict[str, Any]]]) -> 
         found = ", ".join(keys) or "none"
         raise DataError(
             f"{path}: expected exactly one '<prefix>{RESPONSE_SUFFIX}' field holding the model's "
-            f"reply, found {found}. Fix: pass response_key='<field>'"
+            f"reply, found {found}. Fix: name it with --upstream-response-key FIELD"
         )
     return keys[0]
 
@@ -128,7 +128,7 @@ def load_upstream_results(
         if response_key not in extra:
             raise DataError(
                 f"{where}: field '{response_key}' (the model's reply) is missing. Fix: pass "
-                "response_key='<field>' or repair the record"
+                "--upstream-response-key FIELD or repair the record"
             )
         raw = extra[response_key]
         text = _as_text(raw)
