@@ -189,6 +189,9 @@ def _print_error(message: str) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv == ["--version"]:  # answered before building any parser
+        sys.stdout.write(f"mindprobe {__version__}\n")
+        return 0
     debug = "--debug" in argv
     argv = [a for a in argv if a != "--debug"]
     try:

@@ -44,7 +44,7 @@ class Analyse:
             err.print(message, markup=False, highlight=False)
 
         err.print(f"Loading trials data from {args.testset}")
-        trials = load_testset(args.testset)
+        trials = load_testset(args.testset, texts=False)  # scoring never reads the texts
         results_parts = []
         results = load_results(args.testset)
         if len(results):

@@ -193,8 +193,12 @@ def _parse_jsonl(blocks: Iterable[bytes], path: Path) -> _Records:
 
 # --------------------------------------------------------------------------- trial sets
 
+#: The long text fields, which scoring never reads (`load_testset(..., texts=False)`).
+TEXT_FIELDS = ("text", "span", "descr", "query", "objects")
+
+
 def load_testset(dir: str | Path = "data/worldsense/test_set",
-                 add_extra_fields: bool = False) -> pd.DataFrame:
+                 add_extra_fields: bool = False, texts: bool = True) -> pd.DataFrame:
     """Load ``dir/trials.jsonl.bz2`` as the spec §2 table (15 fields + EXPNAME + EXP_i)."""
     directory = Path(dir)
     if not directory.is_dir():
@@ -203,9 +207,22 @@ def load_testset(dir: str | Path = "data/worldsense/test_set",
     path = directory / TRIALS_FILENAME
     if not path.is_file():
         raise DataFileNotFound(f"{path}: trials file not found")
-    columns = decoded(path, None, "worldsense-testset-columns", _trial_columns)
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    parsed: dict[str, Any] = {}
+
+    def part(wanted: bool) -> Any:
+        def decode(p: Path) -> dict[str, list[Any]]:
+            if not parsed:
+                parsed.update(_trial_columns(p))
+            return {k: v for k, v in parsed.items() if (k in TEXT_FIELDS) == wanted}
+        return decode
+
+    columns = decoded(path, digest, "worldsense-testset-scoring", part(False))
+    if texts:
+        columns.update(decoded(path, digest, "worldsense-testset-texts", part(True)))
     columns["Key"] = np.asarray(columns["Key"], dtype=np.int64)
-    df = pd.DataFrame(columns)
+    order = [c for c in ("Key", *TRIAL_FIELDS, "goldresp") if c in columns]
+    df = pd.DataFrame({c: columns[c] for c in dict.fromkeys(order)})
     df["EXPNAME"] = os.path.basename(os.path.abspath(directory))
     df["EXP_i"] = np.arange(len(df), dtype=np.int64)
     if add_extra_fields:
