@@ -301,16 +301,92 @@ def mr_gsm8k_plots(runs: Sequence[Run], results: Sequence[Results | None]) -> li
     return out
 
 
-# -- slots for the benchmarks being added -------------------------------------------------------
+# -- SORT and FanOutQA ----------------------------------------------------------------------------
+def _bars_from(rows_by_series: dict[str, list[dict[str, Any]]], category: Any, value: str,
+               scale: float) -> tuple[list[str], list[Series]]:
+    """Grouped bars: one series per key, categories from `category(row)`, CIs from
+    `<value>_ci_low/high` or `ci_low/ci_high`."""
+    cats: list[str] = []
+    for rows in rows_by_series.values():
+        for r in rows:
+            if category(r) not in cats:
+                cats.append(category(r))
+    series = []
+    for name, rows in rows_by_series.items():
+        by = {category(r): r for r in rows}
+
+        def get(c: str, col: str, by: dict[str, dict[str, Any]] = by) -> float | None:
+            v = _num(by[c].get(col)) if c in by else None
+            return None if v is None else v * scale
+
+        lo = f"{value}_ci_low" if any(f"{value}_ci_low" in r for r in rows) else "ci_low"
+        hi = f"{value}_ci_high" if any(f"{value}_ci_high" in r for r in rows) else "ci_high"
+        series.append(Series(name, [get(c, value) for c in cats], [get(c, lo) for c in cats],
+                             [get(c, hi) for c in cats], color=_series_color(name)))
+    return cats, series
+
+
+def _series_color(name: str) -> str:
+    """The model's colour for its first setting; another setting of the same model (e.g.
+    no-context beside in-context) gets a colour of its own, so bars can be told apart."""
+    model, _, setting = name.partition(" · ")
+    seen = _SETTINGS.setdefault(model, [])
+    if setting not in seen:
+        seen.append(setting)
+    return _colors(model) if seen.index(setting) == 0 else _colors(name)
+
+
+_SETTINGS: dict[str, list[str]] = {}
+
+
 def sort_plots(runs: Sequence[Run], results: Sequence[Results | None]) -> list[str]:
-    """SORT (segment order): nothing without runs; until a dedicated plot exists, the generic
-    bar charts of its tables."""
-    return generic_plots(runs, results) if runs else []
+    """Accuracy by condition (excerpt × segment length) and by distance bin, one bar per model
+    and context (in-context / no-context / retrieval: the paper's key contrast), chance 50%."""
+    _SETTINGS.clear()
+    by_cond: dict[str, list[dict[str, Any]]] = {}
+    by_bin: dict[str, list[dict[str, Any]]] = {}
+    for run, res in zip(runs, results, strict=True):
+        if res is None:
+            continue
+        context = (run.manifest.get("config") or {}).get("condition", "?")
+        key = f"{run.model_label} · {context}"
+        for name, sink in (("by_condition", by_cond), ("distance_bin", by_bin)):
+            t = res.tables.get(name)
+            if t is not None:
+                sink.setdefault(key, []).extend(_frame(t).to_dict("records"))
+    out = []
+    if by_cond:
+        cats, series = _bars_from(by_cond, lambda r: f"{r['excerpt_length']}-{r['segment_length']}",
+                                  "accuracy", 100.0)
+        out.append(bar_chart(cats, series, y_range=(0, 100), y_label="accuracy %",
+                             x_label="excerpt-segment length (words)", refs=[(50.0, "chance")],
+                             title="SORT accuracy by condition, in-context vs no-context (95% CI)"))
+    if by_bin:
+        cats, series = _bars_from(by_bin, lambda r: f"{r['excerpt_length']}: {r['distance_bin']}",
+                                  "accuracy", 100.0)
+        out.append(bar_chart(cats, series, y_range=(0, 100), y_label="accuracy %",
+                             x_label="excerpt length: distance bin (words)",
+                             refs=[(50.0, "chance")],
+                             title="SORT accuracy by distance between the segments (95% CI)"))
+    return out
 
 
 def fanoutqa_plots(runs: Sequence[Run], results: Sequence[Results | None]) -> list[str]:
-    """FanOutQA: nothing without runs; until a dedicated plot exists, the generic charts."""
-    return generic_plots(runs, results) if runs else []
+    """Loose accuracy by fan-out width (number of evidence pages), one bar per model and
+    setting, with CIs."""
+    _SETTINGS.clear()
+    rows: dict[str, list[dict[str, Any]]] = {}
+    for run, res in zip(runs, results, strict=True):
+        t = res.tables.get("by_fanout") if res is not None else None
+        if t is not None:
+            rows.setdefault(f"{run.model_label} · {run.variant}", []).extend(
+                _frame(t).to_dict("records"))
+    if not rows:
+        return []
+    cats, series = _bars_from(rows, lambda r: str(r.get("fanout")), "loose", 100.0)
+    return [bar_chart(cats, series, y_range=(0, 100), y_label="loose accuracy %",
+                      x_label="evidence pages per question (fan-out)",
+                      title="FanOutQA loose accuracy by fan-out width (95% CI)")]
 
 
 PLOT_HOOKS: dict[str, PlotHook] = {
@@ -325,8 +401,8 @@ HOOK_COVERS: dict[str, tuple[str, ...]] = {
     "worldsense": ("accuracy/",),
     "already_said_that": ("metrics", "all_variants"),
     "mr_gsm8k": ("metrics",),
-    "sort": ("",),
-    "fanoutqa": ("",),
+    "sort": ("by_condition", "distance_bin"),
+    "fanoutqa": ("by_fanout",),
 }
 
 
