@@ -8,6 +8,7 @@ never knows what a benchmark measures.
 
 from __future__ import annotations
 
+import abc
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -82,7 +83,7 @@ class RunPlan:
     requires: dict[str, str] = field(default_factory=dict)
 
 
-class Benchmark:
+class Benchmark(abc.ABC):
     """Base class: subclasses set `name`, `Options` and implement plan / run_item / results.
 
     Optional capabilities have safe defaults here, so callers never probe with hasattr.
@@ -93,14 +94,17 @@ class Benchmark:
     #: Official files (`mindprobe data fetch`); empty when items are generated or packaged.
     data_files: list[Any] = []
 
+    @abc.abstractmethod
     def plan(self, ctx: PlanContext, opts: Any) -> RunPlan:
-        raise NotImplementedError
+        """Load or generate the items (verifying files) before any model is started."""
 
+    @abc.abstractmethod
     async def run_item(self, item: Item, session: Session) -> dict[str, Any]:
-        raise NotImplementedError
+        """Play one item; return its record fields (answers, scores, transcript)."""
 
+    @abc.abstractmethod
     def results(self, records: list[dict[str, Any]], plan: RunPlan) -> Results:
-        raise NotImplementedError
+        """The benchmark's results from finished records alone (errored ones are passed too)."""
 
     # -- optional capabilities ---------------------------------------------------------------
     def combine(self, by_variant: dict[str, Results]) -> Results | None:

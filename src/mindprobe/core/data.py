@@ -182,3 +182,24 @@ def decoded(path: Path, sha256: str | None, kind: str, decode: Callable[[Path], 
     except (OSError, ValueError):
         pass  # a read-only cache only costs speed
     return value
+
+
+def read_jsonl_bz2(path: Path, what: str, parse: Callable[[dict[str, Any]], Any]) -> list[Any]:
+    """`parse(record)` for every line of a bz2 JSON Lines file; a line that is not JSON or that
+    `parse` rejects (KeyError/ValueError/TypeError) is a DataError naming file:line and `what`."""
+    import bz2
+    import json
+
+    out = []
+    try:
+        with bz2.open(path, "rt", encoding="utf-8") as f:
+            for lineno, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
+                    out.append(parse(json.loads(line)))
+                except (ValueError, KeyError, TypeError) as exc:
+                    raise DataError(f"{path}:{lineno}: malformed {what} ({exc})") from None
+    except (OSError, EOFError) as exc:
+        raise DataError(f"{path}: cannot read bz2 {what} file ({exc})") from None
+    return out

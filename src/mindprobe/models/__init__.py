@@ -12,7 +12,7 @@ from mindprobe.models.base import CallContext, Completion, Model, Request, Trans
 
 __all__ = [
     "CallContext", "Completion", "Model", "Request", "TransientError", "Usage",
-    "MODEL_SPECS", "parse_model_spec",
+    "MODEL_SPECS", "model_label", "parse_model_spec",
 ]
 
 MODEL_SPECS = [
@@ -33,6 +33,12 @@ MODEL_SPECS = [
 def _safe(label: str) -> str:
     """Make a label usable as one path component (runs/<bench>/<variant>/<prompting>___<label>)."""
     return re.sub(r"[^A-Za-z0-9._+-]+", "-", label).strip("-") or "model"
+
+
+def model_label(spec: str) -> str:
+    """The label a spec's runs and verdicts are filed under (e.g. a judge's), without starting
+    anything."""
+    return parse_model_spec(spec).label
 
 
 def parse_model_spec(spec: str, *, timeout: float = 300.0, max_attempts: int = 6,

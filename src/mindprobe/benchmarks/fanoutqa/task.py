@@ -20,9 +20,11 @@ import asyncio
 from typing import Any
 
 from mindprobe.core.benchmark import Benchmark, Item, PlanContext, RunPlan
+from mindprobe.core.judges import merge_judges, primary_judge
 from mindprobe.core.results import Results
 from mindprobe.core.session import Session
 from mindprobe.errors import DataError, UsageError
+from mindprobe.models import model_label
 from mindprobe.models.base import Request, TransientError
 
 from .data import (
@@ -112,7 +114,7 @@ class FanOutQABenchmark(Benchmark):
             "reply_tokens": reply_tokens,
             "lemmatizer": opts.lemmatizer,
             "judge": judge,
-            "judge_label": _label(judge) if judge else None,
+            "judge_label": model_label(judge) if judge else None,
         }
         resources: dict[str, Any] = {}
         provenance: dict[str, Any] = {
@@ -231,7 +233,7 @@ class FanOutQABenchmark(Benchmark):
         from .tables import run_results
 
         cfg = plan.config
-        own = _own_judge(cfg, records)
+        own = collect_judges(cfg, records, {})
         return run_results(records, plan, self.normalizer(cfg.get("lemmatizer") or "auto"),
                            own, cfg.get("judge_label") if own else None)
 
@@ -272,12 +274,7 @@ class FanOutQABenchmark(Benchmark):
 
         cfg = plan.config
         judges = collect_judges(cfg, records, judgements or {})
-        if primary is not None and primary not in judges:
-            known = ", ".join(judges) or "none yet"
-            raise UsageError(f"this run has no judge labelled {primary!r}; judges: {known}")
-        if primary is None:
-            own = cfg.get("judge_label")
-            primary = own if own in judges else (next(iter(judges)) if len(judges) == 1 else None)
+        primary = primary_judge(judges, primary, cfg.get("judge_label"))
         backend = lemmatizer or cfg.get("lemmatizer") or "auto"
         return run_results(records, plan, self.normalizer(backend), judges, primary,
                            include_raw=include_raw)
@@ -315,34 +312,10 @@ async def judge_answer(session: Session, q: Question, answer: str) -> dict[str, 
     return out
 
 
-def _own_judge(cfg: dict[str, Any], records: list[dict[str, Any]]) -> dict[str, Any]:
-    """The run's own judge as {label: {...}} (empty when the run had none)."""
-    label = cfg.get("judge_label")
-    if not label:
-        return {}
-    verdicts = {r["id"]: r["judge"].get("verdict") for r in records
-                if isinstance(r.get("judge"), dict)}
-    return {label: {"source": "run", "spec": cfg.get("judge"), "verdicts": verdicts}}
-
-
 def collect_judges(cfg: dict[str, Any], records: list[dict[str, Any]],
                    judgements: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """Every judge of a run: label -> {source, spec, verdicts by question id}; the run's own
-    judge first, merged with a later pass under the same label (the run's verdicts win)."""
-    judges = _own_judge(cfg, records)
-    for label, (meta, entries) in judgements.items():
-        verdicts = {e["id"]: e.get("verdict") for e in entries
-                    if "error" not in e and "verdict" in e}
-        if label in judges:
-            judges[label]["verdicts"] = {**verdicts, **judges[label]["verdicts"]}
-            judges[label]["source"] = "run+judge"
-        else:
-            spec = (meta.get("model") or {}).get("judge") or meta.get("spec")
-            judges[label] = {"source": "judge", "spec": spec, "verdicts": verdicts}
-    return judges
+    """Every judge of a run (verdicts by question id; None: the judge gave no verdict)."""
+    own = {r["id"]: r["judge"].get("verdict") for r in records if isinstance(r.get("judge"), dict)}
+    return merge_judges(cfg.get("judge_label"), cfg.get("judge"), own, judgements,
+                        lambda e: e.get("verdict"))
 
-
-def _label(spec: str) -> str:
-    from mindprobe.models import parse_model_spec
-
-    return parse_model_spec(spec).label

@@ -18,6 +18,7 @@ import re
 from dataclasses import replace
 from typing import Any
 
+from mindprobe.core.judges import merge_judges
 from mindprobe.core.session import Session
 from mindprobe.errors import DataError, UsageError
 from mindprobe.models.base import Request
@@ -114,23 +115,9 @@ def collect_judges(
     the store."""
     from .judged_metrics import runtime_verdicts
 
-    judges: dict[str, dict[str, Any]] = {}
-    own = config.get("judge_label")
-    if own:
-        judges[own] = {
-            "source": "run",
-            "spec": config.get("judge"),
-            "verdicts": runtime_verdicts(records),
-        }
-    for label, (meta, entries) in judgements.items():
+    for label, (_meta, entries) in judgements.items():
         for e in entries:
             if "verdict" not in e and "error" not in e:
                 raise DataError(f"judgements/{label}.jsonl: line for {e['id']} has no 'verdict'")
-        verdicts = {e["id"]: bool(e["verdict"]) for e in entries if "verdict" in e}
-        if label in judges:
-            merged = {**verdicts, **judges[label]["verdicts"]}
-            judges[label].update(source="run+judge", verdicts=merged)
-        else:
-            judges[label] = {"source": "judge", "spec": (meta.get("model") or {}).get("judge")
-                             or meta.get("spec"), "verdicts": verdicts}
-    return judges
+    return merge_judges(config.get("judge_label"), config.get("judge"),
+                        runtime_verdicts(records), judgements, lambda e: bool(e["verdict"]))

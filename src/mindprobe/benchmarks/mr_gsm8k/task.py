@@ -19,8 +19,10 @@ from dataclasses import replace
 from typing import Any
 
 from mindprobe.core.benchmark import Benchmark, Item, PlanContext, RunPlan
+from mindprobe.core.judges import primary_judge
 from mindprobe.core.results import Results
 from mindprobe.core.session import Session
+from mindprobe.models import model_label
 from mindprobe.models.base import Request, TransientError
 
 from .item_sources import OFFICIAL_FILE, describe_counts, load_items, packaged_demos, select_types
@@ -91,7 +93,7 @@ class MRGSM8KBenchmark(Benchmark):
             "max_tokens_thinking": thinking,
             "question_types": types,
             "judge": judge,
-            "judge_label": _label(judge) if judge else None,
+            "judge_label": model_label(judge) if judge else None,
         }
         prompting = f"{opts.shots}shot" + (f"-{'+'.join(types)}" if types else "")
         return RunPlan(
@@ -175,18 +177,6 @@ class MRGSM8KBenchmark(Benchmark):
 
         judges = collect_judges(plan.config, records, judgements)
         config = plan.config
-        if primary is not None and primary not in judges:
-            from mindprobe.errors import UsageError
-
-            known = ", ".join(judges) or "none yet"
-            raise UsageError(f"this run has no judge labelled {primary!r}; judges: {known}")
-        if primary is None:
-            own = config.get("judge_label")
-            primary = own if own in judges else (next(iter(judges)) if len(judges) == 1 else None)
+        primary = primary_judge(judges, primary, config.get("judge_label"))
         return results_of_doc(judges_doc(records, config, plan.model_label, judges, primary))
 
-
-def _label(spec: str) -> str:
-    from mindprobe.models import parse_model_spec
-
-    return parse_model_spec(spec).label

@@ -28,8 +28,6 @@ distinct tuples; they are drawn per question with a seeded RNG, so reruns ask th
 
 from __future__ import annotations
 
-import bz2
-import json
 import random
 import re
 from collections.abc import Iterable, Sequence
@@ -37,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mindprobe.core.data import read_jsonl_bz2
 from mindprobe.errors import DataError
 
 # name on the command line -> prompting label of the analysis (spec §3.6 order)
@@ -261,24 +260,15 @@ def describe(strategy: str, shots: int = 0, examples: dict[str, Any] | None = No
 # --------------------------------------------------------------------------- example pools
 def read_training(path: Path) -> list[list[str]]:
     """[text, gold] of each record of an official training file (spec §2 format)."""
-    out = []
-    try:
-        with bz2.open(path, "rt", encoding="utf-8") as f:
-            for lineno, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                try:
-                    rec = json.loads(line)
-                    (msg,) = rec["dialog_history"]["messages"]
-                    text, gold = msg["content"], str(rec["target_message"])
-                except (ValueError, KeyError, TypeError) as exc:
-                    raise DataError(f"{path}:{lineno}: malformed training record ({exc})") from None
-                if gold not in _KIND_OF:
-                    raise DataError(f"{path}:{lineno}: unknown target {gold!r}")
-                out.append([text, gold])
-    except (OSError, EOFError) as exc:
-        raise DataError(f"{path}: cannot read bz2 training file ({exc})") from None
-    return out
+
+    def parse(rec: dict[str, Any]) -> list[str]:
+        (msg,) = rec["dialog_history"]["messages"]
+        text, gold = msg["content"], str(rec["target_message"])
+        if gold not in _KIND_OF:
+            raise ValueError(f"unknown target {gold!r}")
+        return [text, gold]
+
+    return read_jsonl_bz2(path, "training record", parse)
 
 
 class ExamplePool:

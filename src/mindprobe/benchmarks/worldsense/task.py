@@ -18,8 +18,6 @@ in its thinking is asked again once with that room.
 
 from __future__ import annotations
 
-import bz2
-import json
 import random
 from collections import defaultdict
 from dataclasses import replace
@@ -32,7 +30,7 @@ from mindprobe.benchmarks.worldsense.generate import deobfuscate
 from mindprobe.benchmarks.worldsense.metrics import is_correct
 from mindprobe.benchmarks.worldsense.options import WorldSenseOptions
 from mindprobe.core.benchmark import Benchmark, Item, PlanContext, RunPlan
-from mindprobe.core.data import DataFile, data_dir_for, decoded, resolve
+from mindprobe.core.data import DataFile, data_dir_for, decoded, read_jsonl_bz2, resolve
 from mindprobe.core.results import Results
 from mindprobe.core.session import Session
 from mindprobe.errors import DataError, UsageError
@@ -51,24 +49,15 @@ def reask_message(allowed: list[str]) -> str:
 
 def read_trials(path: Path) -> list[dict[str, Any]]:
     """Trials of a test set with gold de-obfuscated; a malformed line names file:line."""
-    out = []
-    try:
-        with bz2.open(path, "rt", encoding="utf-8") as f:
-            for lineno, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                try:
-                    t = json.loads(line)
-                    t["goldresp"] = deobfuscate(t.pop("goldresp_obfusc"))
-                    t["Key"] = int(t["Key"])
-                    t["expectedresp"] = list(t["expectedresp"])
-                    _ = t["tuple_ID"], t["text"], t["problemname"]
-                except (ValueError, KeyError, TypeError) as exc:
-                    raise DataError(f"{path}:{lineno}: malformed trial ({exc})") from None
-                out.append(t)
-    except (OSError, EOFError) as exc:
-        raise DataError(f"{path}: cannot read bz2 trials file ({exc})") from None
-    return out
+
+    def parse(t: dict[str, Any]) -> dict[str, Any]:
+        t["goldresp"] = deobfuscate(t.pop("goldresp_obfusc"))
+        t["Key"] = int(t["Key"])
+        t["expectedresp"] = list(t["expectedresp"])
+        _ = t["tuple_ID"], t["text"], t["problemname"]
+        return t
+
+    return read_jsonl_bz2(path, "trial", parse)
 
 
 def order_by_tuple(trials: list[dict[str, Any]], seed: int) -> list[dict[str, Any]]:
