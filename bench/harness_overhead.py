@@ -27,6 +27,7 @@ from rich.console import Console
 
 from mindprobe.core.benchmark import Item
 from mindprobe.core.cache import ResponseCache
+from mindprobe.core.loop import loop_name, run_async
 from mindprobe.core.runner import PassSettings, execute
 from mindprobe.core.session import Session
 from mindprobe.core.store import RunStore, base_manifest
@@ -88,9 +89,9 @@ async def whole_process(url: str, n: int, concurrency: int, tmp: Path, data_dir:
         raise SystemExit("mindprobe run failed")
 
 
-def measure(fn, *args) -> tuple[float, float]:
+def measure(fn, *args, run=asyncio.run) -> tuple[float, float]:
     c0, t0 = time.process_time(), time.perf_counter()
-    asyncio.run(fn(*args))
+    run(fn(*args))
     return time.perf_counter() - t0, time.process_time() - c0
 
 
@@ -117,7 +118,9 @@ def main() -> None:
                     rw, rc = measure(whole_process, url, a.items, a.concurrency, Path(d),
                                      a.data_dir)
                 else:
-                    rw, rc = measure(runner_loop, url, a.items, a.concurrency, Path(d))
+                    # on the loop `mindprobe run` uses (uvloop where installed)
+                    rw, rc = measure(runner_loop, url, a.items, a.concurrency, Path(d),
+                                     run=run_async)
                 rows.append((bw, bc, rw, rc))
         bw, bc, rw, rc = (min(r[i] for r in rows) for i in range(4))
         n = a.items
@@ -125,7 +128,8 @@ def main() -> None:
         print(f"bare aiohttp : {n / bw:8.0f} items/s  {1000 * bc / n:.3f} ms CPU/item")
         print(f"mindprobe    : {n / rw:8.0f} items/s  {1000 * rc / n:.3f} ms CPU/item")
         target = 0.8 if a.whole_process else 0.7
-        print(f"ratio        : {bw / rw:.2f} of bare items/s (target >= {target})")
+        print(f"ratio        : {bw / rw:.2f} of bare items/s (target >= {target}); "
+              f"mindprobe's event loop: {loop_name()}")
     finally:
         srv.terminate()
         srv.wait()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mindprobe.core.data import decoded
+from mindprobe.core.data import Grouped, decoded, decoded_groups
 
 
 def test_decoded_cache_follows_the_source(tmp_path, monkeypatch):
@@ -22,3 +22,41 @@ def test_decoded_cache_follows_the_source(tmp_path, monkeypatch):
     for f in (tmp_path / "cache" / "decoded").iterdir():
         f.write_bytes(b"garbage")  # a corrupt cache entry is ignored and rewritten
     assert decoded(src, None, "t", decode) == {"lines": ["c"]} and len(calls) == 3
+
+
+def _records(n_groups: int, per: int) -> list[dict]:
+    return [{"g": f"t{g:03d}", "i": g * per + i} for g in range(n_groups) for i in range(per)]
+
+
+def test_grouped_cache_decodes_only_the_groups_asked_for(tmp_path, monkeypatch):
+    """A run of 200 items out of 87,000 unmarshals its tuples only; keys and sizes come free."""
+    monkeypatch.setenv("MINDPROBE_CACHE_DIR", str(tmp_path / "cache"))
+    src = tmp_path / "data.txt"
+    src.write_text("v1")
+    calls = []
+
+    def decode(path):
+        calls.append(path)
+        recs = _records(5, 3)
+        return recs[::2] + recs[1::2]  # a group's records need not be adjacent in the file
+
+    g = decoded_groups(src, None, "g", decode, lambda r: r["g"])
+    assert g.keys == [f"t{k:03d}" for k in (0, 1, 2, 3, 4)] and g.sizes == [3] * 5
+    again = decoded_groups(src, None, "g", decode, lambda r: r["g"])
+    assert len(calls) == 1
+    # group after group, each in file order
+    assert [r["i"] for r in again.load(["t003", "t001"])] == [10, 9, 11, 4, 3, 5]
+    assert sorted(r["i"] for r in again.all()) == list(range(15))
+    assert decoded(src, None, "g", lambda p: "plain") == "plain"  # its own cache entry
+    for f in (tmp_path / "cache" / "decoded").glob("g-grouped-*"):
+        f.write_bytes(b"mindprobe-grouped-v1\n" + b"\x00" * 5)  # corrupt behind a good magic
+    assert decoded_groups(src, None, "g", decode, lambda r: r["g"]).sizes == [3] * 5
+    src.write_text("v2")  # edited source: decoded again
+    decoded_groups(src, None, "g", decode, lambda r: r["g"])
+    assert len(calls) == 3
+
+
+def test_grouped_in_memory_matches_the_cached_form():
+    recs = _records(4, 2)
+    g = Grouped.of(recs, lambda r: r["g"])
+    assert g.all() == recs and g.load(["t002"]) == recs[4:6]

@@ -92,3 +92,40 @@ def test_cache_persistence(tmp_path, exact_lemmatizer, lookup_lemmatizer):
     assert Normalizer(lookup_lemmatizer).load(path) == 0  # another backend: ignored
     (tmp_path / "bad.json").write_text("{not json")
     assert fresh.load(tmp_path / "bad.json") == 0 and fresh.load(tmp_path / "missing.json") == 0
+
+
+def test_persistent_normaliser_outlives_the_process(tmp_path, monkeypatch, exact_lemmatizer,
+                                                     lookup_lemmatizer):
+    """What `run`/`analyse` use: a later evaluation finds earlier normalisations on disk, one
+    file per backend fingerprint, and nothing is written until something new was normalised."""
+    monkeypatch.setenv("MINDPROBE_CACHE_DIR", str(tmp_path))
+    first = Normalizer.persistent(exact_lemmatizer)
+    first.flush()
+    assert not (tmp_path / "fanoutqa").exists()
+    first.normalize_many(["JD Drew", "Left"])
+    first.flush()
+    later = Normalizer.persistent(exact_lemmatizer)
+    assert len(later) == 2 and later("Left") == "leave"
+    other = Normalizer.persistent(lookup_lemmatizer)
+    assert len(other) == 0  # another backend never sees these
+    other("Left")
+    other.flush()
+    assert len(list((tmp_path / "fanoutqa").glob("normalized-*.json"))) == 2
+    assert Normalizer.persistent(exact_lemmatizer)("Left") == "leave"
+
+
+def test_forked_workers_give_the_serial_lemmas(exact_lemmatizer, dev):
+    """A big batch is cut across forked children; every text is processed on its own, so the
+    lemmas (and their order) equal one serial pass."""
+    texts = sorted({s for q in dev[:60] for s in gold_strings(q.answer)})
+    texts += [" ".join(texts[i:i + 9]) for i in range(0, len(texts), 9)]  # longer texts too
+    serial = exact_lemmatizer._serial(texts)
+    assert lemma._forked(exact_lemmatizer._serial, texts, 3) == serial
+    assert lemma._forked(exact_lemmatizer._serial, texts[:1], 3) == serial[:1]
+
+
+def test_lemma_workers_setting(monkeypatch):
+    monkeypatch.setenv(lemma.WORKERS_VAR, "1")
+    assert lemma.fork_workers() == 1
+    monkeypatch.delenv(lemma.WORKERS_VAR)
+    assert 1 <= lemma.fork_workers() <= 4

@@ -171,3 +171,21 @@ def test_trainset_10k(shared_data):
     messages = df["dialog_history"].map(lambda d: d["messages"])
     assert (messages.map(len) == 1).all()
     assert (messages.map(lambda m: m[0]["role"]) == "user").all()
+
+
+def test_limit_samples_whole_tuples_in_a_seeded_order():
+    """`--limit N`: tuples in a seeded shuffle of their sorted ids, whole, until N trials."""
+    import random
+
+    from mindprobe.benchmarks.worldsense.task import sample_tuples, tuple_of
+    from mindprobe.core.data import Grouped
+
+    trials = [{"tuple_ID": f"T{t}", "Key": 10 * t + i} for t in (3, 1, 2, 0) for i in range(3)]
+    g = Grouped.of(trials, tuple_of)
+    ids = sorted(f"T{t}" for t in range(4))
+    random.Random(5).shuffle(ids)
+    chosen = sample_tuples(g, 5, 4)  # 4 trials asked: the second tuple is completed
+    assert [t["tuple_ID"] for t in chosen[::3]] == ids[:2] and len(chosen) == 6
+    assert [t["Key"] % 10 for t in chosen] == [0, 1, 2, 0, 1, 2]
+    assert len(sample_tuples(g, 5, None)) == 12 == len(sample_tuples(g, 5, 100))
+    assert sample_tuples(g, 5, 1) == chosen[:3]

@@ -97,7 +97,7 @@ class Analyse:
                                 f"{'is not a' if len(unknown) == 1 else 'are not'} {split} "
                                 "question id(s)")
             questions = [by_id[i] for i in dict.fromkeys(wanted)]
-        normalizer = Normalizer(load_lemmatizer(args.lemmatizer or "auto"))
+        normalizer = Normalizer.persistent(load_lemmatizer(args.lemmatizer or "auto"))
         res = submission_results(questions, generations, normalizer=normalizer,
                                  only_score_answered=args.only_score_answered,
                                  source=str(args.generations), include_raw=args.raw)

@@ -8,7 +8,6 @@ the benchmark derives from the run's records; verdicts go to the run's
 from __future__ import annotations
 
 import argparse
-import asyncio
 import re
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from rich.console import Console
 from mindprobe.commands.analyse import plan_of
 from mindprobe.commands.output import emit_json, tables_console
 from mindprobe.core.cache import ResponseCache
+from mindprobe.core.loop import run_async
 from mindprobe.core.paths import response_cache_path
 from mindprobe.core.results import render_results
 from mindprobe.core.runner import PassSettings, execute
@@ -73,7 +73,7 @@ class Judge:
         already = {r["id"] for r in run.records if isinstance(r.get("judge"), dict)} if own \
             else set()
         todo = [it for it in items if it.id not in already]
-        failed = asyncio.run(self._pass(args, bench, plan, model, label, run.dir, todo, err))
+        failed = run_async(self._pass(args, bench, plan, model, label, run.dir, todo, err))
         judged = read_judgements(run.dir).get(label, ({}, []))[1]
         err.print(f"judge {label}: {len(items)} item(s) to grade; {len(judged)} verdict(s) "
                   f"recorded, {failed} failed, {len(already)} judged in the run itself")

@@ -28,8 +28,9 @@ def emit_json(enabled: bool, doc: Any) -> None:
 
 
 def print_summary(err: Console, run_dir: Path, result: RunResult, records: list[dict],
-                  elapsed: float, endpoints: list[dict[str, Any]] | None = None) -> None:
-    u = usage_summary(records)
+                  elapsed: float, endpoints: list[dict[str, Any]] | None = None,
+                  usage: dict[str, int] | None = None) -> None:
+    u = usage if usage is not None else usage_summary(records)
     t = Table(title="run", show_header=False, title_justify="left")
     t.add_column(no_wrap=True)
     t.add_column(overflow="fold")

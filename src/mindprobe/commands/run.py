@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import os
 import shlex
 import shutil
@@ -18,6 +19,7 @@ from rich.console import Console
 from mindprobe.commands.output import emit_json, print_summary, tables_console
 from mindprobe.core.benchmark import Benchmark, ModelFacts, PlanContext, RunPlan
 from mindprobe.core.cache import ResponseCache
+from mindprobe.core.loop import run_async
 from mindprobe.core.options import build_options, options_dict, parse_assignments
 from mindprobe.core.paths import response_cache_path
 from mindprobe.core.results import Results, render_results
@@ -137,11 +139,14 @@ def _run_command(args: argparse.Namespace, err: Console) -> tuple[int, dict[str,
         plans.append((v, plan))
     if getattr(args, "dry_run", False):
         return _dry_run(args, bench, opts, plans, model, err), {}
+    # The plans' data (87k WorldSense trials, say) lives as long as the run: out of the cyclic
+    # GC's sight, so the collections that a run's many small allocations trigger stay cheap.
+    gc.freeze()
     models: dict[str, Model] = {"model": model}
     for role, spec in {r: s for _, p in plans for r, s in p.roles.items()}.items():
         models[role] = parse_model_spec(spec, timeout=args.timeout, max_attempts=args.max_attempts)
     docs: dict[str, Any] = {}
-    code = asyncio.run(_run_all(args, bench, opts, plans, models, err, docs))
+    code = run_async(_run_all(args, bench, opts, plans, models, err, docs))
     return code, docs
 
 
@@ -331,5 +336,6 @@ async def _run_one(args: argparse.Namespace, bench: Benchmark, opts: Any, varian
     endpoints = model.endpoint_stats()
     if endpoints:
         doc["endpoints"] = endpoints
-    print_summary(err, run_dir, result, records, time.perf_counter() - t0, endpoints)
+    print_summary(err, run_dir, result, records, time.perf_counter() - t0, endpoints,
+                  doc["usage"])
     return (1 if result.errors else 0), res, doc

@@ -55,13 +55,22 @@ class PassSettings:
     dead_after: int = 0
 
 
+_USAGE_FIELDS = Usage.__slots__
+
+
 def total_usage(records: list[dict[str, Any]]) -> dict[str, Usage]:
     """Sum per-role usage over records (a resumed run counts every record once)."""
-    out: dict[str, Usage] = {}
+    sums: dict[str, dict[str, int]] = {}
     for rec in records:
         for role, u in (rec.get("usage") or {}).items():
-            out.setdefault(role, Usage()).add(Usage.from_dict(u))
-    return out
+            acc = sums.get(role)
+            if acc is None:
+                acc = sums[role] = dict.fromkeys(_USAGE_FIELDS, 0)
+            for k in _USAGE_FIELDS:
+                v = u.get(k)
+                if v:
+                    acc[k] += int(v)
+    return {role: Usage(**acc) for role, acc in sums.items()}
 
 
 def usage_summary(records: list[dict[str, Any]], role: str = "model") -> dict[str, int]:

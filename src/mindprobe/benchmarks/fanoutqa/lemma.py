@@ -51,6 +51,72 @@ def _spacy_version() -> str:
     return spacy.__version__
 
 
+#: A batch this large (in characters, ~2,000 tokens) is split across forked workers.
+PARALLEL_MIN_CHARS = 10_000
+WORKERS_VAR = "MINDPROBE_LEMMA_WORKERS"  # 1 turns the forked workers off
+
+
+def fork_workers() -> int:
+    """Processes a big batch may use: the CPUs this process may run on (at most 4), where
+    ``fork`` exists (Linux) so workers share the loaded pipeline instead of loading it again."""
+    import multiprocessing
+    import sys
+
+    env = os.environ.get(WORKERS_VAR, "").strip()
+    if env.isdigit():
+        return max(1, int(env))
+    if sys.platform != "linux" or "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    return max(1, min(4, len(os.sched_getaffinity(0))))
+
+
+def _forked(fn: Any, texts: list[str], workers: int) -> list[str]:
+    """``fn(texts)`` with the texts cut into ``workers`` runs of about equal length, one done
+    here and the others in forked children. Each text is processed on its own, so the result
+    is the serial one, in order; if a child fails, the serial path runs instead."""
+    import gc
+    import multiprocessing
+    import warnings
+
+    total, bounds, acc = sum(map(len, texts)), [0], 0
+    for i, t in enumerate(texts):
+        acc += len(t)
+        if len(bounds) < workers and acc >= total * len(bounds) / workers:
+            bounds.append(i + 1)
+    bounds.append(len(texts))
+    parts = [texts[a:b] for a, b in zip(bounds, bounds[1:], strict=False) if b > a]
+    if len(parts) < 2:
+        return fn(texts)
+    global _FORK_FN
+    _FORK_FN = fn  # inherited by the children: only the texts and lemmas are pickled
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # 3.12: fork with threads
+            ctx = multiprocessing.get_context("fork")
+            gc.freeze()  # the children's collector leaves the inherited heap (and its pages) alone
+            try:
+                pool = ctx.Pool(len(parts) - 1)
+            finally:
+                gc.unfreeze()
+            with pool:
+                pending = [pool.apply_async(_in_child, (p,)) for p in parts[1:]]
+                out = fn(parts[0])
+                for r in pending:
+                    out.extend(r.get(timeout=600))
+        return out
+    except Exception:  # a child died or could not start: the serial path is always right
+        return fn(texts)
+    finally:
+        _FORK_FN = None
+
+
+_FORK_FN: Any = None
+
+
+def _in_child(texts: list[str]) -> list[str]:
+    return _FORK_FN(texts)
+
+
 class SpacyPipelineLemmatizer:
     """A full trained spaCy pipeline; ``ner`` is skipped because no lemma depends on it.
 
@@ -66,16 +132,22 @@ class SpacyPipelineLemmatizer:
         self.batch_size = batch_size
         self.skip = [p for p in ("ner",) if p in nlp.pipe_names]
         self._lock = threading.Lock()  # spaCy pipelines are not thread-safe
+        self.workers = fork_workers()
 
     def lemmatize_one(self, text: str) -> str:
         """Reference path: one full-pipeline call, exactly as upstream does it."""
         with self._lock:
             return " ".join(t.lemma_ for t in self.nlp(text))
 
+    def _serial(self, texts: Sequence[str]) -> list[str]:
+        docs = self.nlp.pipe(texts, batch_size=self.batch_size, disable=self.skip)
+        return [" ".join(t.lemma_ for t in doc) for doc in docs]
+
     def lemmatize_many(self, texts: Sequence[str]) -> list[str]:
         with self._lock:
-            docs = self.nlp.pipe(texts, batch_size=self.batch_size, disable=self.skip)
-            return [" ".join(t.lemma_ for t in doc) for doc in docs]
+            if self.workers > 1 and sum(map(len, texts)) >= PARALLEL_MIN_CHARS:
+                return _forked(self._serial, list(texts), self.workers)
+            return self._serial(texts)
 
     def describe(self) -> dict[str, Any]:
         meta = self.nlp.meta

@@ -7,6 +7,8 @@ in one batch (``nlp.pipe``) — identical output, a small fraction of the time.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import os
 import re
@@ -42,9 +44,40 @@ class Normalizer:
     to lemmatise the uncached ones in a single batch.
     """
 
+    #: A persisted store larger than this starts afresh (it is a cache, not a record).
+    MAX_STORED = 200_000
+
     def __init__(self, lemmatizer: Lemmatizer | None = None):
         self.lemmatizer = lemmatizer if lemmatizer is not None else load_lemmatizer(AUTO)
         self._cache: dict[str, str] = {}
+        self._store: Path | None = None
+        self._dirty = False
+
+    @classmethod
+    def persistent(cls, lemmatizer: Lemmatizer | None = None) -> Normalizer:
+        """A normaliser whose results outlive the process, one file per backend fingerprint
+        under the user cache. The dev set's ~2,300 gold strings are the same in every
+        evaluation, and lemmatising them is most of a first evaluation's time; a later one
+        (another model, another judge) only lemmatises its new answers."""
+        from mindprobe.core.paths import cache_dir
+
+        norm = cls(lemmatizer)
+        key = hashlib.sha256(norm.fingerprint().encode()).hexdigest()[:16]
+        norm._store = cache_dir() / "fanoutqa" / f"normalized-{key}.json"
+        norm.load(norm._store)
+        return norm
+
+    def flush(self) -> None:
+        """Write new normalisations to the persistent store, if any; a read-only cache only
+        costs speed."""
+        if self._store is None or not self._dirty:
+            return
+        if len(self._cache) > self.MAX_STORED:
+            keep = list(self._cache.items())[-self.MAX_STORED // 2:]
+            self._cache = dict(keep)
+        with contextlib.suppress(OSError):
+            self.save(self._store)
+        self._dirty = False
 
     @property
     def backend(self) -> dict[str, Any]:
@@ -64,6 +97,7 @@ class Normalizer:
             out = post_lemma(lem)
             for key in todo[p]:
                 self._cache[key] = out
+        self._dirty = True
 
     def __call__(self, text: Any) -> str:
         key = str(text)

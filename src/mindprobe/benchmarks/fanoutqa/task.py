@@ -83,9 +83,10 @@ class FanOutQABenchmark(Benchmark):
         self._normalizers: dict[str, Normalizer] = {}
 
     def normalizer(self, backend: str = "auto") -> Normalizer:
-        """One caching normaliser per lemmatiser backend (loaded once per process)."""
+        """One caching normaliser per lemmatiser backend (loaded once per process; its gold-string
+        normalisations persist across processes)."""
         if backend not in self._normalizers:
-            self._normalizers[backend] = Normalizer(load_lemmatizer(backend))
+            self._normalizers[backend] = Normalizer.persistent(load_lemmatizer(backend))
         return self._normalizers[backend]
 
     # -- planning ------------------------------------------------------------------------------

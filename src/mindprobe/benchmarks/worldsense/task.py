@@ -19,7 +19,6 @@ in its thinking is asked again once with that room.
 from __future__ import annotations
 
 import random
-from collections import defaultdict
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -30,7 +29,15 @@ from mindprobe.benchmarks.worldsense.generate import deobfuscate
 from mindprobe.benchmarks.worldsense.metrics import is_correct
 from mindprobe.benchmarks.worldsense.options import WorldSenseOptions
 from mindprobe.core.benchmark import Benchmark, Item, PlanContext, RunPlan
-from mindprobe.core.data import DataFile, data_dir_for, decoded, read_jsonl_bz2, resolve
+from mindprobe.core.data import (
+    DataFile,
+    Grouped,
+    data_dir_for,
+    decoded,
+    decoded_groups,
+    read_jsonl_bz2,
+    resolve,
+)
 from mindprobe.core.results import Results
 from mindprobe.core.session import Session
 from mindprobe.errors import DataError, UsageError
@@ -60,24 +67,23 @@ def read_trials(path: Path) -> list[dict[str, Any]]:
     return read_jsonl_bz2(path, "trial", parse)
 
 
-def order_by_tuple(trials: list[dict[str, Any]], seed: int) -> list[dict[str, Any]]:
-    """Shuffle tuples (seeded) keeping each tuple's trials together, so `--limit N` is a random
-    sample of whole tuples (incomplete tuples would be dropped by the analysis)."""
-    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for t in trials:
-        groups[t["tuple_ID"]].append(t)
-    ids = sorted(groups)
-    random.Random(seed).shuffle(ids)
-    return [t for tid in ids for t in groups[tid]]
+def tuple_of(trial: dict[str, Any]) -> str:
+    return str(trial["tuple_ID"])
 
 
-def limit_whole_tuples(trials: list[dict[str, Any]], limit: int | None) -> list[dict[str, Any]]:
-    if limit is None or limit >= len(trials):
-        return trials
-    end = limit
-    while end < len(trials) and trials[end]["tuple_ID"] == trials[end - 1]["tuple_ID"]:
-        end += 1
-    return trials[:end]
+def sample_tuples(trials: Grouped, seed: int, limit: int | None) -> list[dict[str, Any]]:
+    """Whole tuples in a seeded shuffle of their ids, until `limit` trials are reached (the
+    last tuple completed), so `--limit N` is a random sample of whole tuples: incomplete tuples
+    would be dropped by the analysis. Only the chosen tuples are decoded."""
+    order = sorted(range(len(trials.keys)), key=trials.keys.__getitem__)
+    random.Random(seed).shuffle(order)
+    chosen, n = [], 0
+    for i in order:
+        if limit is not None and n >= limit:
+            break
+        chosen.append(trials.keys[i])
+        n += trials.sizes[i]
+    return trials.load(chosen)
 
 
 class WorldSenseBenchmark(Benchmark):
@@ -120,22 +126,24 @@ class WorldSenseBenchmark(Benchmark):
             if not path.is_file():
                 raise UsageError(f"--data-file {path}: no such file")
             sha = _sha256(path)
-            trials = decoded(path, sha, "worldsense-trials", read_trials)
+            trials = decoded_groups(path, sha, "worldsense-trials", read_trials, tuple_of)
             provenance = {"file": str(path.resolve()), "sha256": sha}
         elif ctx.variant == "fresh":
-            trials, provenance = sets.fresh_trials(seed)
+            generated, provenance = sets.fresh_trials(seed)
+            trials = Grouped.of(generated, tuple_of)
         else:
             rel = sets.TRIALS_PATH[ctx.variant]
             path = resolve(self.name, self.data_files, rel, ctx.data_dir)  # sha256-verified
-            trials = decoded(path, sets.sha256_of(rel), "worldsense-trials", read_trials)
+            trials = decoded_groups(path, sets.sha256_of(rel), "worldsense-trials", read_trials,
+                                    tuple_of)
             # `path` lets `export` find the same file again without --data-dir.
             provenance = {"file": rel, "sha256": sets.sha256_of(rel), "path": str(path.resolve())}
-        if not trials:
+        if not trials.keys:
             raise DataError(f"{provenance.get('file')} holds no trials")
-        chosen = limit_whole_tuples(order_by_tuple(trials, seed), ctx.limit)
+        chosen = sample_tuples(trials, seed, ctx.limit)
         examples_info: dict[str, Any] | None = None
         if strategy in st.INCONTEXT:
-            pool, examples_info = self._example_pool(ctx, train, trials, seed)
+            pool, examples_info = self._example_pool(ctx, train, trials.all(), seed)
             items = [Item(str(t["Key"]), {**t, "_examples": pool.draw(strategy, t, opts.shots,
                                                                         seed)})
                      for t in chosen]
