@@ -139,14 +139,17 @@ def _run_command(args: argparse.Namespace, err: Console) -> tuple[int, dict[str,
         plans.append((v, plan))
     if getattr(args, "dry_run", False):
         return _dry_run(args, bench, opts, plans, model, err), {}
-    # The plans' data (87k WorldSense trials, say) lives as long as the run: out of the cyclic
-    # GC's sight, so the collections that a run's many small allocations trigger stay cheap.
-    gc.freeze()
     models: dict[str, Model] = {"model": model}
     for role, spec in {r: s for _, p in plans for r, s in p.roles.items()}.items():
         models[role] = parse_model_spec(spec, timeout=args.timeout, max_attempts=args.max_attempts)
     docs: dict[str, Any] = {}
-    code = run_async(_run_all(args, bench, opts, plans, models, err, docs))
+    # The plans' data (20,000 WorldSense trials, say) lives as long as the run: out of the
+    # cyclic GC's sight, the collections that a run's many small allocations trigger stay cheap.
+    gc.freeze()
+    try:
+        code = run_async(_run_all(args, bench, opts, plans, models, err, docs))
+    finally:
+        gc.unfreeze()  # collectable again once the run is over (the Python API runs many)
     return code, docs
 
 
