@@ -129,3 +129,32 @@ def test_lemma_workers_setting(monkeypatch):
     assert lemma.fork_workers() == 1
     monkeypatch.delenv(lemma.WORKERS_VAR)
     assert 1 <= lemma.fork_workers() <= 4
+
+
+def test_forked_workers_inside_a_running_event_loop(exact_lemmatizer, dev):
+    """Evidence ranking lemmatises big batches in a worker thread of a live run (uvloop where
+    installed): forking there gives the serial lemmas too, and the loop keeps going."""
+    import asyncio
+
+    from mindprobe.core.loop import run_async
+
+    texts = sorted({s for q in dev[:40] for s in gold_strings(q.answer)})
+    serial = exact_lemmatizer._serial(texts)
+
+    async def main() -> tuple[list[str], list[str], int]:
+        ticks = 0
+
+        async def tick() -> None:
+            nonlocal ticks
+            while True:
+                await asyncio.sleep(0.001)
+                ticks += 1
+
+        ticker = asyncio.create_task(tick())
+        here = lemma._forked(exact_lemmatizer._serial, texts, 2)
+        there = await asyncio.to_thread(lemma._forked, exact_lemmatizer._serial, texts, 2)
+        ticker.cancel()
+        return here, there, ticks
+
+    here, there, ticks = run_async(main())
+    assert here == serial and there == serial and ticks > 0

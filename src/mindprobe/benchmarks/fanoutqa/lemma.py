@@ -74,7 +74,6 @@ def _forked(fn: Any, texts: list[str], workers: int) -> list[str]:
     """``fn(texts)`` with the texts cut into ``workers`` runs of about equal length, one done
     here and the others in forked children. Each text is processed on its own, so the result
     is the serial one, in order; if a child fails, the serial path runs instead."""
-    import gc
     import multiprocessing
     import warnings
 
@@ -88,29 +87,26 @@ def _forked(fn: Any, texts: list[str], workers: int) -> list[str]:
     if len(parts) < 2:
         return fn(texts)
     global _FORK_FN
-    _FORK_FN = fn  # inherited by the children: only the texts and lemmas are pickled
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DeprecationWarning)  # 3.12: fork with threads
-            ctx = multiprocessing.get_context("fork")
-            gc.freeze()  # the children's collector leaves the inherited heap (and its pages) alone
-            try:
-                pool = ctx.Pool(len(parts) - 1)
-            finally:
-                gc.unfreeze()
-            with pool:
-                pending = [pool.apply_async(_in_child, (p,)) for p in parts[1:]]
-                out = fn(parts[0])
-                for r in pending:
-                    out.extend(r.get(timeout=600))
-        return out
-    except Exception:  # a child died or could not start: the serial path is always right
-        return fn(texts)
-    finally:
-        _FORK_FN = None
+    with _FORK_LOCK:  # one fork at a time: the children find their function in a global
+        _FORK_FN = fn  # inherited by the children: only the texts and lemmas are pickled
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)  # 3.12: fork with threads
+                ctx = multiprocessing.get_context("fork")
+                with ctx.Pool(len(parts) - 1) as pool:
+                    pending = [pool.apply_async(_in_child, (p,)) for p in parts[1:]]
+                    out = fn(parts[0])
+                    for r in pending:
+                        out.extend(r.get(timeout=600))
+            return out
+        except Exception:  # a child died or could not start: the serial path is always right
+            return fn(texts)
+        finally:
+            _FORK_FN = None
 
 
 _FORK_FN: Any = None
+_FORK_LOCK = threading.Lock()
 
 
 def _in_child(texts: list[str]) -> list[str]:
