@@ -22,6 +22,10 @@ def test_decoded_cache_follows_the_source(tmp_path, monkeypatch):
     for f in (tmp_path / "cache" / "decoded").iterdir():
         f.write_bytes(b"garbage")  # a corrupt cache entry is ignored and rewritten
     assert decoded(src, None, "t", decode) == {"lines": ["c"]} and len(calls) == 3
+    for f in (tmp_path / "cache" / "decoded").iterdir():
+        f.write_bytes(b"mindprobe-decoded-v1\n\xff")  # corrupt behind a good magic: the same
+    assert decoded(src, None, "t", decode) == {"lines": ["c"]} and len(calls) == 4
+    assert decoded(src, None, "t", decode) == {"lines": ["c"]} and len(calls) == 4
 
 
 def _records(n_groups: int, per: int) -> list[dict]:
@@ -51,6 +55,8 @@ def test_grouped_cache_decodes_only_the_groups_asked_for(tmp_path, monkeypatch):
     for f in (tmp_path / "cache" / "decoded").glob("g-grouped-*"):
         f.write_bytes(b"mindprobe-grouped-v1\n" + b"\x00" * 5)  # corrupt behind a good magic
     assert decoded_groups(src, None, "g", decode, lambda r: r["g"]).sizes == [3] * 5
+    assert decoded_groups(src, None, "g", decode, lambda r: r["g"]).sizes == [3] * 5
+    assert len(calls) == 2  # decoded again once, and the entry rewritten
     src.write_text("v2")  # edited source: decoded again
     decoded_groups(src, None, "g", decode, lambda r: r["g"])
     assert len(calls) == 3

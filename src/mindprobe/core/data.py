@@ -162,16 +162,18 @@ _GROUPED_MAGIC = b"mindprobe-grouped-v1\n"
 
 
 def _memoised(path: Path, sha256: str | None, kind: str, magic: bytes,
-              encode: Callable[[], bytes]) -> memoryview:
+              encode: Callable[[], bytes], fresh: bool = False) -> memoryview:
     """The bytes `encode()` makes of `path`, memoised on disk by the source's sha256; a hit is
-    mapped, not read, so a caller that needs a few groups of a 70 MB entry pays for those."""
+    mapped, not read, so a caller that needs a few groups of a 70 MB entry pays for those.
+    `fresh`: the entry was found corrupt; encode and write it again."""
     digest = sha256 or hashlib.sha256(path.read_bytes()).hexdigest()
     cache = cache_dir() / "decoded" / f"{kind}-{digest}.marshal"
     try:
-        with open(cache, "rb") as f:
-            mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-        if mapped[:len(magic)] == magic:
-            return memoryview(mapped)[len(magic):]
+        if not fresh:
+            with open(cache, "rb") as f:
+                mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+            if mapped[:len(magic)] == magic:
+                return memoryview(mapped)[len(magic):]
     except (OSError, ValueError):  # missing, unreadable or empty
         pass
     body = encode()
@@ -205,8 +207,9 @@ def decoded(path: Path, sha256: str | None, kind: str, decode: Callable[[Path], 
     try:
         with gc_paused():
             return marshal.loads(body)
-    except (EOFError, ValueError, TypeError):  # a corrupt cache entry: decode afresh
-        return decode(path)
+    except (EOFError, ValueError, TypeError):  # a corrupt cache entry: decoded and rewritten
+        _memoised(path, sha256, kind, _DECODED_MAGIC, encode, fresh=True)
+        return made[0]
 
 
 @contextmanager
@@ -279,11 +282,11 @@ def decoded_groups(path: Path, sha256: str | None, kind: str,
     def encode() -> bytes:
         return _encode_groups(decode(path), key)
 
-    body = _memoised(path, sha256, f"{kind}-grouped", _GROUPED_MAGIC, encode)
+    kind = f"{kind}-grouped"
     try:
-        return Grouped._parse(body)
-    except (EOFError, ValueError, TypeError, IndexError):  # a corrupt cache entry
-        return Grouped._parse(memoryview(encode()))
+        return Grouped._parse(_memoised(path, sha256, kind, _GROUPED_MAGIC, encode))
+    except (EOFError, ValueError, TypeError, IndexError):  # a corrupt entry: made anew
+        return Grouped._parse(_memoised(path, sha256, kind, _GROUPED_MAGIC, encode, fresh=True))
 
 
 def read_jsonl_bz2(path: Path, what: str, parse: Callable[[dict[str, Any]], Any]) -> list[Any]:
