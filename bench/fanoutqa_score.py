@@ -91,7 +91,7 @@ def main() -> None:
         _bounded.cache_clear()  # no patterns compiled by an earlier pass
         norm = Normalizer.persistent(lem)
         norm.prime(gold + answers)
-        norm.flush()
+        norm.flush(gold)
         return [answer_in_text(q.answer, c, norm) for q, c in zip(questions, answers, strict=True)]
 
     with tempfile.TemporaryDirectory() as tmp:

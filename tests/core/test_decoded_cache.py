@@ -66,3 +66,27 @@ def test_grouped_in_memory_matches_the_cached_form():
     recs = _records(4, 2)
     g = Grouped.of(recs, lambda r: r["g"])
     assert g.all() == recs and g.load(["t002"]) == recs[4:6]
+
+
+def test_damage_inside_a_group_is_repaired_on_load(tmp_path, monkeypatch):
+    """A cached entry whose header is fine but a group's bytes are not: rebuilt from the source
+    when the group is loaded, rewritten, and the records are right."""
+    monkeypatch.setenv("MINDPROBE_CACHE_DIR", str(tmp_path / "cache"))
+    src = tmp_path / "data.txt"
+    src.write_text("v1")
+    calls = []
+
+    def decode(path):
+        calls.append(path)
+        return _records(3, 2)
+
+    decoded_groups(src, None, "d", decode, lambda r: r["g"])
+    (entry,) = (tmp_path / "cache" / "decoded").glob("d-grouped-*")
+    blob = bytearray(entry.read_bytes())
+    blob[-3:] = b"\xff\xff\xff"  # the last group's bytes, the header untouched
+    entry.write_bytes(bytes(blob))
+    g = decoded_groups(src, None, "d", decode, lambda r: r["g"])
+    assert len(calls) == 1 and g.load(["t000"]) == _records(3, 2)[:2]
+    assert g.load(["t002"]) == _records(3, 2)[4:] and len(calls) == 2
+    assert decoded_groups(src, None, "d", decode, lambda r: r["g"]).all() == _records(3, 2)
+    assert len(calls) == 2

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from mindprobe.benchmarks.fanoutqa import lemma
@@ -96,22 +98,40 @@ def test_cache_persistence(tmp_path, exact_lemmatizer, lookup_lemmatizer):
 
 def test_persistent_normaliser_outlives_the_process(tmp_path, monkeypatch, exact_lemmatizer,
                                                      lookup_lemmatizer):
-    """What `run`/`analyse` use: a later evaluation finds earlier normalisations on disk, one
-    file per backend fingerprint, and nothing is written until something new was normalised."""
+    """What `run`/`analyse` use: a later evaluation finds earlier gold normalisations on disk,
+    one file per fingerprint; answers are never stored (the store stays the size of the gold),
+    and nothing is written until a new gold string was normalised."""
     monkeypatch.setenv("MINDPROBE_CACHE_DIR", str(tmp_path))
     first = Normalizer.persistent(exact_lemmatizer)
-    first.flush()
+    first.flush(["JD Drew"])  # not normalised yet: nothing to store
     assert not (tmp_path / "fanoutqa").exists()
-    first.normalize_many(["JD Drew", "Left"])
-    first.flush()
+    first.normalize_many(["JD Drew", "Left", "an answer"])
+    first.flush(["JD Drew", "Left"])
     later = Normalizer.persistent(exact_lemmatizer)
-    assert len(later) == 2 and later("Left") == "leave"
+    assert len(later) == 2 and later("Left") == "leave"  # the answer was not kept
+    later.normalize_many(["The Beatles"])
+    later.flush(["The Beatles", "Left"])
+    assert len(Normalizer.persistent(exact_lemmatizer)) == 3
     other = Normalizer.persistent(lookup_lemmatizer)
     assert len(other) == 0  # another backend never sees these
     other("Left")
-    other.flush()
+    other.flush(["Left"])
     assert len(list((tmp_path / "fanoutqa").glob("normalized-*.json"))) == 2
     assert Normalizer.persistent(exact_lemmatizer)("Left") == "leave"
+
+
+def test_store_fingerprint_names_everything_normalisation_depends_on(exact_lemmatizer,
+                                                                     monkeypatch):
+    """Upgrading ftfy or changing mindprobe's own normalisation steps retires stored values."""
+    import ftfy
+
+    from mindprobe.benchmarks.fanoutqa import normalize as nz
+
+    norm = Normalizer(exact_lemmatizer)
+    before = norm.fingerprint()
+    assert f"ftfy {ftfy.__version__}" in before and "normalize v" in before
+    monkeypatch.setattr(nz, "NORMALIZE_VERSION", nz.NORMALIZE_VERSION + 1)
+    assert norm.fingerprint() != before
 
 
 def test_forked_workers_give_the_serial_lemmas(exact_lemmatizer, dev):
@@ -158,3 +178,30 @@ def test_forked_workers_inside_a_running_event_loop(exact_lemmatizer, dev):
 
     here, there, ticks = run_async(main())
     assert here == serial and there == serial and ticks > 0
+
+
+def _upper_unless_child(parent: int, fail):  # noqa: ANN001, ANN202
+    def fn(texts: list[str]) -> list[str]:
+        if os.getpid() != parent:
+            fail()
+        return [t.upper() for t in texts]
+
+    return fn
+
+
+def test_a_dead_or_stuck_child_falls_back_to_the_serial_pass(monkeypatch):
+    """A child killed (OOM, a crash) breaks the pool at once; one that hangs is given ten times
+    the parent's own share (at least CHILD_GRACE_S), then killed: either way the serial lemmas,
+    quickly, and no child left behind."""
+    import time
+
+    texts = ["a", "b", "c", "d", "e", "f"]
+    t0 = time.monotonic()
+    assert lemma._forked(_upper_unless_child(os.getpid(), lambda: os._exit(1)), texts, 3) \
+        == [t.upper() for t in texts]
+    assert time.monotonic() - t0 < 10
+    monkeypatch.setattr(lemma, "CHILD_GRACE_S", 0.5)
+    t0 = time.monotonic()
+    assert lemma._forked(_upper_unless_child(os.getpid(), lambda: time.sleep(600)), texts, 3) \
+        == [t.upper() for t in texts]
+    assert time.monotonic() - t0 < 10

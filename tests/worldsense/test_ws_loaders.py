@@ -189,3 +189,18 @@ def test_limit_samples_whole_tuples_in_a_seeded_order():
     assert [t["Key"] % 10 for t in chosen] == [0, 1, 2, 0, 1, 2]
     assert len(sample_tuples(g, 5, None)) == 12 == len(sample_tuples(g, 5, 100))
     assert sample_tuples(g, 5, 1) == chosen[:3]
+
+
+def test_integer_tuple_ids_sort_as_numbers():
+    """A --data-file with int tuple ids samples as before the grouped cache: 2 before 10."""
+    import random
+
+    from mindprobe.benchmarks.worldsense.task import sample_tuples, tuple_of
+    from mindprobe.core.data import Grouped
+
+    trials = [{"tuple_ID": t, "Key": t} for t in (2, 10, 1, 33)]
+    for seed in range(6):
+        ids = [1, 2, 10, 33]
+        random.Random(seed).shuffle(ids)
+        assert [t["tuple_ID"] for t in sample_tuples(Grouped.of(trials, tuple_of), seed, 3)] \
+            == ids[:3]

@@ -145,11 +145,15 @@ def _run_command(args: argparse.Namespace, err: Console) -> tuple[int, dict[str,
     docs: dict[str, Any] = {}
     # The plans' data (20,000 WorldSense trials, say) lives as long as the run: out of the
     # cyclic GC's sight, the collections that a run's many small allocations trigger stay cheap.
-    gc.freeze()
+    # (Not when the caller froze objects of its own: unfreezing would undo theirs.)
+    freeze = gc.get_freeze_count() == 0
+    if freeze:
+        gc.freeze()
     try:
         code = run_async(_run_all(args, bench, opts, plans, models, err, docs))
     finally:
-        gc.unfreeze()  # collectable again once the run is over (the Python API runs many)
+        if freeze:
+            gc.unfreeze()  # collectable again once the run is over (the Python API runs many)
     return code, docs
 
 

@@ -174,6 +174,7 @@ def _memoised(path: Path, sha256: str | None, kind: str, magic: bytes,
                 mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
             if mapped[:len(magic)] == magic:
                 return memoryview(mapped)[len(magic):]
+            mapped.close()  # (Windows cannot replace a mapped file)
     except (OSError, ValueError):  # missing, unreadable or empty
         pass
     body = encode()
@@ -208,6 +209,7 @@ def decoded(path: Path, sha256: str | None, kind: str, decode: Callable[[Path], 
         with gc_paused():
             return marshal.loads(body)
     except (EOFError, ValueError, TypeError):  # a corrupt cache entry: decoded and rewritten
+        body.release()
         _memoised(path, sha256, kind, _DECODED_MAGIC, encode, fresh=True)
         return made[0]
 
@@ -230,13 +232,28 @@ class Grouped:
     are read at once, `load` unmarshals only the groups asked for, so a run of 200 items does
     not decode 87,000."""
 
-    def __init__(self, keys: list[str], sizes: list[int], spans: list[tuple[int, int]],
+    def __init__(self, keys: list[Any], sizes: list[int], spans: list[tuple[int, int]],
                  body: bytes | memoryview) -> None:
         self.keys, self.sizes, self._spans, self._body = keys, sizes, spans, body
         self._index = {k: i for i, k in enumerate(keys)}
+        #: Makes this data anew from its source (a cached entry found corrupt while loading).
+        self.rebuild: Callable[[], Grouped] | None = None
 
-    def load(self, keys: Iterable[str]) -> list[Any]:
+    def load(self, keys: Iterable[Any]) -> list[Any]:
         """The records of `keys`' groups, group after group, each in file order."""
+        keys = list(keys)
+        try:
+            return self._load(keys)
+        except (EOFError, ValueError, TypeError):  # damage the header check could not see
+            if self.rebuild is None:
+                raise
+            if isinstance(self._body, memoryview):
+                self._body.release()
+            fresh = self.rebuild()
+            self._spans, self._body, self.rebuild = fresh._spans, fresh._body, None
+            return self._load(keys)
+
+    def _load(self, keys: list[Any]) -> list[Any]:
         out: list[Any] = []
         with gc_paused():
             for k in keys:
@@ -248,7 +265,7 @@ class Grouped:
         return self.load(self.keys)
 
     @classmethod
-    def of(cls, records: Iterable[Any], key: Callable[[Any], str]) -> Grouped:
+    def of(cls, records: Iterable[Any], key: Callable[[Any], Any]) -> Grouped:
         """Group records in memory (generated data: nothing to cache)."""
         return cls._parse(_encode_groups(records, key))
 
@@ -262,8 +279,8 @@ class Grouped:
         return cls(keys, sizes, spans, body)
 
 
-def _encode_groups(records: Iterable[Any], key: Callable[[Any], str]) -> bytes:
-    groups: dict[str, list[Any]] = {}
+def _encode_groups(records: Iterable[Any], key: Callable[[Any], Any]) -> bytes:
+    groups: dict[Any, list[Any]] = {}
     for r in records:
         groups.setdefault(key(r), []).append(r)
     parts = [marshal.dumps(g) for g in groups.values()]
@@ -276,17 +293,25 @@ def _encode_groups(records: Iterable[Any], key: Callable[[Any], str]) -> bytes:
 
 
 def decoded_groups(path: Path, sha256: str | None, kind: str,
-                   decode: Callable[[Path], list[Any]], key: Callable[[Any], str]) -> Grouped:
+                   decode: Callable[[Path], list[Any]], key: Callable[[Any], Any]) -> Grouped:
     """`decode(path)` grouped by `key`, memoised on disk like `decoded` (same key, same
     verification), so later loads read only the groups they use."""
     def encode() -> bytes:
         return _encode_groups(decode(path), key)
 
     kind = f"{kind}-grouped"
-    try:
-        return Grouped._parse(_memoised(path, sha256, kind, _GROUPED_MAGIC, encode))
-    except (EOFError, ValueError, TypeError, IndexError):  # a corrupt entry: made anew
+
+    def rebuild() -> Grouped:
         return Grouped._parse(_memoised(path, sha256, kind, _GROUPED_MAGIC, encode, fresh=True))
+
+    body = _memoised(path, sha256, kind, _GROUPED_MAGIC, encode)
+    try:
+        grouped = Grouped._parse(body)
+    except (EOFError, ValueError, TypeError, IndexError):  # a corrupt entry: made anew
+        body.release()
+        return rebuild()
+    grouped.rebuild = rebuild
+    return grouped
 
 
 def read_jsonl_bz2(path: Path, what: str, parse: Callable[[dict[str, Any]], Any]) -> list[Any]:

@@ -63,6 +63,7 @@ def total_usage(records: list[dict[str, Any]]) -> dict[str, Usage]:
     sums: dict[str, dict[str, int]] = {}
     for rec in records:
         for role, u in (rec.get("usage") or {}).items():
+            u = u or {}
             acc = sums.get(role)
             if acc is None:
                 acc = sums[role] = dict.fromkeys(_USAGE_FIELDS, 0)

@@ -58,24 +58,33 @@ WORKERS_VAR = "MINDPROBE_LEMMA_WORKERS"  # 1 turns the forked workers off
 
 def fork_workers() -> int:
     """Processes a big batch may use: the CPUs this process may run on (at most 4), where
-    ``fork`` exists (Linux) so workers share the loaded pipeline instead of loading it again."""
+    ``fork`` is safe (Linux) so workers share the loaded pipeline instead of loading it again.
+    ``MINDPROBE_LEMMA_WORKERS`` sets the number (1: none forked)."""
     import multiprocessing
     import sys
 
+    if sys.platform != "linux" or "fork" not in multiprocessing.get_all_start_methods():
+        return 1
     env = os.environ.get(WORKERS_VAR, "").strip()
     if env.isdigit():
         return max(1, int(env))
-    if sys.platform != "linux" or "fork" not in multiprocessing.get_all_start_methods():
-        return 1
     return max(1, min(4, len(os.sched_getaffinity(0))))
+
+
+#: A child gets this many times the parent's own time for a share (at least CHILD_GRACE_S)
+#: before it counts as stuck and the batch is done serially.
+CHILD_SLACK = 10.0
+CHILD_GRACE_S = 30.0
 
 
 def _forked(fn: Any, texts: list[str], workers: int) -> list[str]:
     """``fn(texts)`` with the texts cut into ``workers`` runs of about equal length, one done
     here and the others in forked children. Each text is processed on its own, so the result
-    is the serial one, in order; if a child fails, the serial path runs instead."""
+    is the serial one, in order. A child that dies (the pool breaks at once) or is stuck (no
+    answer in CHILD_SLACK times the parent's own share) is killed and the serial path runs."""
     import multiprocessing
-    import warnings
+    import time
+    from concurrent.futures import ProcessPoolExecutor
 
     total, bounds, acc = sum(map(len, texts)), [0], 0
     for i, t in enumerate(texts):
@@ -89,19 +98,21 @@ def _forked(fn: Any, texts: list[str], workers: int) -> list[str]:
     global _FORK_FN
     with _FORK_LOCK:  # one fork at a time: the children find their function in a global
         _FORK_FN = fn  # inherited by the children: only the texts and lemmas are pickled
+        pool = ProcessPoolExecutor(len(parts) - 1, mp_context=multiprocessing.get_context("fork"))
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", DeprecationWarning)  # 3.12: fork with threads
-                ctx = multiprocessing.get_context("fork")
-                with ctx.Pool(len(parts) - 1) as pool:
-                    pending = [pool.apply_async(_in_child, (p,)) for p in parts[1:]]
-                    out = fn(parts[0])
-                    for r in pending:
-                        out.extend(r.get(timeout=600))
+            pending = [pool.submit(_in_child, p) for p in parts[1:]]
+            t0 = time.monotonic()
+            out = fn(parts[0])
+            deadline = t0 + max(CHILD_GRACE_S, CHILD_SLACK * (time.monotonic() - t0))
+            for f in pending:
+                out.extend(f.result(timeout=max(0.0, deadline - time.monotonic())))
             return out
-        except Exception:  # a child died or could not start: the serial path is always right
+        except Exception:  # a child died, hung or could not start: the serial path is right
+            for proc in list((getattr(pool, "_processes", None) or {}).values()):
+                proc.kill()
             return fn(texts)
         finally:
+            pool.shutdown(wait=False, cancel_futures=True)
             _FORK_FN = None
 
 

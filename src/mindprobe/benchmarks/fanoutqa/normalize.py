@@ -21,6 +21,8 @@ import ftfy
 
 from .lemma import AUTO, Lemmatizer, load_lemmatizer
 
+#: Bumped whenever pre_lemma/post_lemma change: persisted normalisations are then not reused.
+NORMALIZE_VERSION = 1
 _NUMBER_WITH_COMMAS = re.compile(r"(\d+,)+\d+(\.\d+)?")
 _PUNCT = re.compile(r"[,.?!:;]")
 _WHITESPACE = re.compile(r"\s+")
@@ -44,40 +46,41 @@ class Normalizer:
     to lemmatise the uncached ones in a single batch.
     """
 
-    #: A persisted store larger than this starts afresh (it is a cache, not a record).
-    MAX_STORED = 200_000
-
     def __init__(self, lemmatizer: Lemmatizer | None = None):
         self.lemmatizer = lemmatizer if lemmatizer is not None else load_lemmatizer(AUTO)
         self._cache: dict[str, str] = {}
         self._store: Path | None = None
-        self._dirty = False
+        self._stored: set[str] = set()
 
     @classmethod
     def persistent(cls, lemmatizer: Lemmatizer | None = None) -> Normalizer:
-        """A normaliser whose results outlive the process, one file per backend fingerprint
-        under the user cache. The dev set's ~2,300 gold strings are the same in every
-        evaluation, and lemmatising them is most of a first evaluation's time; a later one
-        (another model, another judge) only lemmatises its new answers."""
+        """A normaliser whose gold-string results outlive the process, one file per fingerprint
+        (backend, model, spaCy, ftfy and normaliser versions) under the user cache. The dev
+        set's ~2,300 gold strings are the same in every evaluation, and lemmatising them is most
+        of a first evaluation's time; a later one (another model, another judge) only
+        lemmatises its new answers."""
         from mindprobe.core.paths import cache_dir
 
         norm = cls(lemmatizer)
         key = hashlib.sha256(norm.fingerprint().encode()).hexdigest()[:16]
         norm._store = cache_dir() / "fanoutqa" / f"normalized-{key}.json"
         norm.load(norm._store)
+        norm._stored = set(norm._cache)
         return norm
 
-    def flush(self) -> None:
-        """Write new normalisations to the persistent store, if any; a read-only cache only
-        costs speed."""
-        if self._store is None or not self._dirty:
+    def flush(self, keys: Iterable[Any]) -> None:
+        """Add the normalisations of `keys` (gold strings: answers vary, gold does not, so the
+        store stays the size of the datasets' gold) to the persistent store; a read-only cache
+        only costs speed."""
+        if self._store is None:
             return
-        if len(self._cache) > self.MAX_STORED:
-            keep = list(self._cache.items())[-self.MAX_STORED // 2:]
-            self._cache = dict(keep)
+        new = {str(k) for k in keys} - self._stored
+        new &= self._cache.keys()
+        if not new:
+            return
+        self._stored |= new
         with contextlib.suppress(OSError):
-            self.save(self._store)
-        self._dirty = False
+            self.save(self._store, keys=self._stored)
 
     @property
     def backend(self) -> dict[str, Any]:
@@ -97,7 +100,6 @@ class Normalizer:
             out = post_lemma(lem)
             for key in todo[p]:
                 self._cache[key] = out
-        self._dirty = True
 
     def __call__(self, text: Any) -> str:
         key = str(text)
@@ -118,9 +120,12 @@ class Normalizer:
     # -- optional persistence: gold strings are the same in every evaluation of the dev set
 
     def fingerprint(self) -> str:
+        """What a normalisation depends on besides its input: a stored one with another
+        fingerprint is never used."""
         d = self.backend
         return (
             f"{d.get('backend')}|{d.get('model')}|{d.get('model_version')}|{d.get('spacy_version')}"
+            f"|ftfy {ftfy.__version__}|normalize v{NORMALIZE_VERSION}"
         )
 
     def save(self, path: str | Path, keys: Iterable[Any] | None = None) -> Path:

@@ -263,11 +263,9 @@ def evaluate(
         )
     norm = normalizer if normalizer is not None else Normalizer()
     # every distinct string once, one batch: gold primitives, then candidates
-    norm.prime(
-        [s for q, ans in pairing.pairs if ans is not None for s in gold_strings(q.answer)]
-        + [ans for _, ans in pairing.pairs if ans is not None]
-    )
-    norm.flush()
+    gold = [s for q, ans in pairing.pairs if ans is not None for s in gold_strings(q.answer)]
+    norm.prime(gold + [ans for _, ans in pairing.pairs if ans is not None])
+    norm.flush(gold)
 
     records: list[dict[str, Any]] = []
     for q, ans in pairing.pairs:

@@ -67,8 +67,9 @@ def read_trials(path: Path) -> list[dict[str, Any]]:
     return read_jsonl_bz2(path, "trial", parse)
 
 
-def tuple_of(trial: dict[str, Any]) -> str:
-    return str(trial["tuple_ID"])
+def tuple_of(trial: dict[str, Any]) -> Any:
+    """A trial's tuple, as the file has it (sorted as such, so an int id sorts as a number)."""
+    return trial["tuple_ID"]
 
 
 def sample_tuples(trials: Grouped, seed: int, limit: int | None) -> list[dict[str, Any]]:
