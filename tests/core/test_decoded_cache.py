@@ -2,18 +2,36 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
 from mindprobe.core.data import Grouped, decoded, decoded_groups
 
 
-def test_decoded_cache_follows_the_source(tmp_path, monkeypatch):
+@pytest.fixture
+def source(tmp_path, monkeypatch):
+    """(source file, decode_with(records_of_path) -> counting decoder, calls) in a fresh cache."""
     monkeypatch.setenv("MINDPROBE_CACHE_DIR", str(tmp_path / "cache"))
     src = tmp_path / "data.txt"
-    src.write_text("a\nb\n")
-    calls = []
+    calls: list[Path] = []
 
-    def decode(path):
-        calls.append(path)
-        return {"lines": path.read_text().split()}
+    def decode_with(make: Callable[[Path], Any]) -> Callable[[Path], Any]:
+        def decode(path: Path) -> Any:
+            calls.append(path)
+            return make(path)
+
+        return decode
+
+    return src, decode_with, calls
+
+
+def test_decoded_cache_follows_the_source(tmp_path, source):
+    src, decode_with, calls = source
+    src.write_text("a\nb\n")
+    decode = decode_with(lambda path: {"lines": path.read_text().split()})
 
     assert decoded(src, None, "t", decode) == {"lines": ["a", "b"]}
     assert decoded(src, None, "t", decode) == {"lines": ["a", "b"]} and len(calls) == 1
@@ -32,17 +50,13 @@ def _records(n_groups: int, per: int) -> list[dict]:
     return [{"g": f"t{g:03d}", "i": g * per + i} for g in range(n_groups) for i in range(per)]
 
 
-def test_grouped_cache_decodes_only_the_groups_asked_for(tmp_path, monkeypatch):
+def test_grouped_cache_decodes_only_the_groups_asked_for(tmp_path, source):
     """A run of 200 items out of 87,000 unmarshals its tuples only; keys and sizes come free."""
-    monkeypatch.setenv("MINDPROBE_CACHE_DIR", str(tmp_path / "cache"))
-    src = tmp_path / "data.txt"
+    src, decode_with, calls = source
     src.write_text("v1")
-    calls = []
-
-    def decode(path):
-        calls.append(path)
-        recs = _records(5, 3)
-        return recs[::2] + recs[1::2]  # a group's records need not be adjacent in the file
+    recs = _records(5, 3)
+    # a group's records need not be adjacent in the file
+    decode = decode_with(lambda path: recs[::2] + recs[1::2])
 
     g = decoded_groups(src, None, "g", decode, lambda r: r["g"])
     assert g.keys == [f"t{k:03d}" for k in (0, 1, 2, 3, 4)] and g.sizes == [3] * 5
@@ -68,17 +82,12 @@ def test_grouped_in_memory_matches_the_cached_form():
     assert g.all() == recs and g.load(["t002"]) == recs[4:6]
 
 
-def test_damage_inside_a_group_is_repaired_on_load(tmp_path, monkeypatch):
+def test_damage_inside_a_group_is_repaired_on_load(tmp_path, source):
     """A cached entry whose header is fine but a group's bytes are not: rebuilt from the source
     when the group is loaded, rewritten, and the records are right."""
-    monkeypatch.setenv("MINDPROBE_CACHE_DIR", str(tmp_path / "cache"))
-    src = tmp_path / "data.txt"
+    src, decode_with, calls = source
     src.write_text("v1")
-    calls = []
-
-    def decode(path):
-        calls.append(path)
-        return _records(3, 2)
+    decode = decode_with(lambda path: _records(3, 2))
 
     decoded_groups(src, None, "d", decode, lambda r: r["g"])
     (entry,) = (tmp_path / "cache" / "decoded").glob("d-grouped-*")

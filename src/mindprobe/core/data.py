@@ -232,9 +232,9 @@ class Grouped:
     are read at once, `load` unmarshals only the groups asked for, so a run of 200 items does
     not decode 87,000."""
 
-    def __init__(self, keys: list[Any], sizes: list[int], spans: list[tuple[int, int]],
-                 body: bytes | memoryview) -> None:
-        self.keys, self.sizes, self._spans, self._body = keys, sizes, spans, body
+    def __init__(self, keys: list[Any], sizes: list[int], fetch: Callable[[int], list[Any]],
+                 release: Callable[[], None] | None = None) -> None:
+        self.keys, self.sizes, self._fetch, self._release = keys, sizes, fetch, release
         self._index = {k: i for i, k in enumerate(keys)}
         #: Makes this data anew from its source (a cached entry found corrupt while loading).
         self.rebuild: Callable[[], Grouped] | None = None
@@ -247,18 +247,17 @@ class Grouped:
         except (EOFError, ValueError, TypeError):  # damage the header check could not see
             if self.rebuild is None:
                 raise
-            if isinstance(self._body, memoryview):
-                self._body.release()
+            if self._release is not None:
+                self._release()
             fresh = self.rebuild()
-            self._spans, self._body, self.rebuild = fresh._spans, fresh._body, None
+            self._fetch, self._release, self.rebuild = fresh._fetch, fresh._release, None
             return self._load(keys)
 
     def _load(self, keys: list[Any]) -> list[Any]:
         out: list[Any] = []
         with gc_paused():
             for k in keys:
-                a, b = self._spans[self._index[k]]
-                out.extend(marshal.loads(self._body[a:b]))
+                out.extend(self._fetch(self._index[k]))
         return out
 
     def all(self) -> list[Any]:
@@ -267,7 +266,9 @@ class Grouped:
     @classmethod
     def of(cls, records: Iterable[Any], key: Callable[[Any], Any]) -> Grouped:
         """Group records in memory (generated data: nothing to cache)."""
-        return cls._parse(_encode_groups(records, key))
+        groups = list(_group(records, key).items())
+        return cls([k for k, _ in groups], [len(g) for _, g in groups],
+                   lambda i: groups[i][1])
 
     @classmethod
     def _parse(cls, blob: bytes | memoryview) -> Grouped:
@@ -276,13 +277,23 @@ class Grouped:
         body = memoryview(blob)[8 + n:]
         if len(keys) != len(spans) or (spans and spans[-1][1] != len(body)):
             raise ValueError("inconsistent grouped cache")
-        return cls(keys, sizes, spans, body)
+
+        def fetch(i: int) -> list[Any]:
+            a, b = spans[i]
+            return marshal.loads(body[a:b])
+
+        return cls(keys, sizes, fetch, body.release)
 
 
-def _encode_groups(records: Iterable[Any], key: Callable[[Any], Any]) -> bytes:
+def _group(records: Iterable[Any], key: Callable[[Any], Any]) -> dict[Any, list[Any]]:
     groups: dict[Any, list[Any]] = {}
     for r in records:
         groups.setdefault(key(r), []).append(r)
+    return groups
+
+
+def _encode_groups(records: Iterable[Any], key: Callable[[Any], Any]) -> bytes:
+    groups = _group(records, key)
     parts = [marshal.dumps(g) for g in groups.values()]
     spans, at = [], 0
     for p in parts:

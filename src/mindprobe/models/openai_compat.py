@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 import aiohttp
 import orjson
 
+from mindprobe.core.retry import backoff_delay
 from mindprobe.errors import ModelError
 from mindprobe.models.base import (
     CallContext,
@@ -318,12 +319,8 @@ class OpenAICompatModel(Model):
             )
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
-        """Full-jitter exponential backoff; a server's Retry-After is a floor, not a suggestion."""
-        cap = min(self.backoff_max, self.backoff_base * (2**attempt))
-        wait = self._rng.uniform(cap / 2, cap)
-        if retry_after is not None:
-            wait = max(wait, min(retry_after, 120.0))
-        return wait
+        return backoff_delay(self._rng, attempt, self.backoff_base, self.backoff_max,
+                             retry_after)
 
     def _raise_fatal(self, status: int, raw: bytes) -> None:
         if status in (401, 403):

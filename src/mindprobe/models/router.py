@@ -40,6 +40,7 @@ from typing import Any, Protocol
 import aiohttp
 import orjson
 
+from mindprobe.core.retry import backoff_delay
 from mindprobe.errors import ModelError
 from mindprobe.models.base import (
     CallContext,
@@ -502,9 +503,7 @@ class RouterModel(Model):
             return result
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
-        cap = min(30.0, 0.5 * 2 ** attempt)
-        wait = self._rng.uniform(cap / 2, cap)
-        return max(wait, min(retry_after, 120.0)) if retry_after is not None else wait
+        return backoff_delay(self._rng, attempt, 0.5, 30.0, retry_after)
 
     def _went_down(self, ep: _Endpoint) -> None:
         log.warning("endpoint %s taken out of rotation (%s); probing it again in %.1f s",

@@ -22,6 +22,7 @@ from typing import Any
 import aiohttp
 
 from mindprobe import __version__
+from mindprobe.core.retry import backoff_delay
 from mindprobe.models.openai_compat import RETRYABLE_STATUS
 from mindprobe.resources.wikipedia import (
     DEFAULT_API_URL,
@@ -37,8 +38,6 @@ CONTACT_ENV = "MINDPROBE_WIKI_CONTACT"
 DEFAULT_CONTACT = f"contact: set {CONTACT_ENV} to your email or project URL"
 #: MediaWiki error codes (prefixes) that mean "try again later", not "your request is wrong".
 RETRYABLE_API_CODES = ("maxlag", "ratelimited", "readonly", "internal_api_error")
-#: How long a server's Retry-After may hold one request back.
-MAX_RETRY_AFTER = 120.0
 
 
 def default_user_agent(contact: str | None = None) -> str:
@@ -171,7 +170,5 @@ class MediaWikiAPI:
         return f"HTTP {status}"
 
     def _backoff(self, attempt: int, wait_at_least: float | None) -> float:
-        """Jittered exponential backoff; Retry-After (capped at 2 min) is a floor."""
-        ceiling = min(self.backoff_max, self.backoff_base * 2.0**attempt)
-        delay = self._rng.uniform(ceiling / 2, ceiling)
-        return delay if wait_at_least is None else max(delay, min(wait_at_least, MAX_RETRY_AFTER))
+        return backoff_delay(self._rng, attempt, self.backoff_base, self.backoff_max,
+                             wait_at_least)
