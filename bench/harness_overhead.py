@@ -3,9 +3,10 @@
 2,000 single-turn items at concurrency 32 against the instant test server (a subprocess, so its
 CPU is not counted), cache on (fresh file: every request is a miss and is written), records
 written. Target: runner >= 70% of the bare loop's items/s and < 0.6 ms CPU per item.
-`--whole-process` times `mindprobe run worldsense:test_set --limit N` as a subprocess (start-up
-and data loading included) against the bare loop sending the same number of requests (target
->= 0.8); it also prints the bare loop run as a process of its own, start-up included.
+`--whole-process` times `mindprobe run worldsense:test_set --limit N --reasks 0` as a subprocess
+(start-up, data loading, analysis and exit included) against the bare loop (bench/bare_loop.py)
+sending the same requests: the bodies the run sends, planned beforehand with mindprobe's own
+WorldSense plan (target >= 0.8); it also prints the bare loop run as a program of its own.
 
     python bench/harness_overhead.py [--items 2000] [--concurrency 32] [--repeat 3]
     python bench/harness_overhead.py --whole-process --items 20000 --data-dir ../shared/data/worldsense
@@ -23,9 +24,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-import aiohttp
+from bare_loop import bare_loop
 from rich.console import Console
 
+from mindprobe.benchmarks.worldsense.strategies import render
 from mindprobe.core.benchmark import Item
 from mindprobe.core.cache import ResponseCache
 from mindprobe.core.loop import loop_name, run_async
@@ -47,18 +49,30 @@ def _prompt(i: int) -> str:
     return f"Question {i}: is the sky blue? Only respond with one of these 2 options: 'TRUE', 'FALSE'."
 
 
-async def bare_loop(url: str, n: int, concurrency: int) -> None:
-    queue = list(range(n))
-    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as s:
-        async def worker() -> None:
-            while queue:
-                i = queue.pop()
-                body = {"model": "test-model", "messages": [{"role": "user", "content": _prompt(i)}],
-                        "max_tokens": 8, "temperature": 0.0}
-                async with s.post(url + "/chat/completions", data=json.dumps(body).encode(),
-                                  headers={"Content-Type": "application/json"}) as r:
-                    json.loads(await r.read())["choices"][0]["message"]["content"]
-        await asyncio.gather(*(worker() for _ in range(concurrency)))
+def echo_bodies(n: int) -> list[dict[str, Any]]:
+    """The bodies `echo_item` makes mindprobe send (the in-process comparison)."""
+    return [{"model": "test-model", "messages": [{"role": "user", "content": _prompt(i)}],
+             "max_tokens": 8, "temperature": 0.0} for i in range(n)]
+
+
+def worldsense_bodies(url: str, n: int, data_dir: str) -> list[dict[str, Any]]:
+    """The bodies `mindprobe run worldsense:test_set --limit n --reasks 0` sends (same plan,
+    same prompts, same max_tokens): the bare loop sends the same requests as the run."""
+    from mindprobe.core.benchmark import ModelFacts, PlanContext
+    from mindprobe.core.options import build_options
+    from mindprobe.registry import get_benchmark
+
+    bench = get_benchmark("worldsense")
+    model = parse_model_spec(f"openai:test-model@{url}")
+    ctx = PlanContext(variant="test_set", seed=None, data_dir=Path(data_dir), limit=n,
+                      max_tokens=None, model=ModelFacts(model.spec, model.label,
+                                                        model.capabilities, None),
+                      roles={}, warn=print, info=print)
+    plan = bench.plan(ctx, build_options(bench.Options, {"reasks": 0}, benchmark="worldsense"))
+    strategy = plan.config["prompt"]["strategy"]
+    return [model.build_body(Request(messages=render(strategy, it.payload),
+                                     max_tokens=plan.config["max_tokens"],
+                                     temperature=0.0))[1] for it in plan.items]
 
 
 async def runner_loop(url: str, n: int, concurrency: int, tmp: Path) -> None:
@@ -90,13 +104,13 @@ async def whole_process(url: str, n: int, concurrency: int, tmp: Path, data_dir:
         raise SystemExit("mindprobe run failed")
 
 
-async def bare_process(url: str, n: int, concurrency: int) -> None:
-    """The bare loop as a program of its own (interpreter start and aiohttp import included),
-    for a like-for-like view of the whole-process number; the target uses `bare_loop`."""
-    code = ("import asyncio, sys; sys.path.insert(0, sys.argv[1]); import harness_overhead as h; "
-            "asyncio.run(h.bare_loop(sys.argv[2], int(sys.argv[3]), int(sys.argv[4])))")
+async def bare_process(url: str, bodies_file: Path, concurrency: int) -> None:
+    """The bare loop as a program of its own (interpreter start, aiohttp import and reading the
+    bodies included), for a like-for-like view of the whole-process number; the target uses
+    `bare_loop` in this process."""
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-c", code, str(Path(__file__).parent), url, str(n), str(concurrency))
+        sys.executable, str(Path(__file__).with_name("bare_loop.py")), url, str(bodies_file),
+        str(concurrency))
     if await proc.wait() != 0:
         raise SystemExit("the bare loop process failed")
 
@@ -122,21 +136,25 @@ def main() -> None:
         line = srv.stdout.readline().split()
         url = line[1]
         with tempfile.TemporaryDirectory() as d:
-            asyncio.run(bare_loop(url, 200, a.concurrency))  # warm-up
+            bodies = (worldsense_bodies(url, a.items, a.data_dir) if a.whole_process
+                      else echo_bodies(a.items))
+            bodies_file = Path(d) / "bodies.json"
+            bodies_file.write_text(json.dumps(bodies))
+            asyncio.run(bare_loop(url, bodies[:200], a.concurrency))  # warm-up
             rows, procs = [], []
             for _ in range(a.repeat):  # interleave so both see the same machine load
-                bw, bc = measure(bare_loop, url, a.items, a.concurrency)
+                bw, bc = measure(bare_loop, url, bodies, a.concurrency)
                 if a.whole_process:  # its CPU is in a child: compare wall time only
                     rw, rc = measure(whole_process, url, a.items, a.concurrency, Path(d),
                                      a.data_dir)
-                    procs.append(measure(bare_process, url, a.items, a.concurrency)[0])
+                    procs.append(measure(bare_process, url, bodies_file, a.concurrency)[0])
                 else:
                     # on the loop `mindprobe run` uses (uvloop where installed)
                     rw, rc = measure(runner_loop, url, a.items, a.concurrency, Path(d),
                                      run=run_async)
                 rows.append((bw, bc, rw, rc))
         bw, bc, rw, rc = (min(r[i] for r in rows) for i in range(4))
-        n = a.items
+        n = len(bodies)  # WorldSense --limit rounds up to whole tuples
         print(f"items={n} concurrency={a.concurrency} (best of {a.repeat})")
         print(f"bare aiohttp : {n / bw:8.0f} items/s  {1000 * bc / n:.3f} ms CPU/item")
         print(f"mindprobe    : {n / rw:8.0f} items/s  {1000 * rc / n:.3f} ms CPU/item")

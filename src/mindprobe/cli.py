@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from mindprobe import __version__
 from mindprobe.errors import MindprobeError
@@ -211,5 +212,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
+def run_program() -> NoReturn:
+    """The `mindprobe` program (console script, `python -m mindprobe.cli`): `main` in a process
+    tuned for it (see core/process.py); the Python API and tests call `main` itself."""
+    from mindprobe.core.process import exit_now, tune_gc
+
+    tune_gc()
+    exit_now(main())
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    run_program()

@@ -19,6 +19,7 @@ from rich.console import Console
 from mindprobe.commands.output import emit_json, print_summary, tables_console
 from mindprobe.core.benchmark import Benchmark, ModelFacts, PlanContext, RunPlan
 from mindprobe.core.cache import ResponseCache
+from mindprobe.core.data import gc_paused
 from mindprobe.core.loop import run_async
 from mindprobe.core.options import build_options, options_dict, parse_assignments
 from mindprobe.core.paths import response_cache_path
@@ -116,14 +117,41 @@ def _run_command(args: argparse.Namespace, err: Console) -> tuple[int, dict[str,
                              endpoints_file=getattr(args, "endpoints", None),
                              replicas=getattr(args, "replicas", None),
                              ray_address=getattr(args, "ray", None))
+    facts = ModelFacts(model.spec, model.label, model.capabilities, model.context_window)
+    # The plans' data (20,000 WorldSense trials, say) lives as long as the run: it is built
+    # with the cyclic GC paused, then frozen out of its sight, so neither the catch-up
+    # collection after the load nor the run's many small collections walk it. (Not frozen when
+    # the caller froze objects of its own: unfreezing would undo theirs.)
+    freeze = gc.get_freeze_count() == 0
+    with gc_paused():
+        plans = _plan_all(args, bench, opts, name, variants, facts, roles, model.label, err)
+        if freeze:
+            gc.freeze()
+    try:
+        if getattr(args, "dry_run", False):
+            return _dry_run(args, bench, opts, plans, model, err), {}
+        models: dict[str, Model] = {"model": model}
+        for role, spec in {r: s for _, p in plans for r, s in p.roles.items()}.items():
+            models[role] = parse_model_spec(spec, timeout=args.timeout,
+                                            max_attempts=args.max_attempts)
+        docs: dict[str, Any] = {}
+        code = run_async(_run_all(args, bench, opts, plans, models, err, docs))
+    finally:
+        if freeze:
+            gc.unfreeze()  # collectable again once the run is over (the Python API runs many)
+    return code, docs
 
+
+def _plan_all(args: argparse.Namespace, bench: Benchmark, opts: Any, name: str,
+              variants: list[str], facts: ModelFacts, roles: dict[str, str], label: str,
+              err: Console) -> list[tuple[str, RunPlan]]:
+    """Each variant's plan: its items (cut to --limit), config and data provenance."""
     def warn(message: str) -> None:
         err.print(f"[yellow]warning[/yellow]: {message}", highlight=False)
 
     def note(message: str) -> None:
         err.print(message, markup=False, highlight=False)
 
-    facts = ModelFacts(model.spec, model.label, model.capabilities, model.context_window)
     plans: list[tuple[str, RunPlan]] = []
     for v in variants:
         if err.is_terminal:
@@ -135,26 +163,9 @@ def _run_command(args: argparse.Namespace, err: Console) -> tuple[int, dict[str,
         plan = bench.plan(ctx, opts)
         if args.limit is not None and not plan.limit_applied:
             plan.items = plan.items[: args.limit]
-        plan.model_label = model.label
+        plan.model_label = label
         plans.append((v, plan))
-    if getattr(args, "dry_run", False):
-        return _dry_run(args, bench, opts, plans, model, err), {}
-    models: dict[str, Model] = {"model": model}
-    for role, spec in {r: s for _, p in plans for r, s in p.roles.items()}.items():
-        models[role] = parse_model_spec(spec, timeout=args.timeout, max_attempts=args.max_attempts)
-    docs: dict[str, Any] = {}
-    # The plans' data (20,000 WorldSense trials, say) lives as long as the run: out of the
-    # cyclic GC's sight, the collections that a run's many small allocations trigger stay cheap.
-    # (Not when the caller froze objects of its own: unfreezing would undo theirs.)
-    freeze = gc.get_freeze_count() == 0
-    if freeze:
-        gc.freeze()
-    try:
-        code = run_async(_run_all(args, bench, opts, plans, models, err, docs))
-    finally:
-        if freeze:
-            gc.unfreeze()  # collectable again once the run is over (the Python API runs many)
-    return code, docs
+    return plans
 
 
 def _dry_run(args: argparse.Namespace, bench: Benchmark, opts: Any,

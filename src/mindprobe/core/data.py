@@ -12,8 +12,6 @@ import hashlib
 import marshal
 import mmap
 import os
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -134,6 +132,9 @@ def fetch(
 
 
 def _download(url: str, path: Path, console: Console) -> None:
+    import urllib.error  # only when something must be fetched (a few ms at every start)
+    import urllib.request
+
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".part")
     progress = Progress(

@@ -111,6 +111,38 @@ async def _play(play: Play, item: Item, session: Session, settings: PassSettings
     return rec, connection
 
 
+class _Writer:
+    """Records that finish in the same turn of the event loop reach the records file in one
+    write, at the end of that turn: at concurrency 32 about five per write, a few µs saved per
+    item; a record waits for microseconds, not for other items. A failed write stops the run
+    (through `fatal`) with every earlier record kept."""
+
+    def __init__(self, store: RunStore, fatal: list[BaseException]) -> None:
+        self._store, self._fatal = store, fatal
+        self._pending: list[dict[str, Any]] = []
+
+    def add(self, record: dict[str, Any]) -> None:
+        if not self._pending:
+            asyncio.get_running_loop().call_soon(self._flush_soon)
+        self._pending.append(record)
+
+    def _flush_soon(self) -> None:
+        try:
+            self.flush()
+        except Exception as exc:  # noqa: BLE001 - handed to the workers, which stop
+            self._fatal.append(exc)
+
+    def flush(self, quiet: bool = False) -> None:
+        records, self._pending = self._pending, []
+        if not records:
+            return
+        try:
+            self._store.append_many(records)
+        except Exception:
+            if not quiet:
+                raise
+
+
 async def execute(
     items: list[Item],
     play: Play,
@@ -163,24 +195,29 @@ async def execute(
                     continue
                 streak = 0
                 for held in [*unreachable, rec]:
-                    store.append(held)
+                    out.add(held)
                     new[held["id"]] = held
                     bar.advance("error" in held)
                 unreachable.clear()
 
+        out = _Writer(store, fatal)
         n_workers = max(1, min(settings.concurrency, len(todo)))
         workers = [asyncio.create_task(worker()) for _ in range(n_workers)]
         try:
             await asyncio.gather(*workers)
             for held in unreachable:  # the run ended without the server coming back
-                store.append(held)
+                out.add(held)
                 new[held["id"]] = held
+            out.flush()
+            if fatal:  # a write failed between items
+                raise fatal[0]
         except BaseException:
             for w in workers:
                 w.cancel()
             await asyncio.gather(*workers, return_exceptions=True)
             raise
         finally:
+            out.flush(quiet=True)  # whatever finished before a failure or Ctrl-C is kept
             if settings.cache is not None:
                 settings.cache.flush()
 

@@ -72,9 +72,7 @@ class Session:
             usage = self.usage[role] = Usage()
         return usage
 
-    async def _slot(self, model: Model, role: str) -> int | None:
-        if not model.supports_slots:
-            return None
+    async def _slot(self, model: Model, role: str) -> int:
         if role not in self._slots:
             self._slots[role] = await model.acquire_slot()
         return self._slots[role]
@@ -105,7 +103,8 @@ class Session:
             if hit is not None:
                 self._usage(role).cache_hits += 1
                 return Completion.from_cached(hit)
-        request.slot = await self._slot(model, role)
+        if model.supports_slots:
+            request.slot = await self._slot(model, role)
         comp = await model.complete(request, self._context(role))
         self._account(role, comp)
         if key is not None:
@@ -130,7 +129,8 @@ class Session:
             if hit is not None:
                 self._usage(role).cache_hits += 1
                 return ChoiceScores.from_dict(hit)
-        request.slot = await self._slot(model, role)
+        if model.supports_slots:
+            request.slot = await self._slot(model, role)
         scores = await model.score_choices(request, candidates, self._context(role))
         self._account(role, scores.cost, requests=scores.requests)
         if key is not None:

@@ -13,7 +13,7 @@ import fcntl
 import json
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -221,8 +221,14 @@ class RunStore:
 
     # -- writing ---------------------------------------------------------------------------
     def append(self, record: dict[str, Any]) -> None:
+        self.append_many((record,))
+
+    def append_many(self, records: Iterable[dict[str, Any]]) -> None:
+        """Records as JSON lines in one write call (continued only if the OS takes part)."""
         assert self._fd is not None, "store not open"
-        os.write(self._fd, encode_record(record))
+        data = memoryview(b"".join(map(encode_record, records)))
+        while data:
+            data = data[os.write(self._fd, data):]
 
     def close(self, status: str, summary: dict[str, Any] | None = None) -> None:
         if self._fd is not None:

@@ -4,6 +4,7 @@ scoring needs."""
 
 from __future__ import annotations
 
+from operator import itemgetter
 from typing import Any
 
 import pandas as pd
@@ -24,10 +25,21 @@ def frames(records: list[dict[str, Any]], prompting: str, label: str
     """(trials, results) tables of a run's records (errored records excluded by the caller)."""
     cols = [c for c in JOIN_FIELDS if records and c in records[0]]
     # column by column: a third of the time of a frame built from one dict per record
-    trials = pd.DataFrame({c: [r.get(c) for r in records] for c in cols},
+    trials = pd.DataFrame(dict(zip(cols, _columns(records, cols), strict=True)),
                           columns=cols or list(JOIN_FIELDS))
     results = results_from_pairs(((int(r["Key"]), r["resp"]) for r in records), prompting, label)
     return trials, results
+
+
+def _columns(records: list[dict[str, Any]], cols: list[str]) -> list[list[Any]]:
+    """The values of `cols` in every record, column by column (None where one is missing)."""
+    if len(cols) < 2:
+        return [[r.get(c) for r in records] for c in cols]
+    try:
+        rows = list(map(itemgetter(*cols), records))  # one C call per record
+    except KeyError:  # a record without some field (written by an older version)
+        rows = [tuple(r.get(c) for c in cols) for r in records]
+    return [list(col) for col in zip(*rows, strict=True)] if rows else [[] for _ in cols]
 
 
 def results_of_run(records: list[dict[str, Any]], prompting: str, label: str) -> Results:
@@ -35,8 +47,8 @@ def results_of_run(records: list[dict[str, Any]], prompting: str, label: str) ->
     replies cut off while the model was still thinking counted apart (both score as "")."""
     out = Results("worldsense")
     ok = [r for r in records if "error" not in r]
-    cut = sum(1 for r in ok if r.get("truncated_in_reasoning"))
-    invalid = sum(1 for r in ok if not r.get("resp")) - cut
+    counts = _counts(ok)
+    _, _, invalid, cut = counts.get("ALL", (0, 0, 0, 0))
     out.detail = {"n_trials": len(ok), "n_invalid": invalid, "n_truncated_in_reasoning": cut,
                   "accuracy": {}, "bias": {}}
     if not ok:
@@ -46,7 +58,6 @@ def results_of_run(records: list[dict[str, Any]], prompting: str, label: str) ->
     doc = to_json(analyse(*frames(ok, prompting, label), warn=warnings.append))
     out.detail.update(doc)
     out.warnings += [w for w in warnings if "PARTIAL" not in w]
-    counts = _counts(ok)
     small = False
     for run, problems in doc["accuracy"].items():
         bias = doc["bias"].get(run, {})
@@ -102,14 +113,22 @@ def _counts(records: list[dict[str, Any]]) -> dict[str, tuple[int, int, int, int
     """problem -> (trials, correct, invalid, cut off while thinking), and "ALL"."""
     out: dict[str, list[int]] = {}
     for r in records:
-        cut = bool(r.get("truncated_in_reasoning"))
-        for key in (r.get("problemname"), "ALL"):
-            c = out.setdefault(key, [0, 0, 0, 0])
-            c[0] += 1
-            c[1] += bool(r.get("correct"))
-            c[2] += not r.get("resp") and not cut
-            c[3] += cut
-    return {k: (v[0], v[1], v[2], v[3]) for k, v in out.items()}
+        key = r.get("problemname")
+        c = out.get(key)
+        if c is None:
+            c = out[key] = [0, 0, 0, 0]
+        c[0] += 1
+        if r.get("correct"):
+            c[1] += 1
+        if r.get("truncated_in_reasoning"):
+            c[3] += 1
+        elif not r.get("resp"):
+            c[2] += 1
+    counts = {k: (v[0], v[1], v[2], v[3]) for k, v in out.items()}
+    if out:
+        total = [sum(col) for col in zip(*out.values(), strict=True)]
+        counts["ALL"] = (total[0], total[1], total[2], total[3])
+    return counts
 
 
 def _interval(mean: Any, half: Any, k: int, n: int) -> tuple[float | None, float | None, str]:

@@ -198,20 +198,24 @@ class Example:
         return CATEGORY[_KIND_OF[self.gold]]
 
 
+#: Strategies that send the trial's text as it is.
+_AS_IS = frozenset(("basic", "constrained", *INCONTEXT))
+
+
 def render(strategy: str, trial: dict[str, Any], examples: Sequence[Example] = ()
            ) -> list[dict[str, str]]:
     """The chat messages sent for `trial` under `strategy`."""
     text, allowed = trial["text"], trial["expectedresp"]
-    options = options_text(allowed)
-    if strategy == "direct":
-        content = DIRECT_TEMPLATE.format(text=text, options=options)
+    if strategy in _AS_IS:
+        content = text
+    elif strategy == "direct":
+        content = DIRECT_TEMPLATE.format(text=text, options=options_text(allowed))
     elif strategy == "clarified":
-        content = CLARIFIED_TEMPLATE.format(text=text, options=options,
+        content = CLARIFIED_TEMPLATE.format(text=text, options=options_text(allowed),
                                             clarification=CLARIFICATIONS[kind_of(allowed)])
     elif strategy == "cot":
-        content = COT_TEMPLATE.format(text=text, options=options, example=allowed[0])
-    elif strategy in ("basic", "constrained", *INCONTEXT):
-        content = text
+        content = COT_TEMPLATE.format(text=text, options=options_text(allowed),
+                                      example=allowed[0])
     else:
         raise ValueError(f"unknown WorldSense prompting strategy {strategy!r}")
     messages: list[dict[str, str]] = []

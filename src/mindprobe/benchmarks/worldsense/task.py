@@ -41,7 +41,7 @@ from mindprobe.core.data import (
 from mindprobe.core.results import Results
 from mindprobe.core.session import Session
 from mindprobe.errors import DataError, UsageError
-from mindprobe.models.base import Completion, Request
+from mindprobe.models.base import Request
 
 #: Record fields copied from the trial so metrics can be recomputed from records alone.
 META = ("Key", "problemname", "tuple_ID", "expectedresp", "problemsize", "skin", "qskin",
@@ -232,14 +232,18 @@ class WorldSenseBenchmark(Benchmark):
         raws: list[str] = []
         thoughts: list[str | None] = []
         resp, truncated = "", False
-        for attempt in range(1 + cfg.get("reasks", 1)):
+        attempts = 1 + cfg.get("reasks", 1)
+        for attempt in range(attempts):
             if session.model().can("reasoning"):
                 max_tokens = max(max_tokens, room)
             req = Request(messages=list(messages), max_tokens=max_tokens, temperature=0.0,
                           choices=st.reply_choices(strategy, allowed),
                           constrain=strategy == "constrained",
                           human_wrap=st.human_wrap(strategy))
-            comp = await _generate_with_room(session, req, room)
+            comp = await session.generate(req)
+            if comp.truncated_in_reasoning and room > req.max_tokens:
+                # cut off while still thinking: once more with the larger budget allowed
+                comp = await session.generate(replace(req, max_tokens=room))
             raws.append(comp.text)
             thoughts.append(comp.reasoning)
             if comp.truncated_in_reasoning:
@@ -249,8 +253,9 @@ class WorldSenseBenchmark(Benchmark):
             if found is not None:
                 resp = found
                 break
-            messages += [{"role": "assistant", "content": comp.text},
-                         {"role": "user", "content": st.reask_message(strategy, allowed)}]
+            if attempt + 1 < attempts:
+                messages += [{"role": "assistant", "content": comp.text},
+                             {"role": "user", "content": st.reask_message(strategy, allowed)}]
         rec.update(resp=resp, raw=raws, correct=is_correct(resp, t["goldresp"]))
         if any(x is not None for x in thoughts):
             rec["reasoning"] = thoughts
@@ -262,15 +267,6 @@ class WorldSenseBenchmark(Benchmark):
         from mindprobe.benchmarks.worldsense.runs import results_of_run
 
         return results_of_run(records, plan.prompting, plan.model_label)
-
-
-async def _generate_with_room(session: Session, req: Request, room: int) -> Completion:
-    """One reply; if it was cut off while the model was still thinking and a larger budget is
-    allowed, the same request once more with that budget."""
-    comp = await session.generate(req)
-    if comp.truncated_in_reasoning and room > req.max_tokens:
-        comp = await session.generate(replace(req, max_tokens=room))
-    return comp
 
 
 def _sha256(path: Path) -> str:

@@ -1,0 +1,115 @@
+"""How the runner writes records: those finishing in one turn of the event loop go out in one
+write, none is lost to Ctrl-C or held back, and a failed write stops the run with every
+earlier record kept."""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from mindprobe.core.benchmark import Item
+from mindprobe.core.runner import PassSettings, execute
+from mindprobe.core.store import RunStore, base_manifest, read_records
+from mindprobe.models.random import RandomModel
+
+
+class CountingStore(RunStore):
+    """A store that counts its writes and can be told to fail the n-th one (a full disk)."""
+
+    def __init__(self, run_dir: Path, fail_at: int | None = None) -> None:
+        super().__init__(run_dir)
+        self.writes: list[int] = []
+        self.fail_at = fail_at
+
+    def append_many(self, records) -> None:
+        records = list(records)
+        if self.fail_at is not None and len(self.writes) + 1 == self.fail_at:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        super().append_many(records)
+        self.writes.append(len(records))
+
+
+def _open(store: RunStore) -> RunStore:
+    store.open(base_manifest(benchmark="b", variant="v", model={}, config={}, data={}))
+    return store
+
+
+def _execute(store: RunStore, play, n: int, concurrency: int):
+    items = [Item(f"i{k}", k) for k in range(n)]
+    return execute(items, play, {"model": RandomModel()}, store, {},
+                   PassSettings(concurrency=concurrency), console=Console(quiet=True),
+                   description="t")
+
+
+def test_records_of_one_loop_turn_share_a_write(tmp_path):
+    async def play(item: Item, session) -> dict:
+        await asyncio.sleep(0)  # every worker finishes its item in the same turn
+        return {"k": item.payload}
+
+    store = _open(CountingStore(tmp_path / "r"))
+    result = asyncio.run(_execute(store, play, 40, 8))
+    store.close("finished")
+    ids = [r["id"] for r in read_records(store.records_path)]
+    assert sorted(ids) == sorted(f"i{k}" for k in range(40)) and len(result.records) == 40
+    assert sum(store.writes) == 40
+    assert len(store.writes) <= 40 // 8 + 1  # eight records a write, not one
+
+
+def test_a_record_is_written_before_the_next_item_finishes(tmp_path):
+    # one worker: a record waits for the end of its loop turn, not for later items
+    seen: list[int] = []
+
+    async def play(item: Item, session) -> dict:
+        await asyncio.sleep(0.001)
+        seen.append(len(read_records(tmp_path / "r" / "records.jsonl")))
+        return {}
+
+    store = _open(RunStore(tmp_path / "r"))
+    asyncio.run(_execute(store, play, 5, 1))
+    store.close("finished")
+    assert seen == [0, 1, 2, 3, 4]
+
+
+def test_a_failed_write_stops_the_run_and_keeps_what_was_written(tmp_path):
+    started: list[str] = []
+
+    async def play(item: Item, session) -> dict:
+        started.append(item.id)
+        await asyncio.sleep(0)
+        return {}
+
+    store = _open(CountingStore(tmp_path / "r", fail_at=3))
+    with pytest.raises(OSError, match="No space left"):
+        asyncio.run(_execute(store, play, 100, 4))
+    store.close("failed")
+    kept = read_records(store.records_path)
+    assert len(kept) == sum(store.writes) == 8  # the two writes before the failure
+    assert len(started) < 100  # no item was started once the write had failed
+
+
+def test_cancelled_run_keeps_every_finished_record(tmp_path):
+    finished: set[str] = set()
+
+    async def play(item: Item, session) -> dict:
+        await asyncio.sleep(0.002)
+        finished.add(item.id)
+        return {}
+
+    async def main(store: RunStore) -> None:
+        task = asyncio.ensure_future(_execute(store, play, 200, 6))
+        while len(finished) < 30:
+            await asyncio.sleep(0.001)
+        task.cancel()  # what Ctrl-C does to the run
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    store = _open(RunStore(tmp_path / "r"))
+    asyncio.run(main(store))
+    store.close("interrupted")
+    ids = [r["id"] for r in read_records(store.records_path)]
+    assert len(ids) == len(set(ids))
+    assert set(ids) == finished and 30 <= len(ids) < 200
