@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import resource
 import subprocess
 import sys
 import tempfile
@@ -115,10 +116,18 @@ async def bare_process(url: str, bodies_file: Path, concurrency: int) -> None:
         raise SystemExit("the bare loop process failed")
 
 
+def _cpu() -> float:
+    """CPU seconds of this process and of its finished children (a whole-process run)."""
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(
+        resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
 def measure(fn, *args, run=asyncio.run) -> tuple[float, float]:
-    c0, t0 = time.process_time(), time.perf_counter()
+    """(wall, CPU) seconds of one call; CPU includes a child process it waited for."""
+    c0, t0 = _cpu(), time.perf_counter()
     run(fn(*args))
-    return time.perf_counter() - t0, time.process_time() - c0
+    return time.perf_counter() - t0, _cpu() - c0
 
 
 def main() -> None:
@@ -144,7 +153,7 @@ def main() -> None:
             rows, procs = [], []
             for _ in range(a.repeat):  # interleave so both see the same machine load
                 bw, bc = measure(bare_loop, url, bodies, a.concurrency)
-                if a.whole_process:  # its CPU is in a child: compare wall time only
+                if a.whole_process:  # CPU: the child's (the test server's is not counted)
                     rw, rc = measure(whole_process, url, a.items, a.concurrency, Path(d),
                                      a.data_dir)
                     procs.append(measure(bare_process, url, bodies_file, a.concurrency)[0])
@@ -161,6 +170,9 @@ def main() -> None:
         target = 0.8 if a.whole_process else 0.7
         print(f"ratio        : {bw / rw:.2f} of bare items/s (target >= {target}); "
               f"mindprobe's event loop: {loop_name()}")
+        pairs = sorted(r[0] / r[2] for r in rows)  # each run against the bare loop just before
+        print(f"per-run ratios: {' '.join(f'{x:.2f}' for x in pairs)} "
+              f"(median {pairs[len(pairs) // 2]:.2f}; the machine's speed drifts between runs)")
         if procs:
             print(f"bare loop as a process of its own (start-up and imports included): "
                   f"{n / min(procs):.0f} items/s; mindprobe at {min(procs) / rw:.2f} of that")

@@ -10,6 +10,8 @@ import textwrap
 import tomllib
 from pathlib import Path
 
+import pytest
+
 from mindprobe.core.process import GC_THRESHOLD
 
 REPO = Path(__file__).resolve().parents[2]
@@ -64,6 +66,18 @@ def test_exit_into_a_closed_pipe_is_quiet():
     err = proc.stderr.read()
     assert proc.wait(timeout=60) == 0
     assert err == ""  # no "Exception ignored ... BrokenPipeError"
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (Linux)")
+def test_output_lost_to_a_full_disk_is_not_a_success():
+    code = ("import sys; from mindprobe.core.process import exit_now; "
+            "sys.stdout.write('x' * 100); exit_now(0)")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-c", code], stdout=full, stderr=subprocess.PIPE,
+                              text=True, env=env, timeout=60)
+    assert done.returncode == 120
+    assert "could not write the output" in done.stderr and "Traceback" not in done.stderr
 
 
 def test_program_process_has_the_tuned_thresholds(tmp_path):

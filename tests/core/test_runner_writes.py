@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import os
+import time
 from pathlib import Path
 
 import pytest
@@ -25,12 +27,11 @@ class CountingStore(RunStore):
         self.writes: list[int] = []
         self.fail_at = fail_at
 
-    def append_many(self, records) -> None:
-        records = list(records)
+    def append_encoded(self, data: bytes) -> None:
         if self.fail_at is not None and len(self.writes) + 1 == self.fail_at:
             raise OSError(errno.ENOSPC, "No space left on device")
-        super().append_many(records)
-        self.writes.append(len(records))
+        super().append_encoded(data)
+        self.writes.append(data.count(b"\n"))
 
 
 def _open(store: RunStore) -> RunStore:
@@ -113,3 +114,52 @@ def test_cancelled_run_keeps_every_finished_record(tmp_path):
     ids = [r["id"] for r in read_records(store.records_path)]
     assert len(ids) == len(set(ids))
     assert set(ids) == finished and 30 <= len(ids) < 200
+
+
+def test_a_failed_write_stops_items_in_flight_at_once(tmp_path):
+    # a full disk is not discovered only after every slow request in flight has finished
+    async def play(item: Item, session) -> dict:
+        await asyncio.sleep(0.01 if item.id == "i0" else 5)
+        return {}
+
+    store = _open(CountingStore(tmp_path / "r", fail_at=1))
+    t0 = time.monotonic()
+    with pytest.raises(OSError, match="No space left"):
+        asyncio.run(_execute(store, play, 8, 4))
+    assert time.monotonic() - t0 < 2
+    store.close("failed")
+
+
+def test_a_record_that_cannot_be_encoded_fails_alone(tmp_path):
+    # one item's unusable record stops the run; the records finished beside it are kept
+    async def play(item: Item, session) -> dict:
+        await asyncio.sleep(0)
+        return {"n": 2 ** 70 if item.id == "i5" else 1}  # wider than JSON's 64-bit ints
+
+    store = _open(RunStore(tmp_path / "r"))
+    with pytest.raises(TypeError):
+        asyncio.run(_execute(store, play, 20, 4))
+    store.close("failed")
+    ids = {r["id"] for r in read_records(store.records_path)}
+    assert {"i0", "i1", "i2", "i3", "i4", "i6", "i7"} <= ids and "i5" not in ids
+
+
+def test_a_partly_taken_write_is_cut_back(tmp_path, monkeypatch):
+    store = _open(RunStore(tmp_path / "r"))
+    store.append({"id": "a"})
+    real_write = os.write
+    calls = []
+
+    def full_disk(fd: int, data) -> int:  # the OS takes 5 bytes, then the disk is full
+        calls.append(len(data))
+        if len(calls) == 1:
+            return real_write(fd, bytes(data[:5]))
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr("mindprobe.core.store.os.write", full_disk)
+    with pytest.raises(OSError):
+        store.append({"id": "b", "pad": "x" * 100})
+    monkeypatch.setattr("mindprobe.core.store.os.write", real_write)
+    store.append({"id": "c"})  # space again: the next line follows a whole one
+    store.close("finished")
+    assert [r["id"] for r in read_records(store.records_path)] == ["a", "c"]

@@ -122,12 +122,13 @@ def _run_command(args: argparse.Namespace, err: Console) -> tuple[int, dict[str,
     # with the cyclic GC paused, then frozen out of its sight, so neither the catch-up
     # collection after the load nor the run's many small collections walk it. (Not frozen when
     # the caller froze objects of its own: unfreezing would undo theirs.)
-    freeze = gc.get_freeze_count() == 0
-    with gc_paused():
-        plans = _plan_all(args, bench, opts, name, variants, facts, roles, model.label, err)
-        if freeze:
-            gc.freeze()
+    freeze, frozen = gc.get_freeze_count() == 0, False
     try:
+        with gc_paused():
+            plans = _plan_all(args, bench, opts, name, variants, facts, roles, model.label, err)
+            if freeze:
+                gc.freeze()
+                frozen = True
         if getattr(args, "dry_run", False):
             return _dry_run(args, bench, opts, plans, model, err), {}
         models: dict[str, Model] = {"model": model}
@@ -137,7 +138,7 @@ def _run_command(args: argparse.Namespace, err: Console) -> tuple[int, dict[str,
         docs: dict[str, Any] = {}
         code = run_async(_run_all(args, bench, opts, plans, models, err, docs))
     finally:
-        if freeze:
+        if frozen:
             gc.unfreeze()  # collectable again once the run is over (the Python API runs many)
     return code, docs
 

@@ -10,6 +10,7 @@ another 0.15-0.25 s after the last line was printed, for 200 items as for 20,000
 from __future__ import annotations
 
 import atexit
+import contextlib
 import gc
 import os
 import sys
@@ -44,6 +45,10 @@ def exit_now(code: int) -> NoReturn:
         try:
             if stream is not None:
                 stream.flush()
-        except (OSError, ValueError):  # a closed pipe (`| head`): nothing more can be said
+        except (BrokenPipeError, ValueError):  # a reader that left (`| head`), a closed stream
             pass
+        except OSError as exc:  # output lost (a full disk): never a silent success
+            with contextlib.suppress(OSError):
+                os.write(2, f"mindprobe: could not write the output: {exc}\n".encode())
+            code = code or 120  # what Python's own exit reports then
     os._exit(code)

@@ -22,7 +22,7 @@ from mindprobe.core.benchmark import Item
 from mindprobe.core.cache import ResponseCache
 from mindprobe.core.progress import RunProgress
 from mindprobe.core.session import Session
-from mindprobe.core.store import RunStore
+from mindprobe.core.store import RunStore, encode_record
 from mindprobe.errors import MindprobeError, ModelError
 from mindprobe.models.base import Model, TransientError, Usage
 
@@ -114,30 +114,34 @@ async def _play(play: Play, item: Item, session: Session, settings: PassSettings
 class _Writer:
     """Records that finish in the same turn of the event loop reach the records file in one
     write, at the end of that turn: at concurrency 32 about five per write, a few µs saved per
-    item; a record waits for microseconds, not for other items. A failed write stops the run
-    (through `fatal`) with every earlier record kept."""
+    item; a record waits for microseconds, not for other items. Each record is encoded when it
+    is added, so one that cannot be encoded fails its own item's worker, as before. A failed
+    write sets `failed`, on which the run stops at once, every earlier record kept."""
 
-    def __init__(self, store: RunStore, fatal: list[BaseException]) -> None:
-        self._store, self._fatal = store, fatal
-        self._pending: list[dict[str, Any]] = []
+    def __init__(self, store: RunStore) -> None:
+        self._store = store
+        self._pending: list[bytes] = []
+        self.failed: asyncio.Future[BaseException] = asyncio.get_running_loop().create_future()
 
     def add(self, record: dict[str, Any]) -> None:
+        line = encode_record(record)
         if not self._pending:
             asyncio.get_running_loop().call_soon(self._flush_soon)
-        self._pending.append(record)
+        self._pending.append(line)
 
     def _flush_soon(self) -> None:
         try:
             self.flush()
-        except Exception as exc:  # noqa: BLE001 - handed to the workers, which stop
-            self._fatal.append(exc)
+        except Exception as exc:  # noqa: BLE001 - raised by `execute`, which stops the run
+            if not self.failed.done():
+                self.failed.set_result(exc)
 
     def flush(self, quiet: bool = False) -> None:
-        records, self._pending = self._pending, []
-        if not records:
+        lines, self._pending = self._pending, []
+        if not lines:
             return
         try:
-            self._store.append_many(records)
+            self._store.append_encoded(b"".join(lines))
         except Exception:
             if not quiet:
                 raise
@@ -200,21 +204,25 @@ async def execute(
                     bar.advance("error" in held)
                 unreachable.clear()
 
-        out = _Writer(store, fatal)
+        out = _Writer(store)
         n_workers = max(1, min(settings.concurrency, len(todo)))
         workers = [asyncio.create_task(worker()) for _ in range(n_workers)]
+        every = asyncio.gather(*workers)
         try:
-            await asyncio.gather(*workers)
+            await asyncio.wait((every, out.failed), return_when=asyncio.FIRST_COMPLETED)
+            if out.failed.done():  # a write failed between items: stop now
+                raise out.failed.result()
+            every.result()  # a worker's error
             for held in unreachable:  # the run ended without the server coming back
                 out.add(held)
                 new[held["id"]] = held
             out.flush()
-            if fatal:  # a write failed between items
-                raise fatal[0]
         except BaseException:
             for w in workers:
                 w.cancel()
             await asyncio.gather(*workers, return_exceptions=True)
+            if every.done() and not every.cancelled():
+                every.exception()  # seen (it is the error being raised, or one beside it)
             raise
         finally:
             out.flush(quiet=True)  # whatever finished before a failure or Ctrl-C is kept

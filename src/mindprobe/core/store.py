@@ -1,19 +1,21 @@
 """A run on disk: `manifest.json` plus append-only `records.jsonl`, one line per finished item.
 
-Each record goes out in a single `write(2)` on an O_APPEND descriptor, so a kill -9 can tear
-at most the last line; reopening drops that torn tail. The records file is the truth: metrics
+Records go out as whole lines in a single `write(2)` on an O_APPEND descriptor (the records
+that finish together share one), so a kill -9 can tear at most the last line; reopening drops
+that torn tail, and a write the OS takes only part of before failing is cut back off. The records file is the truth: metrics
 are always recomputed from it, so a resumed run ends with exactly the numbers of an
 uninterrupted one.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import fcntl
 import json
 import os
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -221,14 +223,26 @@ class RunStore:
 
     # -- writing ---------------------------------------------------------------------------
     def append(self, record: dict[str, Any]) -> None:
-        self.append_many((record,))
+        self.append_encoded(encode_record(record))
 
-    def append_many(self, records: Iterable[dict[str, Any]]) -> None:
-        """Records as JSON lines in one write call (continued only if the OS takes part)."""
+    def append_encoded(self, data: bytes) -> None:
+        """Whole lines made by `encode_record`, in one write call; if the OS takes only part
+        (a full disk) and then fails, the part is cut off again, so no torn line is left in
+        the middle of the file for a later write to follow."""
         assert self._fd is not None, "store not open"
-        data = memoryview(b"".join(map(encode_record, records)))
-        while data:
-            data = data[os.write(self._fd, data):]
+        done = os.write(self._fd, data)
+        if done < len(data):
+            self._write_rest(memoryview(data), done)
+
+    def _write_rest(self, data: memoryview, done: int) -> None:
+        assert self._fd is not None
+        try:
+            while done < len(data):
+                done += os.write(self._fd, data[done:])
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._fd, os.fstat(self._fd).st_size - done)
+            raise
 
     def close(self, status: str, summary: dict[str, Any] | None = None) -> None:
         if self._fd is not None:
