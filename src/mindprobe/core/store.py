@@ -1,10 +1,10 @@
 """A run on disk: `manifest.json` plus append-only `records.jsonl`, one line per finished item.
 
-Records go out as whole lines in a single `write(2)` on an O_APPEND descriptor (the records
-that finish together share one), so a kill -9 can tear at most the last line; reopening drops
-that torn tail, and a write the OS takes only part of before failing is cut back off. The records file is the truth: metrics
-are always recomputed from it, so a resumed run ends with exactly the numbers of an
-uninterrupted one.
+Records go out as whole lines in a single `write(2)` on an O_APPEND descriptor (records that
+finish together share one), so a kill -9 can tear at most the last line; reopening drops that
+torn tail, and a write the OS takes only part of before failing is cut back. The records file
+is the truth: metrics are always recomputed from it, so a resumed run ends with exactly the
+numbers of an uninterrupted one.
 """
 
 from __future__ import annotations
