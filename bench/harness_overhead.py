@@ -28,7 +28,6 @@ from typing import Any
 from bare_loop import bare_loop
 from rich.console import Console
 
-from mindprobe.benchmarks.worldsense.strategies import render
 from mindprobe.core.benchmark import Item
 from mindprobe.core.cache import ResponseCache
 from mindprobe.core.loop import loop_name, run_async
@@ -36,7 +35,7 @@ from mindprobe.core.runner import PassSettings, execute
 from mindprobe.core.session import Session
 from mindprobe.core.store import RunStore, base_manifest
 from mindprobe.models import parse_model_spec
-from mindprobe.models.base import Request
+from mindprobe.models.base import CallContext, Completion, Model, Request
 
 
 async def echo_item(item: Item, session: Session) -> dict[str, Any]:
@@ -56,24 +55,42 @@ def echo_bodies(n: int) -> list[dict[str, Any]]:
              "max_tokens": 8, "temperature": 0.0} for i in range(n)]
 
 
+class _Recorder(Model):
+    """Answers at once, as the test server does ("OK"), and keeps the body each request would
+    have sent to `wire`: the episode itself says what the run sends."""
+
+    def __init__(self, wire: Model) -> None:
+        self.wire, self.bodies = wire, []
+        self.spec, self.label, self.capabilities = wire.spec, wire.label, wire.capabilities
+
+    async def complete(self, request: Request, ctx: CallContext) -> Completion:
+        self.bodies.append(self.wire.build_body(request)[1])
+        return Completion(text="OK")
+
+
 def worldsense_bodies(url: str, n: int, data_dir: str) -> list[dict[str, Any]]:
     """The bodies `mindprobe run worldsense:test_set --limit n --reasks 0` sends (same plan,
-    same prompts, same max_tokens): the bare loop sends the same requests as the run."""
+    same episode): the bare loop sends the same requests as the run."""
     from mindprobe.core.benchmark import ModelFacts, PlanContext
     from mindprobe.core.options import build_options
     from mindprobe.registry import get_benchmark
 
     bench = get_benchmark("worldsense")
-    model = parse_model_spec(f"openai:test-model@{url}")
+    model = _Recorder(parse_model_spec(f"openai:test-model@{url}"))
     ctx = PlanContext(variant="test_set", seed=None, data_dir=Path(data_dir), limit=n,
                       max_tokens=None, model=ModelFacts(model.spec, model.label,
                                                         model.capabilities, None),
                       roles={}, warn=print, info=print)
     plan = bench.plan(ctx, build_options(bench.Options, {"reasks": 0}, benchmark="worldsense"))
-    strategy = plan.config["prompt"]["strategy"]
-    return [model.build_body(Request(messages=render(strategy, it.payload),
-                                     max_tokens=plan.config["max_tokens"],
-                                     temperature=0.0))[1] for it in plan.items]
+
+    async def play_all() -> None:
+        for it in plan.items:
+            await bench.run_item(it, Session({"model": model}, it.id, seed=0, cache=None,
+                                             identities={}, config=plan.config,
+                                             prompting=plan.prompting))
+
+    asyncio.run(play_all())
+    return model.bodies
 
 
 async def runner_loop(url: str, n: int, concurrency: int, tmp: Path) -> None:

@@ -19,10 +19,10 @@ from rich.console import Console
 from mindprobe.commands.output import emit_json, print_summary, tables_console
 from mindprobe.core.benchmark import Benchmark, ModelFacts, PlanContext, RunPlan
 from mindprobe.core.cache import ResponseCache
-from mindprobe.core.data import gc_paused
 from mindprobe.core.loop import run_async
 from mindprobe.core.options import build_options, options_dict, parse_assignments
 from mindprobe.core.paths import response_cache_path
+from mindprobe.core.process import gc_paused
 from mindprobe.core.results import Results, render_results
 from mindprobe.core.runner import PassSettings, execute, usage_summary
 from mindprobe.core.store import RunStore, base_manifest

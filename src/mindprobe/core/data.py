@@ -7,13 +7,11 @@ it files come from the user cache (`MINDPROBE_DATA_DIR`, else ~/.cache/mindprobe
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import marshal
 import mmap
 import os
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,6 +20,7 @@ from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
 
 from mindprobe.core.paths import cache_dir, data_root
+from mindprobe.core.process import gc_paused
 from mindprobe.errors import DataError
 
 
@@ -213,19 +212,6 @@ def decoded(path: Path, sha256: str | None, kind: str, decode: Callable[[Path], 
         body.release()
         _memoised(path, sha256, kind, _DECODED_MAGIC, encode, fresh=True)
         return made[0]
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """No cyclic collection while a bulk load allocates: every collection it would trigger
-    walks the whole growing heap, and plain decoded data makes no cycles to collect."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 class Grouped:
