@@ -208,6 +208,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         _print_error(str(exc))
         return 2
+    except OSError as exc:
+        # A file the user named (or a folder they point at) that cannot be read or written:
+        # their environment, not a bug, so one line. Errors without a file name stay loud.
+        if debug or exc.filename is None:
+            raise
+        _print_error(f"{exc.filename}: {exc.strerror or exc}")
+        return 2
     except KeyboardInterrupt:
         return 130
 

@@ -76,3 +76,18 @@ def test_chat_over_http_resumes_per_sample(shared_data, tmp_path, capsys, monkey
     assert second == sum(turns[str(i)] for i in range(3, 6))  # finished samples not re-run
     doc = json.loads(out)
     assert doc["false_negative_rate"] + doc["false_positive_rate"] + doc["violation_rate"] == 1.0
+
+
+def test_no_spread_gives_no_interval_rather_than_a_zero_width_one(shared_data, tmp_path, capsys,
+                                                                 monkeypatch):
+    monkeypatch.setenv("MINDPROBE_CACHE_DIR", str(tmp_path / "cache"))
+    data = shared_data("already_said_that")
+    with TestServer(reply="hello") as srv:  # never a valid answer: every chat ends at once
+        code, out, err = _cli(capsys, "run", "already_said_that:distractorless", "--model",
+                              f"openai:test-model@{srv.base_url}", "--data-dir", data,
+                              "--runs-dir", tmp_path, "--n-samples", 4, "--max-turns", 5,
+                              "--json")
+    assert code == 0, err
+    head = json.loads(out)["headline"]
+    assert head["ci_low"] is None and head["ci_high"] is None and head["ci_method"] == "none"
+    assert any("same number of turns" in n for n in json.loads(out)["notes"])

@@ -39,6 +39,23 @@ def test_small_samples_get_a_labelled_interval_never_nan(cli, tmp_path):
     assert {r["ci"] for r in rows} <= {"upstream", "Wilson"} and "Wilson" in {r["ci"] for r in rows}
     h = doc["headline"]
     assert h["ci_low"] < h["value"] < h["ci_high"] and h["ci_method"] in ("upstream", "Wilson")
+    assert all(r["bias ±95"] is None or r["bias ±95"] > 0 for r in rows)  # never "± 0"
+    if any(r["bias ±95"] is None for r in rows):
+        assert any("bias ±95 is –" in n for n in doc["notes"])
+
+
+def test_intervals_bracket_the_balanced_accuracy_they_stand_beside(cli, tmp_path):
+    """Always answering "1": Compl's balanced accuracy is 50% while the raw share correct is
+    about two thirds; an interval must be around the number shown, within [0, 100]."""
+    with TestServer(reply="1") as srv:
+        code, doc, err = cli("run", "worldsense:fresh", "--model",
+                             f"openai:test-model@{srv.base_url}", "--limit", 120,
+                             "--runs-dir", tmp_path, "--json")
+    assert code == 0, err
+    rows = next(iter(doc["tables"].values()))
+    assert any(r["problem"].startswith("Compl") for r in rows)
+    for r in rows:
+        assert 0 <= r["ci_low"] <= r["accuracy"] <= r["ci_high"] <= 100, r
 
 
 def test_constrained_uses_each_servers_real_mechanism():
@@ -66,15 +83,46 @@ def test_constrained_is_refused_where_the_server_has_no_mechanism(cli, tmp_path)
         assert srv.stats()["requests"].get("/v1/chat/completions", 0) == 0
 
 
-def test_runs_skips_a_corrupt_manifest(cli, tmp_path):
+def test_constrained_replies_outside_the_set_stop_the_run(cli, tmp_path):
+    """A server that says it has grammars but ignores them is caught at its first reply."""
+    with TestServer(reply="hello") as srv:
+        code, _, err = cli("run", "worldsense:fresh", "--model",
+                           f"openai:test-model@{srv.base_url}", "--prompting", "constrained",
+                           "--runs-dir", tmp_path, "--limit", 5)
+    assert code == 2 and "did not enforce the constrained answer" in err and "'hello'" in err
+    assert "Traceback" not in err
+
+
+def test_check_constrained_allows_a_reply_cut_by_the_token_cap():
+    from mindprobe.core.session import check_constrained
+    from mindprobe.errors import ModelError
+    from mindprobe.models import parse_model_spec
+    from mindprobe.models.base import Completion
+
+    model = parse_model_spec("random")
+    check_constrained(model, ["TRUE", "FALSE"], Completion(text=" TRUE\n"))
+    check_constrained(model, ["IMPOSSIBLE"], Completion(text="IMPOSS", finish_reason="length"))
+    with pytest.raises(ModelError):
+        check_constrained(model, ["TRUE", "FALSE"], Completion(text="IMPOSS",
+                                                               finish_reason="length"))
+    with pytest.raises(ModelError):
+        check_constrained(model, ["TRUE", "FALSE"], Completion(text="true", finish_reason="stop"))
+
+
+@pytest.mark.parametrize("content", ["{not json", "[]"])
+def test_runs_lists_a_corrupt_manifest_without_hiding_the_others(cli, tmp_path, content):
     for tag in ("a", "b"):
         assert cli("run", "worldsense:fresh", "--model", "random", "--limit", 10,
                    "--runs-dir", tmp_path, "--name", tag)[0] == 0
     bad = next(tmp_path.rglob("*__a/manifest.json"))
-    bad.write_text("{not json")
+    bad.write_text(content)
     code, rows, err = cli("runs", "--runs-dir", tmp_path, "--json")
-    assert code == 0 and len(rows) == 1 and "skipped" in err
-    assert rows[0]["status"] == "finished" and rows[0]["headline"]["name"] == "accuracy"
+    assert code == 0 and len(rows) == 2 and "unreadable run" in err
+    by_status = {r["status"]: r for r in rows}
+    assert by_status["finished"]["headline"]["name"] == "accuracy"
+    assert "manifest.json" in by_status["unreadable"]["problem"]
+    code, _, err = cli("runs", "--runs-dir", tmp_path)
+    assert code == 0 and "Traceback" not in err
 
 
 def test_changed_config_names_the_setting(cli, tmp_path):

@@ -76,3 +76,13 @@ def test_by_fanout():
     exact = by_fanout(RECORDS, metrics=("acc",), bins=None)
     assert list(exact.fanout) == ["5", "6", "9", "46"]
     assert fanout_label(7) == "7" and fanout_label(12) == "10-13" and fanout_label(3) == "<5"
+
+
+def test_interval_without_spread_is_wilson_labelled_so():
+    from mindprobe.benchmarks.fanoutqa.breakdown import interval
+
+    lo, hi, method = interval([0.0] * 20, binary=False)
+    assert lo == 0.0 and hi > 0.1 and method == "wilson95 (no spread to bootstrap)"
+    lo, hi, method = interval([0.0, 1.0, 0.5, 0.25], binary=False)
+    assert method.startswith("bootstrap95") and lo < hi
+    assert interval([1.0, 0.0], binary=True)[2] == "wilson95"

@@ -91,7 +91,7 @@ def test_closedbook_local_then_rescore_export_and_analyse(cli, tmp_path):
     assert doc["variant"] == "closedbook" and doc["dataset_version"] == "nov23"
     head = doc["headline"]
     assert head["name"] == "loose accuracy" and head["n"] == 2
-    assert head["ci_method"].startswith("bootstrap95")
+    assert head["ci_method"].startswith(("bootstrap95", "wilson95 (no spread"))
     assert {"overall", "by_category", "by_fanout"} <= set(doc["tables"])
     overall = {r["metric"]: r for r in doc["tables"]["overall"]}
     assert overall["BLEURT"]["value"] is None and "BLEURT" in overall["BLEURT"]["note"]
@@ -437,3 +437,15 @@ def test_tokenizer_counted_fill_goes_through_the_model(exact_normalizer):
     assert got.text == want.messages[0]["content"] and got.tokens == want.prompt_tokens
     assert all(len(c) == 1 and c[0]["role"] == "user" for c in model.calls)
     assert len(model.calls) == len(got.chunk_ids) + 1  # each kept chunk, then the overflow
+
+
+def test_empty_answers_are_counted_and_warned_about(cli, tmp_path):
+    with TestServer(reply="") as srv:
+        code, doc, err = cli("run", "fanoutqa", "--model", f"openai:test-model@{srv.base_url}",
+                             "--limit", 6, "--runs-dir", tmp_path, "--lemmatizer", "lookup",
+                             "--json")
+    assert code == 0, err
+    assert doc["meta"]["n_empty"] == 6 and doc["headline"]["percent"] is True
+    row = next(r for r in doc["tables"]["overall"] if r["metric"].startswith("no answer"))
+    assert row["value"] == 1.0 and row["note"] == "6 of 6: score 0"
+    assert any("6 of 6 answers were empty" in w for w in doc["warnings"])

@@ -11,7 +11,7 @@ from mindprobe.benchmarks.mr_gsm8k.item_sources import OFFICIAL_FILE
 from mindprobe.benchmarks.mr_gsm8k.judging import JUDGE_CHOICES, human_verdict
 from mindprobe.benchmarks.mr_gsm8k.task import baseline_choices, human_reply
 from mindprobe.cli import main
-from mindprobe.commands.judge import check_label
+from mindprobe.core.paths import path_component
 from mindprobe.core.store import base_manifest, judgement_store, read_judgements
 from mindprobe.errors import UsageError
 
@@ -79,4 +79,6 @@ def test_judge_store_resume_and_identity(tmp_path):
     with pytest.raises(UsageError, match="--judge-label"):
         judgement_store(tmp_path, "j1").open(meta("openai:b", "b"))
     with pytest.raises(UsageError, match="path component"):
-        check_label("../evil")
+        path_component("../evil", "judge label")
+    with pytest.raises(UsageError, match="path component"):
+        path_component("..", "--name")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -191,8 +192,8 @@ class Export:
             doc["metadata"] = self._metadata(args, run, cfg, setting, out)
             err.print(f"wrote the metadata object to {args.metadata}", highlight=False)
         if split == "dev":
-            err.print(f"score it with: mindprobe analyse fanoutqa --generations {out}",
-                      highlight=False)
+            err.print("score it with: mindprobe analyse fanoutqa --generations "
+                      f"{shlex.quote(str(out))}", highlight=False, soft_wrap=True)
         emit_json(args.json, doc)
         return 0
 

@@ -55,8 +55,11 @@ def cmd_runs(args: argparse.Namespace, err: Console) -> int:
     for run_dir in iter_runs(root):
         try:
             run = load_run(run_dir)
-        except DataError as exc:
-            err.print(f"[yellow]skipped[/yellow] {run_dir}: {exc}", highlight=False)
+        except DataError as exc:  # listed as unreadable, so `--json` does not hide it either
+            err.print(f"[yellow]unreadable run[/yellow] {run_dir}: {exc}", highlight=False)
+            rows.append({"run": str(run_dir.relative_to(root)), "benchmark": None,
+                         "status": "unreadable", "items": None, "n_items": None,
+                         "errors": None, "headline": None, "problem": str(exc)})
             continue
         head = (run.manifest.get("summary") or {}).get("headline")
         rows.append({
@@ -75,6 +78,9 @@ def cmd_runs(args: argparse.Namespace, err: Console) -> int:
     for col in ("run", "status", "items", "errors", "headline"):
         t.add_column(col)
     for r in rows:
+        if r["status"] == "unreadable":
+            t.add_row(r["run"], r["status"], "–", "–", "–")
+            continue
         t.add_row(r["run"], r["status"], f"{r['items']}/{r['n_items'] or '?'}", str(r["errors"]),
                   _fmt_headline(r["headline"]))
     tables_console().print(t)

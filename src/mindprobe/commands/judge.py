@@ -8,7 +8,6 @@ the benchmark derives from the run's records; verdicts go to the run's
 from __future__ import annotations
 
 import argparse
-import re
 from pathlib import Path
 from typing import Any
 
@@ -18,23 +17,13 @@ from mindprobe.commands.analyse import plan_of
 from mindprobe.commands.output import emit_json, tables_console
 from mindprobe.core.cache import ResponseCache
 from mindprobe.core.loop import run_async
-from mindprobe.core.paths import response_cache_path
+from mindprobe.core.paths import path_component, response_cache_path
 from mindprobe.core.results import render_results
 from mindprobe.core.runner import PassSettings, execute
 from mindprobe.core.store import base_manifest, judgement_store, load_run, read_judgements
 from mindprobe.errors import UsageError
 from mindprobe.models import parse_model_spec
 from mindprobe.registry import get_benchmark
-
-_LABEL = re.compile(r"^[A-Za-z0-9._+-]+$")
-
-
-def check_label(label: str) -> str:
-    if not _LABEL.match(label):
-        raise UsageError(
-            f"judge label {label!r} must be one path component of letters, digits and ._+-"
-        )
-    return label
 
 
 class Judge:
@@ -61,7 +50,7 @@ class Judge:
         run = load_run(args.run, bench.name)
         plan = plan_of(run)
         model = parse_model_spec(args.judge, timeout=args.timeout, max_attempts=args.max_attempts)
-        label = check_label(args.judge_label or model.label)
+        label = path_component(args.judge_label or model.label, "judge label")
         config = plan.config
         own = label == config.get("judge_label")
         if own and config.get("judge") != model.spec:

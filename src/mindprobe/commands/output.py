@@ -34,7 +34,6 @@ def print_summary(err: Console, run_dir: Path, result: RunResult, records: list[
     t = Table(title="run", show_header=False, title_justify="left")
     t.add_column(no_wrap=True)
     t.add_column(overflow="fold")
-    t.add_row("directory", shlex.quote(str(run_dir)))
     t.add_row("items", f"{len(records)} / {result.n_items} ({result.n_new} new, {elapsed:.1f} s)")
     t.add_row("errors", f"[red]{u['errors']}[/red]" if u["errors"] else "0")
     t.add_row("requests", f"{u['requests']} (+{u['cache_hits']} from cache)")
@@ -44,6 +43,9 @@ def print_summary(err: Console, run_dir: Path, result: RunResult, records: list[
         f"completion {u['completion_tokens']:,}",
     )
     err.print(t)
+    # below the box, on one line of its own: a table would fold the path mid-name
+    err.print(f"directory: {shlex.quote(str(run_dir))}", soft_wrap=True, highlight=False,
+              markup=False)
     if endpoints:
         print_endpoints(err, endpoints)
     if u["errors"]:

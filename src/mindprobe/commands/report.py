@@ -4,6 +4,7 @@ for a set of runs, built by `mindprobe.report`."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -15,7 +16,7 @@ if TYPE_CHECKING:
 
     from mindprobe.core.results import Results
 
-FORMAT_HELP = "html (default): one self-contained page; md / latex: the tables only"
+FORMAT_HELP = "html: one self-contained page; md / latex: the tables only"
 
 
 def add_report_parser(sub: Any) -> argparse.ArgumentParser:
@@ -32,7 +33,8 @@ def add_report_parser(sub: Any) -> argparse.ArgumentParser:
                    help="where to look for runs when no RUN_DIR is given (default ./runs)")
     p.add_argument("--out", help="the file to write (default report.html, report.md or "
                    "report.tex by --format)")
-    p.add_argument("--format", choices=["html", "md", "latex"], default="html", help=FORMAT_HELP)
+    p.add_argument("--format", choices=["html", "md", "latex"], default=None,
+                   help=FORMAT_HELP + " (default: from the --out extension, else html)")
     p.add_argument("--compare", nargs=2, metavar=("A", "B"),
                    help="compare two runs item by item: run directories or model labels "
                    "(default: every two runs of one benchmark and variant that share items)")
@@ -51,6 +53,13 @@ def add_report_parser(sub: Any) -> argparse.ArgumentParser:
 def _out_path(args: argparse.Namespace) -> Path:
     from mindprobe.report import EXTENSIONS
 
+    by_ext = {ext: fmt for fmt, ext in EXTENSIONS.items()}
+    suffix = Path(args.out).suffix.lower() if args.out else ""
+    if args.format is None:
+        args.format = by_ext.get(suffix, "html")
+    elif suffix in by_ext and by_ext[suffix] != args.format:
+        raise UsageError(f"--out {args.out} names a {by_ext[suffix]} file but --format is "
+                         f"{args.format}; make them agree")
     out = Path(args.out) if args.out else Path("report" + EXTENSIONS[args.format])
     if out.is_dir():
         raise UsageError(f"--out {out} is a directory; give a file name, e.g. {out}/report"
@@ -117,7 +126,8 @@ def cmd_report(args: argparse.Namespace, err: Console) -> int:
         tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, out)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # a read-only folder refuses the clean-up too
+            tmp.unlink(missing_ok=True)
         raise UsageError(f"cannot write {out}: {exc.strerror}") from None
     size = len(text.encode("utf-8"))
     err.print(f"wrote {out} ({size / 1024:,.0f} KiB)", highlight=False)

@@ -21,7 +21,7 @@ from mindprobe.core.benchmark import Benchmark, ModelFacts, PlanContext, RunPlan
 from mindprobe.core.cache import ResponseCache
 from mindprobe.core.loop import run_async
 from mindprobe.core.options import build_options, options_dict, parse_assignments
-from mindprobe.core.paths import response_cache_path
+from mindprobe.core.paths import path_component, response_cache_path
 from mindprobe.core.process import gc_paused
 from mindprobe.core.results import Results, render_results
 from mindprobe.core.runner import PassSettings, execute, usage_summary
@@ -34,7 +34,7 @@ from mindprobe.registry import get_benchmark, info, resolve_variants, split_benc
 def run_dir_for(runs_dir: Path, bench: str, variant: str, prompting: str, label: str,
                 name: str | None = None) -> Path:
     """runs/<benchmark>/<variant>/<prompting>___<model>[__<name>] (the WorldSense convention)."""
-    tail = f"{prompting}___{label}" + (f"__{name}" if name else "")
+    tail = f"{prompting}___{label}" + (f"__{path_component(name, '--name')}" if name else "")
     return Path(runs_dir) / bench / variant / tail
 
 
@@ -69,6 +69,30 @@ def _check_positive(args: argparse.Namespace) -> None:
             raise UsageError(f"--{flag.replace('_', '-')} must be a positive number; got {value}")
     if args.timeout is not None and args.timeout <= 0:
         raise UsageError(f"--timeout must be a positive number of seconds; got {args.timeout:g}")
+
+
+def _check_paths(args: argparse.Namespace) -> None:
+    """Folders named on the command line are created, their missing parents are not: a typo
+    should be one line, not a tree of folders somewhere unexpected."""
+    runs = Path(args.runs_dir)
+    if runs.exists() and not runs.is_dir():
+        raise UsageError(f"--runs-dir {runs} is a file; give a folder")
+    if not runs.exists() and not runs.absolute().parent.is_dir():
+        raise UsageError(f"--runs-dir {runs}: the folder {runs.absolute().parent} does not "
+                         "exist")
+    cache = getattr(args, "cache", None)
+    if cache and not getattr(args, "no_cache", False):
+        parent = Path(cache).expanduser().absolute().parent
+        if not parent.is_dir():
+            raise UsageError(f"--cache {cache}: the folder {parent} does not exist")
+
+
+def _prune_empty(folder: Path, root: Path) -> None:
+    """Remove `folder` and its parents up to (not including) `root` while they are empty."""
+    with contextlib.suppress(OSError):
+        while folder != root and root in folder.parents and not any(folder.iterdir()):
+            folder.rmdir()
+            folder = folder.parent
 
 
 def cmd_run(args: argparse.Namespace, err: Console) -> int:
@@ -108,9 +132,17 @@ def _run_command(args: argparse.Namespace, err: Console) -> tuple[int, dict[str,
     meta = info(name)
     variants = resolve_variants(meta, variant)
     _check_positive(args)
+    _check_paths(args)
+    if getattr(args, "name", None):
+        path_component(args.name, "--name")  # before anything is loaded or started
     bench: Benchmark = get_benchmark(name)
     opts = build_options(bench.Options, bench_option_values(args), benchmark=name)
     roles = parse_roles(args)
+    unknown = sorted(set(roles) - set(bench.roles))
+    if unknown:
+        raise UsageError(f"{name} has no role {unknown[0]!r}; "
+                         + (f"its roles: {', '.join(bench.roles)}" if bench.roles
+                            else "it uses no other model"))
     if getattr(opts, "estimate", False):
         return _estimate(args, bench, opts, name, variants, roles, err), {}
     model = parse_model_spec(args.model, timeout=args.timeout, max_attempts=args.max_attempts,
@@ -339,6 +371,7 @@ async def _run_one(args: argparse.Namespace, bench: Benchmark, opts: Any, varian
         store.close("failed")
         if new_dir and not store.records():  # nothing to keep: leave no empty failed run
             shutil.rmtree(run_dir, ignore_errors=True)
+            _prune_empty(run_dir.parent, Path(args.runs_dir))
         else:
             err.print(f"Finished records are kept in {run_dir}; resume with: "
                       f"{manifest['command']}", soft_wrap=True, markup=False)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -107,7 +108,8 @@ class Build:
         if summary.failures:
             err.print(f"{len(summary.failures)} cell(s) failed their uniformity gate; the rest "
                       "was written")
-        err.print(f"run it with: mindprobe run sort --data-dir {out} --model …")
+        err.print(f"run it with: mindprobe run sort --data-dir {shlex.quote(str(out))} --model …",
+                  soft_wrap=True, highlight=False)
         return 1 if summary.failures else 0
 
 

@@ -4,6 +4,7 @@ in one analysis), `export` (a run as an upstream results file) and `generate` (f
 from __future__ import annotations
 
 import argparse
+import shlex
 import shutil
 import sys
 from pathlib import Path
@@ -13,7 +14,7 @@ from rich.console import Console
 
 from mindprobe.commands.output import emit_json
 from mindprobe.core.store import load_run
-from mindprobe.errors import UsageError
+from mindprobe.errors import DataError, UsageError
 
 
 def _run_frames(run_dir: Path) -> tuple[Any, Any, dict[str, Any]]:
@@ -90,7 +91,13 @@ class Export:
         run_dir, out = Path(args.run), Path(args.out)
         if out.exists() and not out.is_dir():
             raise UsageError(f"--out {out} is a file; give a folder")
+        if not out.parent.is_dir():
+            raise UsageError(f"--out {out}: the folder {out.parent} does not exist")
         _, results, manifest = _run_frames(run_dir)
+        if manifest.get("status") != "finished":
+            err.print(f"[yellow]warning[/yellow]: the run is {manifest.get('status')} "
+                      f"({len(results)} of {manifest.get('n_items', '?')} items); the export "
+                      "holds only those", highlight=False)
         prompting, label = results["prompting"].iloc[0], results["modelname"].iloc[0]
         trials_path = out / "trials.jsonl.bz2"
         if not trials_path.exists():
@@ -103,8 +110,9 @@ class Export:
         path = out / "results" / results_filename(prompting, label)
         write_results_file(path, zip(results["Key"].tolist(), results["resp"].tolist(),
                                      strict=True))
-        err.print(f"wrote {len(results)} results to {path}")
-        err.print(f"analyse with: mindprobe analyse worldsense -t {out}")
+        err.print(f"wrote {len(results)} results to {path}", soft_wrap=True, highlight=False)
+        err.print(f"analyse with: mindprobe analyse worldsense -t {shlex.quote(str(out))}",
+                  soft_wrap=True, highlight=False)
         return 0
 
     @staticmethod
@@ -120,6 +128,9 @@ class Export:
         data = manifest.get("data") or {}
         path.parent.mkdir(parents=True, exist_ok=True)
         if Path(str(data.get("file", ""))).is_absolute():  # a run of a --data-file
+            if not Path(data["file"]).is_file():
+                raise DataError(f"the run was made on {data['file']}, which is no longer "
+                                "there; put it back to export this run")
             shutil.copyfile(data["file"], path)
             return
         variant = manifest["variant"]
@@ -182,9 +193,10 @@ class Generate:
             raise UsageError(str(exc)) from None
         out = Path(args.out)
         path = write_chat(trials, out) if args.format == "chat" else write_testset(trials, out)
-        err.print(f"wrote {len(trials)} trials to {path}")
+        err.print(f"wrote {len(trials)} trials to {path}", soft_wrap=True, highlight=False)
         if args.format == "testset":
-            err.print(f"run it with: mindprobe run worldsense --data-file {path} --model …")
+            err.print(f"run it with: mindprobe run worldsense --data-file "
+                      f"{shlex.quote(str(path))} --model …", soft_wrap=True, highlight=False)
         return 0
 
 

@@ -93,6 +93,8 @@ class Benchmark(abc.ABC):
     Options: type = NoOptions
     #: Official files (`mindprobe data fetch`); empty when items are generated or packaged.
     data_files: list[Any] = []
+    #: Other models it can use by role (`--role judge=SPEC`); any other role is refused.
+    roles: tuple[str, ...] = ()
 
     @abc.abstractmethod
     def plan(self, ctx: PlanContext, opts: Any) -> RunPlan:

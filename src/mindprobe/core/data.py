@@ -11,6 +11,7 @@ import hashlib
 import marshal
 import mmap
 import os
+import shlex
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -87,7 +88,7 @@ def resolve(
     if not path.is_file():
         how = (
             f"pass --data-dir pointing at a folder with {relpath}, or download into this one "
-            f"with `mindprobe data fetch {benchmark} --data-dir {root}`"
+            f"with `mindprobe data fetch {benchmark} --data-dir {shlex.quote(str(root))}`"
             if data_dir
             else f"run `mindprobe data fetch {benchmark}` (needs internet) or pass --data-dir DIR"
         )

@@ -25,10 +25,12 @@ def option(
     maximum: float | None = None,
     metavar: str | None = None,
     list_sep: str | None = None,
+    needs: str | None = None,
 ) -> Any:
-    """A dataclass field with CLI metadata (help, choices, range)."""
+    """A dataclass field with CLI metadata (help, choices, range). `needs` names a boolean
+    option without which this one does nothing: given alone it is refused, not ignored."""
     meta = {"help": help, "choices": choices, "minimum": minimum, "maximum": maximum,
-            "metavar": metavar, "list_sep": list_sep}
+            "metavar": metavar, "list_sep": list_sep, "needs": needs}
     return field(default=default, metadata=meta)
 
 
@@ -44,6 +46,7 @@ class OptionSpec:
     minimum: float | None
     maximum: float | None
     metavar: str | None
+    needs: str | None = None
 
 
 @dataclass
@@ -70,6 +73,7 @@ def option_specs(cls: type) -> list[OptionSpec]:
             name=f.name, flag="--" + f.name.replace("_", "-"), kind=kind, optional=optional,
             default=f.default, help=m.get("help", ""), choices=m.get("choices"),
             minimum=m.get("minimum"), maximum=m.get("maximum"), metavar=m.get("metavar"),
+            needs=m.get("needs"),
         ))
     return out
 
@@ -137,6 +141,11 @@ def build_options(cls: type, values: dict[str, Any], *, benchmark: str = "") -> 
             value = _convert(spec, values[name])
             _check(spec, value)
             kwargs[name] = value
+    for name, spec in specs.items():
+        if spec.needs and kwargs.get(name) is not None and not kwargs.get(
+                spec.needs, specs[spec.needs].default):
+            raise UsageError(f"{spec.flag} only applies with {specs[spec.needs].flag}; add "
+                             f"{specs[spec.needs].flag} or leave {spec.flag} out")
     return cls(**kwargs)
 
 

@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
+
+from mindprobe.errors import UsageError
+
+_COMPONENT = re.compile(r"^[A-Za-z0-9._+-]+$")
 
 
 def cache_dir() -> Path:
@@ -26,3 +31,12 @@ def response_cache_path() -> Path:
     """The SQLite response cache (`MINDPROBE_RESPONSE_CACHE` overrides)."""
     env = os.environ.get("MINDPROBE_RESPONSE_CACHE")
     return Path(env).expanduser() if env else cache_dir() / "responses.sqlite"
+
+
+def path_component(value: str, what: str) -> str:
+    """`value` checked to be one safe folder name (a run's --name, a judge's label): never a
+    path that would put a run somewhere else."""
+    if not _COMPONENT.match(value) or value in (".", ".."):
+        raise UsageError(f"{what} {value!r} must be one path component of letters, digits "
+                         "and ._+-")
+    return value

@@ -13,7 +13,7 @@ from typing import Any
 
 from mindprobe.core.cache import ResponseCache, cache_key
 from mindprobe.core.chat import Chat
-from mindprobe.errors import UsageError
+from mindprobe.errors import ModelError, UsageError
 from mindprobe.models.base import CallContext, ChoiceScores, Completion, Model, Request, Usage
 
 
@@ -107,6 +107,8 @@ class Session:
             request.slot = await self._slot(model, role)
         comp = await model.complete(request, self._context(role))
         self._account(role, comp)
+        if request.constrain and request.choices:
+            check_constrained(model, request.choices, comp)
         if key is not None:
             self._cache.put(key, comp.to_cache())
         return comp
@@ -145,3 +147,19 @@ class Session:
 
     def usage_dict(self) -> dict[str, dict[str, int]]:
         return {role: u.as_dict() for role, u in self.usage.items()}
+
+
+def check_constrained(model: Model, choices: list[str], comp: Completion) -> None:
+    """A constrained request must come back as one of `choices` (a prefix of one when the token
+    cap cut it): anything else means the backend ignored the constraint, and scoring such
+    replies as invalid answers would pass off an unconstrained run as a constrained one."""
+    text = comp.text.strip()
+    if text in choices or (comp.finish_reason == "length"
+                           and any(c.startswith(text) for c in choices)):
+        return
+    shown = ", ".join(repr(c) for c in choices[:6]) + (", …" if len(choices) > 6 else "")
+    raise ModelError(
+        f"{model.spec} did not enforce the constrained answer: asked for one of {shown}, it "
+        f"replied {comp.text[:80]!r}. Its server ignores the constraint it was sent; use "
+        "unconstrained prompting with it (finished records are kept)"
+    )

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 Z95 = 1.96  # two-sided 95% normal quantile, as used for the published confidence intervals
+Z95_EXACT = 1.959963984540054  # the same quantile unrounded, for intervals of our own
 
 
 def sem(var: np.ndarray | pd.Series, n: np.ndarray | pd.Series) -> np.ndarray:
@@ -64,16 +65,32 @@ def mean_ci(values: Sequence[float], level: float = 0.95) -> tuple[float | None,
         return None, None
     from scipy import stats
 
-    half = stats.t.ppf(0.5 + level / 2, len(x) - 1) * x.std(ddof=1) / np.sqrt(len(x))
+    spread = x.std(ddof=1)
+    if not spread > 0:  # every value equal: a zero-width "interval" would claim certainty
+        return None, None
+    half = stats.t.ppf(0.5 + level / 2, len(x) - 1) * spread / np.sqrt(len(x))
     return float(x.mean() - half), float(x.mean() + half)
 
 
+def wilson_interval(k: np.ndarray | float, n: np.ndarray | float, z: float = Z95_EXACT
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """Wilson score interval of proportions k/n, element-wise: well defined at 0, n and small
+    n (where the normal interval collapses); NaN where n = 0."""
+    k, n = np.asarray(k, dtype=float), np.asarray(n, dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = k / n
+        denom = 1 + z * z / n
+        centre = (p + z * z / (2 * n)) / denom
+        half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+        # exactly 0 (1) when none (all) succeeded, not a rounding error away from it
+        lo = np.where(n > 0, np.where(k <= 0, 0.0, np.clip(centre - half, 0, 1)), np.nan)
+        hi = np.where(n > 0, np.where(k >= n, 1.0, np.clip(centre + half, 0, 1)), np.nan)
+    return lo[()], hi[()]  # numbers for numbers, arrays for arrays
+
+
 def wilson(k: float, n: float, z: float = Z95) -> tuple[float | None, float | None]:
-    """Wilson score interval of a proportion k/n: well defined at 0, n and small n."""
+    """One Wilson interval as floats (None when n = 0); z = 1.96 beside upstream's CIs."""
     if n <= 0:
         return None, None
-    p = k / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return float(max(0.0, centre - half)), float(min(1.0, centre + half))
+    lo, hi = wilson_interval(k, n, z)
+    return float(lo), float(hi)

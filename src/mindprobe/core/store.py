@@ -160,6 +160,10 @@ class RunStore:
             raise DataError(f"no run at {self.dir} ({MANIFEST} is missing)") from None
         except ValueError:
             raise DataError(f"{self.manifest_path} is not valid JSON") from None
+        except OSError as exc:
+            raise DataError(f"cannot read {self.manifest_path}: {exc.strerror}") from None
+        if not isinstance(self.manifest, dict):
+            raise DataError(f"{self.manifest_path} is not a run manifest (a JSON object)")
         return self.manifest
 
     def open(self, manifest: dict[str, Any], *, retry_errors: bool = False) -> dict[str, dict]:
@@ -186,7 +190,7 @@ class RunStore:
         if self.exists():
             old = self.load_manifest()
             for key in self.identity_fields:
-                if old.get(key) != manifest.get(key):
+                if not _same_field(key, old, manifest):
                     raise UsageError(
                         f"{self.dir} holds a run with a different {key} "
                         f"({_difference(old.get(key), manifest.get(key))}); "
@@ -348,6 +352,15 @@ class Run:
         if status == "running" and not RunLock(self.dir).is_held_elsewhere():
             return "interrupted"  # its process died without closing the run
         return status
+
+
+def _same_field(key: str, old: dict[str, Any], new: dict[str, Any]) -> bool:
+    """Whether a resumed run keeps `key`. The model is compared by identity where both
+    manifests record one, so `host:port`, `http://host:port/v1/` and the like (one endpoint,
+    one cache) resume the same run."""
+    if key == "model" and old.get("model_identity") and new.get("model_identity"):
+        return old["model_identity"] == new["model_identity"]
+    return old.get(key) == new.get(key)
 
 
 def load_run(run_dir: Path | str, benchmark: str | None = None) -> Run:

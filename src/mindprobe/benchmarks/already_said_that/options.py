@@ -22,4 +22,5 @@ class AlreadySaidThatOptions:
     estimate: bool = option(False, "print the tokens (and cost) a run would take, with and "
                             "without prefix reuse, then exit; sends nothing, needs no API key")
     price: str | None = option(None, "with --estimate: USD per million tokens, IN, IN,OUT or "
-                               "IN,OUT,CACHED_IN (e.g. 2.5,10,1.25)", metavar="IN[,OUT[,CACHED]]")
+                               "IN,OUT,CACHED_IN (e.g. 2.5,10,1.25)", metavar="IN[,OUT[,CACHED]]",
+                               needs="estimate")

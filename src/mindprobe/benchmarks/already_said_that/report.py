@@ -52,13 +52,18 @@ def results_of_records(records: list[dict[str, Any]], variant: str,
     m = {k: (None if isinstance(v, float) and math.isnan(v) else v)
          for k, v in aggregate(ok).items()}
     out.detail.update(m)
-    lo, hi = mean_ci([float(r["num_turns"]) for r in ok])
-    cap = max(float(r["num_turns"]) for r in ok)
-    # A mean of turns lies between the fewest (>= 0) and the most any chat survived.
-    lo = None if lo is None else max(0.0, lo)
-    hi = None if hi is None else min(cap, hi)
+    turns = [float(r["num_turns"]) for r in ok]
+    lo, hi = mean_ci(turns)
+    method = "t interval over samples"
+    if lo is None:
+        method = "none"
+        out.notes.append("no CI for avg_num_turns: " + (
+            "a single sample" if len(ok) < 2 else
+            f"every sample survived the same number of turns ({turns[0]:g})"))
+    elif lo < 0:  # a mean of turns cannot be negative; the upper end is left as it is
+        lo, method = 0.0, "t interval over samples, lower end clipped at 0"
     out.headline = Headline("avg_num_turns", m["avg_num_turns"], lo, hi, unit=" turns",
-                            n=len(ok), ci_method="t interval over samples")
+                            n=len(ok), ci_method=method)
     frame = pd.DataFrame({"metric": list(METRIC_NAMES),
                           "value": [m.get(k) for k in METRIC_NAMES]})
     out.add_table("metrics", frame, f"Already Said That {variant} ({len(ok)} samples, "

@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-Z95 = 1.959963984540054
+from mindprobe.core.stats import wilson_interval
+
 BINARY = ("strict", "gpt")
 CONTINUOUS = ("acc", "rouge1_f", "rouge2_f", "rougeL_f", "bleurt")
 DEFAULT_METRICS = ("acc", "strict", "rouge1_f", "rouge2_f", "rougeL_f", "bleurt", "gpt")
@@ -29,17 +30,7 @@ FANOUT_BINS: tuple[tuple[int, int | None], ...] = (
     (14, None),
 )
 N_BOOT = 2000
-
-
-def wilson_interval(k: float, n: int, z: float = Z95) -> tuple[float, float]:
-    """Wilson score interval for k successes in n trials (NaN for n = 0)."""
-    if n <= 0:
-        return math.nan, math.nan
-    p = k / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
+WILSON = "wilson95"
 
 
 def bootstrap_interval(
@@ -53,6 +44,19 @@ def bootstrap_interval(
     means = x[rng.integers(0, x.size, size=(n_boot, x.size))].mean(axis=1)
     lo, hi = np.percentile(means, [2.5, 97.5])
     return float(lo), float(hi)
+
+
+def interval(values: Sequence[float], binary: bool, seed: int = 0) -> tuple[float, float, str]:
+    """(low, high, method) of a 95% interval: Wilson for shares, a seeded percentile bootstrap
+    for means of scores in [0, 1]. When every score is the same (all 0, say) the bootstrap has
+    no spread and would claim a zero-width interval; Wilson on the score sum, labelled so,
+    stands in for it."""
+    x = np.asarray(values, dtype=float)
+    if binary or (x.size > 1 and x.min() == x.max() and 0 <= x.min() <= 1):
+        lo, hi = wilson_interval(float(x.sum()), int(x.size))
+        return float(lo), float(hi), WILSON if binary else WILSON + " (no spread to bootstrap)"
+    lo, hi = bootstrap_interval(x, seed=seed)
+    return lo, hi, f"bootstrap95(percentile,{N_BOOT},seed={seed})"
 
 
 def records_frame(records: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
@@ -95,12 +99,7 @@ def _summarise(
             vals = sub[m].dropna().to_numpy(dtype=float)
             if vals.size == 0:
                 continue
-            if m in BINARY:
-                lo, hi = wilson_interval(float(vals.sum()), int(vals.size))
-                method = "wilson95"
-            else:
-                lo, hi = bootstrap_interval(vals, seed=seed)
-                method = f"bootstrap95(percentile,{N_BOOT},seed={seed})"
+            lo, hi, method = interval(vals, m in BINARY, seed)
             out.append(
                 {
                     group_col: group,

@@ -297,6 +297,7 @@ def evaluate(
         "lemmatizer": norm.backend,
         "only_score_answered": only_score_answered,
         "n_unanswered": sum(1 for r in records if not r["answered"]),
+        "n_empty": sum(1 for _, ans in pairing.pairs if ans is not None and not ans.strip()),
         "n_unknown_ids_ignored": len(pairing.unknown_ids),
         "duplicate_ids": pairing.duplicate_ids,
     }

@@ -14,13 +14,13 @@ from mindprobe.core.benchmark import RunPlan
 from mindprobe.core.results import Headline, Results
 from mindprobe.errors import DataError
 
-from .breakdown import N_BOOT, bootstrap_interval, by_category, by_fanout, wilson_interval
+from .breakdown import N_BOOT, WILSON, by_category, by_fanout, interval
 from .data import DATASET_VERSION, PACKAGE, PACKAGE_VERSION, Generation, Question, load_questions
 from .normalize import Normalizer
 from .scoring import Evaluation, evaluate
 
 BOOT_METHOD = f"bootstrap95(percentile,{N_BOOT},seed=0)"
-WILSON_METHOD = "wilson95"
+
 PERCENT = ("value", "ci_low", "ci_high", "loose", "loose_ci_low", "loose_ci_high", "strict",
            "strict_ci_low", "strict_ci_high", "rouge1_f", "rouge2_f", "rougeL_f", "gpt",
            "gpt_ci_low", "gpt_ci_high")
@@ -35,14 +35,6 @@ def lemmatizer_note(backend: Mapping[str, Any]) -> str:
             + ("" if exact else f" - {APPROXIMATE}"))
 
 
-def _interval(values: Sequence[float], binary: bool) -> tuple[float, float, str]:
-    if binary:
-        lo, hi = wilson_interval(float(sum(values)), len(values))
-        return lo, hi, WILSON_METHOD
-    lo, hi = bootstrap_interval(values)
-    return lo, hi, BOOT_METHOD
-
-
 def overall_frame(ev: Evaluation) -> pd.DataFrame:
     """One row per metric: value with its 95% interval (bootstrap for means of continuous
     scores, Wilson for shares), plus why a metric is null."""
@@ -54,7 +46,7 @@ def overall_frame(ev: Evaluation) -> pd.DataFrame:
         lo = hi = math.nan
         method = ""
         if values is not None and value is not None:
-            lo, hi, method = _interval(values, binary)
+            lo, hi, method = interval(values, binary)
         rows.append({"metric": metric, "value": math.nan if value is None else value,
                      "ci_low": lo, "ci_high": hi, "ci_method": method, "n": ev.n, "note": note})
 
@@ -69,6 +61,9 @@ def overall_frame(ev: Evaluation) -> pd.DataFrame:
                 else "null: " + str(ev.meta.get("gpt_short", "judge not run")) + " (see notes)")
     add("GPT judge", None if ev.gpt is None else [float(r["gpt"]) for r in recs], ev.gpt, True,
         gpt_note)
+    empty = int(ev.meta.get("n_empty") or 0) + int(ev.meta.get("n_unanswered") or 0)
+    add("no answer (empty or missing)", [1.0] * empty + [0.0] * (ev.n - empty),
+        empty / ev.n if ev.n else None, True, f"{empty} of {ev.n}: score 0")
     return pd.DataFrame(rows)
 
 
@@ -97,13 +92,14 @@ def evaluation_results(ev: Evaluation, *, title: str, extra: Mapping[str, Any] |
                        include_raw: bool = False) -> Results:
     """Results of one scored set of answers (a run's, or a submission file's)."""
     res = Results("fanoutqa")
-    lo, hi = bootstrap_interval([float(r["acc"]) for r in ev.records])
+    lo, hi, method = interval([float(r["acc"]) for r in ev.records], False)
     res.headline = Headline("loose accuracy", ev.acc["loose"], None if math.isnan(lo) else lo,
-                            None if math.isnan(hi) else hi, n=ev.n, ci_method=BOOT_METHOD)
+                            None if math.isnan(hi) else hi, n=ev.n,
+                            ci_method=None if math.isnan(lo) else method, percent=True)
     backend = ev.meta.get("lemmatizer") or {}
     res.add_table("overall", overall_frame(ev), f"FanOutQA {title} · {ev.n} questions · "
                   f"{DATASET_VERSION} data · {backend.get('backend')} (95% CIs: {BOOT_METHOD} "
-                  f"for means, {WILSON_METHOD} for shares)", percent=PERCENT, index=False)
+                  f"for means, {WILSON} for shares)", percent=PERCENT, index=False)
     res.add_table("by_category", _wide(by_category(ev.records), "category"),
                   "by category (a question counts in each of its categories)", percent=PERCENT,
                   index=False)
@@ -122,6 +118,14 @@ def evaluation_results(ev: Evaluation, *, title: str, extra: Mapping[str, Any] |
         res.notes.append(str(ev.meta.get("gpt_reason")))
     if ev.meta.get("n_unanswered"):
         res.notes.append(f"{ev.meta['n_unanswered']} question(s) without an answer score 0")
+    if ev.meta.get("n_empty"):
+        empty = ev.meta["n_empty"]
+        msg = f"{empty} of {ev.n} answers were empty (scored 0)"
+        if empty > ev.n / 2:
+            res.warnings.append(msg + "; the model mostly gave no answer: check its replies "
+                                "(`mindprobe export`) and --max-tokens")
+        else:
+            res.notes.append(msg)
     return res
 
 

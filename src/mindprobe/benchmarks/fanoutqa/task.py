@@ -77,6 +77,7 @@ def questions_by_id(split: str) -> dict[str, Question]:
 
 class FanOutQABenchmark(Benchmark):
     name = "fanoutqa"
+    roles = ("judge",)
     Options = FanOutQAOptions
 
     def __init__(self) -> None:

@@ -14,13 +14,12 @@ the four dataset fields the judge prompt needs, so judging never needs the data 
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 from typing import Any
 
 from mindprobe.core.judges import merge_judges
 from mindprobe.core.session import Session
-from mindprobe.errors import DataError, UsageError
+from mindprobe.errors import DataError
 from mindprobe.models.base import Request
 
 from .dataset_file import STEP_FIELD
@@ -33,7 +32,6 @@ JUDGE_INPUT_FIELDS = (
     STEP_FIELD,
     "model_output_solution_first_error_reason",
 )
-_LABEL = re.compile(r"^[A-Za-z0-9._+-]+$")
 #: Extra tokens a reasoning judge gets for its thinking (known to think, or cut off in it).
 JUDGE_THINKING_ROOM = 4096
 
@@ -95,14 +93,6 @@ async def judge_one(
     if comp.truncated_in_reasoning:
         out["truncated_in_reasoning"] = True
     return out
-
-
-def check_label(label: str) -> str:
-    if not _LABEL.match(label):
-        raise UsageError(
-            f"judge label {label!r} must be one path component of letters, digits and ._+-"
-        )
-    return label
 
 
 def collect_judges(

@@ -72,6 +72,7 @@ def human_reply(typed: str) -> str:
 
 class MRGSM8KBenchmark(Benchmark):
     name = "mr_gsm8k"
+    roles = ("judge",)
     Options = MRGSM8KOptions
     data_files = [OFFICIAL_FILE]
 

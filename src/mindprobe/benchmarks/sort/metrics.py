@@ -19,30 +19,17 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from mindprobe.benchmarks.sort.cell import distance_edges
+from mindprobe.core.stats import wilson_interval
 from mindprobe.errors import DataError
 
 CHANCE = 0.5
 CI_METHOD = "wilson"
-Z_95 = 1.959963984540054
 REQUIRED = ("excerpt_length", "segment_length", "answer", "correct")
 RUN_KEYS = ("model", "prompt", "context")
 IN_CONTEXT, NO_CONTEXT = "in-context", "no-context"
-
-
-def wilson_interval(k: np.ndarray | float, n: np.ndarray | float, z: float = Z_95
-                    ) -> tuple[np.ndarray, np.ndarray]:
-    """Wilson score interval for k successes in n trials (NaN where n = 0)."""
-    k, n = np.asarray(k, dtype=float), np.asarray(n, dtype=float)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        p = k / n
-        denom = 1 + z * z / n
-        centre = (p + z * z / (2 * n)) / denom
-        half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return np.clip(centre - half, 0, 1), np.clip(centre + half, 0, 1)
 
 
 def to_frame(records: pd.DataFrame | Iterable[Mapping[str, Any]]) -> pd.DataFrame:

@@ -58,7 +58,7 @@ def results_of_run(records: list[dict[str, Any]], prompting: str, label: str) ->
     doc = to_json(analyse(*frames(ok, prompting, label), warn=warnings.append))
     out.detail.update(doc)
     out.warnings += [w for w in warnings if "PARTIAL" not in w]
-    small = False
+    small = no_bias_ci = False
     for run, problems in doc["accuracy"].items():
         bias = doc["bias"].get(run, {})
         rows = []
@@ -72,7 +72,8 @@ def results_of_run(records: list[dict[str, Any]], prompting: str, label: str) ->
                          "acc ±95": _pct(s.get("conf95")) if method == UPSTREAM else None,
                          "ci_low": _pct(lo), "ci_high": _pct(hi), "ci": method,
                          "bias": bias.get(name, {}).get("mean"),
-                         "bias ±95": bias.get(name, {}).get("conf95")})
+                         "bias ±95": _half_width(bias.get(name, {}).get("conf95"))})
+            no_bias_ci |= rows[-1]["bias ±95"] is None
         out.add_table(f"accuracy/{run}", pd.DataFrame(rows),
                       f"WorldSense {run} ({len(ok)} trials, {invalid} invalid answers"
                       + (f", {cut} cut off while thinking" if cut else "")
@@ -88,8 +89,12 @@ def results_of_run(records: list[dict[str, Any]], prompting: str, label: str) ->
     if small:
         out.notes.append(
             "ci = upstream: mean ± 1.96 × the SEM of equally weighted cells (the paper's CIs); "
-            "where a cell is too small for that (a single trial per cell: no SEM, or zero "
-            "width), the interval is Wilson's on the raw correct/total, labelled so")
+            "where a cell is too small for that (a single tuple per cell: no SEM, or zero "
+            "width), the interval is Wilson's around the accuracy shown over the problem's "
+            "trials, labelled so")
+    if no_bias_ci:
+        out.notes.append("bias ±95 is – where the tuples show no spread (one tuple, or all "
+                         "alike): no interval can be given there")
     out.notes.append(CHANCE_NOTE)
     if cut:
         out.warnings.append(
@@ -99,9 +104,10 @@ def results_of_run(records: list[dict[str, Any]], prompting: str, label: str) ->
     if invalid:
         share = invalid / len(ok)
         msg = f"{invalid} of {len(ok)} answers ({share:.0%}) were not one of the allowed options"
-        (out.warnings if share > 0.5 else out.notes).append(
-            msg + ("; the model mostly did not answer in the expected form (try --scoring "
-                   "logprob or --prompting constrained)" if share > 0.5 else ""))
+        hint = ("; the model mostly did not answer in the expected form (try --scoring "
+                "logprob" + (")" if prompting == "constrained" else
+                             " or --prompting constrained)"))
+        (out.warnings if share > 0.5 else out.notes).append(msg + (hint if share > 0.5 else ""))
     return out
 
 
@@ -132,11 +138,21 @@ def _counts(records: list[dict[str, Any]]) -> dict[str, tuple[int, int, int, int
 
 
 def _interval(mean: Any, half: Any, k: int, n: int) -> tuple[float | None, float | None, str]:
-    """Upstream's mean ± conf95 where it is defined and non-degenerate, else Wilson on k/n."""
+    """Upstream's mean ± conf95 where it is defined and non-degenerate, else Wilson's interval
+    around the accuracy shown (the paper's balanced one, with n trials; k/n, the raw share,
+    only when there is none), so the interval always brackets the number beside it."""
     if mean is not None and half is not None and half == half and half > 0:
-        return float(mean) - float(half), float(mean) + float(half), UPSTREAM
-    lo, hi = wilson(k, n)
+        # the bounds clipped to [0, 1], where the normal interval of a share may spill over
+        return (max(0.0, float(mean) - float(half)), min(1.0, float(mean) + float(half)),
+                UPSTREAM)
+    lo, hi = wilson(float(mean) * n if mean is not None and mean == mean else k, n)
     return lo, hi, WILSON
+
+
+def _half_width(half: Any) -> float | None:
+    """A CI half-width, or None (shown "–") where it is undefined or zero: one tuple, or
+    tuples all alike, say nothing about the spread, and "± 0" would claim certainty."""
+    return float(half) if half is not None and half == half and half > 0 else None
 
 
 def _pct(v: Any) -> float | None:
