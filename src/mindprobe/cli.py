@@ -53,10 +53,14 @@ def _bench_in_argv(argv: list[str]) -> str | None:
     return None
 
 
-def add_common_run_options(r: argparse.ArgumentParser) -> None:
+def add_common_run_options(r: argparse.ArgumentParser, bench: str | None = None) -> None:
+    from mindprobe.registry import BENCHMARKS
+
     r.add_argument("--model", required=True, help="model spec, see `mindprobe models`")
-    r.add_argument("--limit", type=int, help="only the first N items (per benchmark: WorldSense "
-                   "rounds up to whole tuples, Already Said That counts samples)")
+    r.add_argument("--limit", type=int, metavar="N", help=(
+        f"run only {BENCHMARKS[bench].limit}" if bench in BENCHMARKS else
+        "run only N items; what an item is depends on the benchmark (`mindprobe run BENCH "
+        "--help` says)"))
     r.add_argument("--concurrency", type=int,
                    help="items in flight (default per backend; the embedded model: 1, which is "
                    "reproducible)")
@@ -128,13 +132,14 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     p = _Parser(prog="mindprobe", description=DESCRIPTION)
     p.add_argument("--version", action="version", version=f"mindprobe {__version__}")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
-    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser, metavar="COMMAND")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser, metavar="COMMAND",
+                           help="what to do; `mindprobe COMMAND --help` for its options")
 
     r = sub.add_parser("run", help="run a benchmark against a model (resumes if re-run)",
                        description="Run BENCH[:VARIANT] against --model. Re-running the same "
                        "command resumes; `mindprobe run BENCH --help` lists its options.")
     r.add_argument("benchmark", help="BENCH[:VARIANT], see `mindprobe list`")
-    add_common_run_options(r)
+    add_common_run_options(r, bench)
     if bench:
         add_benchmark_options(r, bench)
 
@@ -144,6 +149,9 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     a.add_argument("--run", action="append", help="a mindprobe run directory (repeatable)")
     a.add_argument("--json", action="store_true", help="print only JSON on stdout")
     from mindprobe.commands import verbs_of
+    from mindprobe.registry import BENCHMARKS
+
+    command = next((x for x in argv if not x.startswith("-")), None)
 
     for verb, help_text in (("export", "export a run in the benchmark's upstream result format"),
                             ("generate", "generate a fresh dataset"),
@@ -151,8 +159,15 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
                             ("build", "build a benchmark's dataset from its sources"),
                             ("sweep", "run every prompt config, pick the best, run the test "
                              "split with it")):
-        v = sub.add_parser(verb, help=help_text)
-        v.add_argument("benchmark", help="the benchmark, see `mindprobe list`")
+        offered = [n for n, b in BENCHMARKS.items() if verb in b.verbs]
+        v = sub.add_parser(verb, help=f"{help_text} ({', '.join(offered)})",
+                           description=f"{help_text[0].upper()}{help_text[1:]}; offered by "
+                           f"{', '.join(offered)}. `mindprobe {verb} BENCH --help` lists its "
+                           "options.")
+        v.add_argument("benchmark", help=f"one of {', '.join(offered)}")
+        if bench and verb == command and verb not in BENCHMARKS[bench].verbs:
+            raise MindprobeError(f"{bench} has no `{verb}`; benchmarks that do: "
+                                 f"{', '.join(offered)}")
         if bench and verb in verbs_of(bench):
             verbs_of(bench)[verb].add_arguments(v)
     if bench and "analyse" in verbs_of(bench):
@@ -222,9 +237,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 def run_program() -> NoReturn:
     """The `mindprobe` program (console script, `python -m mindprobe.cli`): `main` in a process
     tuned for it (see core/process.py); the Python API and tests call `main` itself."""
-    from mindprobe.core.process import exit_now, tune_gc
+    from mindprobe.core.process import exit_now, term_as_interrupt, tune_gc
 
     tune_gc()
+    term_as_interrupt()
     exit_now(main())
 
 

@@ -28,6 +28,8 @@ class BenchmarkInfo:
     variant_groups: dict[str, list[str]] = field(default_factory=dict)
     #: verbs besides run/analyse/data that this benchmark offers (see `mindprobe.commands`).
     verbs: tuple[str, ...] = ()
+    #: What `--limit N` keeps, in the words of this benchmark (shown in `run BENCH --help`).
+    limit: str = "the first N items"
 
 
 _AST_VARIANTS = ["which-is-heavier", "first-letters", "ambiguous-sentences",
@@ -49,6 +51,8 @@ BENCHMARKS: dict[str, BenchmarkInfo] = {
         task="mindprobe.benchmarks.worldsense.task:WorldSenseBenchmark",
         options="mindprobe.benchmarks.worldsense.options:WorldSenseOptions",
         verbs=("export", "generate"),
+        limit="a seeded random sample of whole tuples, about N trials (rounded up to the "
+        "tuple that reaches N: the analysis drops incomplete tuples)",
     ),
     "already_said_that": BenchmarkInfo(
         name="already_said_that",
@@ -61,6 +65,8 @@ BENCHMARKS: dict[str, BenchmarkInfo] = {
         variant_groups={"all": list(_AST_VARIANTS)},
         task="mindprobe.benchmarks.already_said_that.task:AlreadySaidThatBenchmark",
         options="mindprobe.benchmarks.already_said_that.options:AlreadySaidThatOptions",
+        limit="the first N of the --n-samples chats, per variant (so `:all` runs N per "
+        "task)",
     ),
     "mr_gsm8k": BenchmarkInfo(
         name="mr_gsm8k",
@@ -74,6 +80,7 @@ BENCHMARKS: dict[str, BenchmarkInfo] = {
         task="mindprobe.benchmarks.mr_gsm8k.task:MRGSM8KBenchmark",
         options="mindprobe.benchmarks.mr_gsm8k.options:MRGSM8KOptions",
         verbs=("judge",),
+        limit="the first N solutions of the data file",
     ),
 }
 
@@ -89,6 +96,7 @@ BENCHMARKS["sort"] = BenchmarkInfo(
     task="mindprobe.benchmarks.sort.task:SortBenchmark",
     options="mindprobe.benchmarks.sort.options:SortOptions",
     verbs=("build", "sweep"),
+    limit="the first N test rows (segment pairs) in total, over all conditions run",
 )
 
 
@@ -150,4 +158,5 @@ BENCHMARKS["fanoutqa"] = BenchmarkInfo(
     task="mindprobe.benchmarks.fanoutqa.task:FanOutQABenchmark",
     options="mindprobe.benchmarks.fanoutqa.options:FanOutQAOptions",
     verbs=("export", "judge"),
+    limit="the first N questions of the split",
 )

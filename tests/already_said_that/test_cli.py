@@ -52,6 +52,7 @@ def test_estimate_prints_resend_vs_reuse(shared_data, tmp_path, capsys):
                           "--estimate", "--price", "2.5,10")
     assert code == 0
     assert "resend every turn" in err and "prefix reuse" in err and "cost" in err
+    assert "prices (USD per million tokens): input 2.5, output 10" in " ".join(err.split())
     assert not list(tmp_path.glob("already_said_that/*"))  # nothing was run
 
 

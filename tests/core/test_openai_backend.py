@@ -85,6 +85,25 @@ def test_gives_up_after_bounded_attempts():
         assert srv.stats()["faults"]["500"] == 3
 
 
+@pytest.mark.parametrize("fault", ["fault_500", "fault_malformed"])
+def test_a_server_that_fails_every_request_counts_as_dead(fault):
+    """Not only refused connections: 5xx or broken bodies on every request, with no good
+    answer for a while, stop the run instead of retrying every item."""
+    with TestServer(**{fault: 1.0}) as srv:
+        model = _model(srv.base_url, max_attempts=6)
+        model.DEAD_STREAK, model.DEAD_SECONDS = 8, 0.05
+        with pytest.raises(ModelError, match="stopped answering .* failed requests in a row"):
+            _ask(model, n=8)
+
+
+def test_rate_limits_alone_never_count_as_a_dead_server():
+    with TestServer(fault_429=1.0, retry_after=0) as srv:
+        model = _model(srv.base_url, max_attempts=3)
+        model.DEAD_STREAK, model.DEAD_SECONDS = 2, 0.0
+        with pytest.raises(TransientError, match="after 3 attempts"):
+            _ask(model, n=4)
+
+
 def test_unknown_model_fails_fast_listing_models():
     with TestServer(models=["a", "b"]) as srv:
         with pytest.raises(ModelError, match="unknown model 'test-model'.*a, b"):

@@ -39,6 +39,8 @@ def test_help_lists_only_that_benchmarks_options(capsys):
     (["--reasks", "1", "-O", "reasks=2"], "both as a flag and with -O"),
     (["--max-tokens", "0"], "--max-tokens must be a positive number"),
     (["--timeout", "0"], "--timeout must be a positive number"),
+    (["--timeout", "nan"], "--timeout must be a positive number"),
+    (["--timeout", "-1"], "--timeout must be a positive number"),
     (["--max-attempts", "0"], "--max-attempts must be a positive number"),
 ])
 def test_bad_option_values_are_one_line_exit_2(capsys, tmp_path, args, message):
@@ -80,3 +82,17 @@ def test_list_and_models_json(capsys):
     assert code == 0 and "worldsense" in json.loads(out)
     code, out, _ = _run(capsys, "models", "--json")
     assert code == 0 and any(m["spec"] == "local" for m in json.loads(out))
+
+
+def test_limit_help_says_what_an_item_is_per_benchmark(capsys):
+    from mindprobe.cli import main
+
+    words = {"worldsense": "whole tuples", "already_said_that": "per variant",
+             "mr_gsm8k": "solutions", "sort": "segment pairs", "fanoutqa": "questions"}
+    for bench, phrase in words.items():
+        try:
+            main(["run", bench, "--help"])
+        except SystemExit:
+            pass
+        out = " ".join(capsys.readouterr().out.split())
+        assert phrase in out.split("--limit N", 2)[2].split("--concurrency")[0], bench

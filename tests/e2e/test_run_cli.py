@@ -11,6 +11,8 @@ import signal
 import time
 from pathlib import Path
 
+import pytest
+
 from mindprobe.core.store import read_records
 from mindprobe.testing import TestServer
 from mindprobe.testing.responders import worldsense_answer
@@ -84,14 +86,16 @@ def test_kill9_then_resume_equals_uninterrupted(cli, spawn, tmp_path):
     assert _metrics(doc) == _metrics(doc2)
 
 
-def test_ctrl_c_keeps_results_and_prints_resume_hint(cli, spawn, tmp_path):
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_keeps_results_and_prints_resume_hint(cli, spawn, tmp_path, sig):
+    """Ctrl-C, and SIGTERM as `timeout`, SLURM or `docker stop` send it."""
     runs = tmp_path / "runs"
     with TestServer(responder=worldsense_answer, latency=0.05) as srv:
         args = ["run", "worldsense:fresh", "--model", MODEL.format(url=srv.base_url),
                 "--runs-dir", runs, "--concurrency", 2, "--no-cache"]
         proc = spawn(args)
         assert _wait_for_records(runs, 10) is not None
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(sig)
         _, err = proc.communicate(timeout=30)
         assert proc.returncode == 130, err
         assert "Resume with:" in err and "Traceback" not in err

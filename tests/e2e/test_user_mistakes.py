@@ -3,6 +3,8 @@ nothing is created by accident; equivalent spellings of one endpoint resume one 
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from mindprobe.testing import TestServer
@@ -91,3 +93,70 @@ def test_printed_commands_are_shell_quoted(cli, tmp_path):
     code, _, err = cli("generate", "worldsense", "--seed", 3, "--n", 2, "--out", gen)
     assert code == 0, err
     assert f"--data-file '{gen}/trials.jsonl.bz2'" in err
+
+
+def test_manifest_says_whether_the_run_repeats(cli, tmp_path):
+    from mindprobe.models import parse_model_spec
+
+    assert parse_model_spec("local").deterministic(1) is True
+    assert parse_model_spec("local").deterministic(2) is False
+    args = ["run", "worldsense:fresh", "--limit", 10, "--runs-dir", tmp_path]
+    assert cli(*args, "--model", "random", "--concurrency", 3)[0] == 0
+    manifest = json.loads(next(tmp_path.rglob("manifest.json")).read_text())
+    assert manifest["deterministic"] is True and manifest["concurrency"] == 3
+    with TestServer(reply="TRUE") as srv:
+        assert cli(*args, "--model", f"openai:test-model@{srv.base_url}")[0] == 0
+    served = [json.loads(p.read_text()) for p in tmp_path.rglob("manifest.json")]
+    assert [m["deterministic"] for m in served if m["model_label"] != "random"] == [None]
+
+
+def test_a_resumed_run_is_as_reproducible_as_its_worst_part(tmp_path):
+    from mindprobe.core.store import RunStore, base_manifest
+
+    def open_with(flag):
+        store = RunStore(tmp_path / "run")
+        store.open(base_manifest(benchmark="b", variant="v", model={}, config={}, data={},
+                                 deterministic=flag))
+        store.close("interrupted")
+        return json.loads((tmp_path / "run" / "manifest.json").read_text())["deterministic"]
+
+    assert open_with(True) is True
+    assert open_with(False) is False
+    assert open_with(True) is False
+
+
+def test_a_verb_the_benchmark_lacks_is_named(cli):
+    code, _, err = cli("sweep", "already_said_that", "--model", "random")
+    assert code == 2 and "already_said_that has no `sweep`; benchmarks that do: sort" in err
+    code, _, err = cli("export", "mr_gsm8k", "--run", "R", "--out", "X")
+    assert code == 2 and "worldsense, fanoutqa" in err
+
+
+def test_dry_run_needs_no_api_key_and_a_real_run_asks_for_one(cli, tmp_path, shared_data,
+                                                              monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    data = shared_data("mr_gsm8k")
+    args = ["run", "mr_gsm8k:sample", "--model", "openai:gpt-4o-mini", "--data-dir", data,
+            "--limit", 3, "--runs-dir", tmp_path / "runs"]
+    code, _, err = cli(*args, "--dry-run")
+    assert code == 0, err
+    code, _, err = cli(*args)
+    assert code == 2 and "needs an API key: set OPENAI_API_KEY" in err
+    assert not (tmp_path / "runs").exists()
+
+
+def test_judge_refuses_a_zero_timeout(cli, tmp_path, shared_data):
+    data = shared_data("mr_gsm8k")
+    assert cli("run", "mr_gsm8k:sample", "--model", "random", "--data-dir", data, "--limit", 2,
+               "--runs-dir", tmp_path)[0] == 0
+    run = next(tmp_path.rglob("manifest.json")).parent
+    code, _, err = cli("judge", "mr_gsm8k", "--run", run, "--judge", "random", "--timeout", 0)
+    assert code == 2 and "--timeout must be a positive number" in err
+
+
+def test_runs_of_a_folder_that_is_not_there(cli, tmp_path):
+    code, _, err = cli("runs", "--runs-dir", tmp_path / "typo")
+    assert code == 2 and "does not exist" in err
+    (tmp_path / "afile").write_text("")
+    code, _, err = cli("runs", "--runs-dir", tmp_path / "afile")
+    assert code == 2 and "is a file" in err

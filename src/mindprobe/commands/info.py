@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from mindprobe.commands.output import emit_json, tables_console
-from mindprobe.errors import DataError
+from mindprobe.errors import DataError, UsageError
 from mindprobe.registry import BENCHMARKS, get_benchmark, info
 
 
@@ -51,6 +51,9 @@ def cmd_runs(args: argparse.Namespace, err: Console) -> int:
     from mindprobe.core.store import iter_runs, load_run
 
     root = Path(args.runs_dir)
+    if not root.is_dir():
+        raise UsageError(f"--runs-dir {root} " + ("is a file; give the folder runs are stored in"
+                                                   if root.exists() else "does not exist"))
     rows: list[dict[str, Any]] = []
     for run_dir in iter_runs(root):
         try:

@@ -42,10 +42,9 @@ class Judge:
         p.add_argument("--json", action="store_true", help="print only JSON on stdout")
 
     def run(self, args: argparse.Namespace, err: Console) -> int:
-        for flag in ("concurrency", "max_tokens", "max_attempts"):
-            value = getattr(args, flag)
-            if value is not None and value < 1:
-                raise UsageError(f"--{flag.replace('_', '-')} must be a positive number")
+        from mindprobe.commands.run import check_positive
+
+        check_positive(args)
         bench = get_benchmark(args.benchmark)
         run = load_run(args.run, bench.name)
         plan = plan_of(run)

@@ -62,13 +62,15 @@ def parse_roles(args: argparse.Namespace) -> dict[str, str]:
     return roles
 
 
-def _check_positive(args: argparse.Namespace) -> None:
+def check_positive(args: argparse.Namespace) -> None:
+    """Counts and the timeout, as any command that sends requests takes them (NaN refused)."""
     for flag in ("limit", "concurrency", "max_tokens", "max_attempts"):
         value = getattr(args, flag, None)
         if value is not None and value < 1:
             raise UsageError(f"--{flag.replace('_', '-')} must be a positive number; got {value}")
-    if args.timeout is not None and args.timeout <= 0:
-        raise UsageError(f"--timeout must be a positive number of seconds; got {args.timeout:g}")
+    timeout = getattr(args, "timeout", None)
+    if timeout is not None and not 0 < timeout < float("inf"):
+        raise UsageError(f"--timeout must be a positive number of seconds; got {timeout:g}")
 
 
 def _check_paths(args: argparse.Namespace) -> None:
@@ -131,7 +133,7 @@ def _run_command(args: argparse.Namespace, err: Console) -> tuple[int, dict[str,
     name, variant = split_bench_spec(args.benchmark)
     meta = info(name)
     variants = resolve_variants(meta, variant)
-    _check_positive(args)
+    check_positive(args)
     _check_paths(args)
     if getattr(args, "name", None):
         path_component(args.name, "--name")  # before anything is loaded or started
@@ -342,7 +344,8 @@ async def _run_one(args: argparse.Namespace, bench: Benchmark, opts: Any, varian
         config={"seed": seed, **plan.config},
         data=plan.provenance,
         n_items=len(plan.items),
-        deterministic=concurrency == 1 or not model.supports_slots,
+        concurrency=concurrency,
+        deterministic=model.deterministic(concurrency),
         command="mindprobe " + shlex.join(sys.argv[1:]),
     )
     store = RunStore(run_dir)

@@ -119,7 +119,7 @@ class Sweep:
     def add_arguments(self, p: argparse.ArgumentParser) -> None:
         from mindprobe.cli import add_benchmark_options, add_common_run_options
 
-        add_common_run_options(p)
+        add_common_run_options(p, "sort")
         add_benchmark_options(p, "sort")
         p.add_argument("--prompts", help="only these prompt configs (default: all 13)")
 

@@ -197,6 +197,11 @@ class RunStore:
                         + self.conflict_hint
                     )
             manifest = {**manifest, "created": old.get("created", manifest.get("created"))}
+            if "deterministic" in manifest and "deterministic" in old:
+                # a run resumed under other settings is only as reproducible as its worst part
+                parts = (old["deterministic"], manifest["deterministic"])
+                manifest["deterministic"] = (False if False in parts else
+                                             None if None in parts else True)
         records = read_records(self.records_path, repair=True)
         done, self.duplicates_dropped = dedupe(records)
         if retry_errors and any("error" in r for r in done.values()):

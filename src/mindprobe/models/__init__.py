@@ -88,11 +88,9 @@ def parse_model_spec(spec: str, *, timeout: float = 300.0, max_attempts: int = 6
                 label=_safe(f"{name}@{host}"), timeout=timeout, max_attempts=max_attempts,
                 grammar="llama",
             )
-        key = os.environ.get("OPENAI_API_KEY")
-        if not key:
-            raise ModelError(f"{spec} needs an API key: set OPENAI_API_KEY")
+        # the key is asked for when the model starts: a --dry-run sends nothing, needs none
         return OpenAICompatModel(
-            rest, OPENAI_URL, key, spec=spec, label=_safe(rest), timeout=timeout,
+            rest, OPENAI_URL, os.environ.get("OPENAI_API_KEY"), spec=spec, label=_safe(rest), timeout=timeout,
             max_attempts=max_attempts, grammar="openai",
         )
     forms = ", ".join(s for s, _ in MODEL_SPECS)

@@ -249,6 +249,11 @@ class Model:
     def can(self, capability: str) -> bool:
         return capability in self.capabilities
 
+    def deterministic(self, concurrency: int) -> bool | None:
+        """Whether a run at `concurrency` gives the same answers every time (recorded in the
+        manifest). None: not ours to know (a remote server's batching decides)."""
+        return not self.interactive
+
     async def count_tokens(self, messages: list[dict[str, str]] | str) -> int:
         """Prompt tokens of a conversation (or text); an estimate unless "tokenize" is declared."""
         text = messages if isinstance(messages, str) else "".join(

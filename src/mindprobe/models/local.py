@@ -131,6 +131,11 @@ class LocalModel(LlamaCppFeatures, OpenAICompatModel):
     """A GGUF served by an in-process llama.cpp server that lives as long as this object."""
 
     supports_slots = True
+
+    def deterministic(self, concurrency: int) -> bool | None:
+        """Measured on the embedded engine: requests batched together change greedy answers
+        between identical runs; one at a time they repeat exactly."""
+        return concurrency == 1
     default_concurrency = 1
     token_count_method = "llama.cpp tokenizer of the GGUF"
 

@@ -120,11 +120,13 @@ class OpenAICompatModel(Model):
         #: A grammar mechanism given by the caller (local engine) is not re-detected.
         self.grammar_fixed = False
         self._offered: list[str] = []
-        self._conn_streak = 0
+        self._fail_streak = 0
         self._last_ok = time.monotonic()
 
     # -- lifecycle -------------------------------------------------------------------------
     async def start(self) -> None:
+        if self.base_url == OPENAI_URL and not self._api_key:
+            raise ModelError(f"{self.spec} needs an API key: set OPENAI_API_KEY")
         if self._session is None:
             connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300)
             self._session = aiohttp.ClientSession(
@@ -171,6 +173,11 @@ class OpenAICompatModel(Model):
                 self.context_window = m["max_model_len"]
         owners = {str(m.get("owned_by", "")).lower() for m in entries if isinstance(m, dict)}
         self._set_mechanism(owners)
+
+    def deterministic(self, concurrency: int) -> bool | None:
+        """Unknown for a server: whether batching changes greedy answers is its engine's
+        business (an engine of our own says, see LocalModel)."""
+        return None
 
     def _set_mechanism(self, owners: set[str]) -> None:
         """Which constrained-answer mechanism the server really has, from who it says it is:
@@ -266,13 +273,13 @@ class OpenAICompatModel(Model):
                     raw = await resp.read()
                     retry_after = resp.headers.get("Retry-After")
                 if status == 200:
-                    self._conn_streak = 0
-                    self._last_ok = time.monotonic()
                     try:
                         payload = orjson.loads(raw)
                         comp = self._parse(payload, path, time.perf_counter() - t0)
                         if request.constrain and self.grammar == "openai":
                             comp.text = _json_answer(comp.text)
+                        self._fail_streak = 0
+                        self._last_ok = time.monotonic()
                         return comp
                     except (ValueError, KeyError, IndexError, TypeError) as exc:
                         last = f"malformed response body ({type(exc).__name__}: {exc})"
@@ -287,7 +294,8 @@ class OpenAICompatModel(Model):
                 if isinstance(exc, (aiohttp.ClientConnectorError, ConnectionRefusedError,
                                     aiohttp.ServerDisconnectedError)):
                     kind = "connection"
-                    self._note_connection_failure(last)
+            if not last.startswith("HTTP 429"):  # rate limits are the server working
+                self._note_failure(last)
             if attempt + 1 < self.max_attempts:
                 await asyncio.sleep(self._backoff(attempt, delay))
         raise TransientError(f"gave up after {self.max_attempts} attempts: {last}", kind)
@@ -304,18 +312,19 @@ class OpenAICompatModel(Model):
                                                                       strict=True)]
         return ChoiceScores(list(candidates), first, full, top, "first-token top-20", 1, comp)
 
-    #: Refused connections in a row (over all requests) and seconds without any answer after
-    #: which the server counts as dead: the run stops instead of retrying every item.
+    #: Failed requests in a row (over all requests: refused connections, 5xx, timeouts,
+    #: malformed bodies; not 429) and seconds without any good answer after which the server
+    #: counts as dead or broken: the run stops instead of retrying every item.
     DEAD_STREAK = 24
     DEAD_SECONDS = 8.0
 
-    def _note_connection_failure(self, last: str) -> None:
-        self._conn_streak += 1
+    def _note_failure(self, last: str) -> None:
+        self._fail_streak += 1
         silent = time.monotonic() - self._last_ok
-        if self._conn_streak >= self.DEAD_STREAK and silent >= self.DEAD_SECONDS:
+        if self._fail_streak >= self.DEAD_STREAK and silent >= self.DEAD_SECONDS:
             raise ModelError(
-                f"the model server at {self.base_url} stopped answering ({self._conn_streak} "
-                f"connection failures in a row over {silent:.0f} s; last: {last})"
+                f"the model server at {self.base_url} stopped answering ({self._fail_streak} "
+                f"failed requests in a row over {silent:.0f} s, none answered; last: {last})"
             )
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float:

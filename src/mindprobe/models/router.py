@@ -260,6 +260,10 @@ class RouterModel(Model):
 
     supports_slots = True
 
+    def deterministic(self, concurrency: int) -> bool | None:
+        """Several servers sharing items: their engines decide (unknown)."""
+        return None
+
     def __init__(
         self,
         model: str,

@@ -14,8 +14,8 @@ DEFAULT_MAX_TURNS = 100
 class AlreadySaidThatOptions:
     solver: str = option("direct", "direct = answer each turn with the [answer: ...] tag; cot = "
                          "think step by step first, then the tag (only the tag enters the chat "
-                         "history of later turns, as upstream's persistent_memory=False). The "
-                         "run's prompting label", choices=["direct", "cot"])
+                         "history of later turns, as in the paper). The run's "
+                         "prompting label", choices=["direct", "cot"])
     n_samples: int = option(DEFAULT_N_SAMPLES, "samples drawn from the 500", minimum=1,
                             maximum=500)
     max_turns: int = option(DEFAULT_MAX_TURNS, "turns per chat", minimum=1)

@@ -121,7 +121,7 @@ def estimate_results(variant: str, est: dict[str, Any],
                 cost = prompt * price[0]
             else:
                 cost = reuse * price[0] + (resend - reuse) * cached_price
-            row["cost (USD)"] = round((cost + completion * price[1]) / 1e6, 2)
+            row["cost (USD)"] = (cost + completion * price[1]) / 1e6  # shown to 4 digits
         rows.append(row)
     out = Results("already_said_that")
     solver = est.get("solver", "direct")
@@ -135,6 +135,13 @@ def estimate_results(variant: str, est: dict[str, Any],
             f"cot: assumes {est.get('reasoning_tokens', 0) / est['turns']:.0f} reasoning tokens "
             "per turn before the answer tag (upstream's CoT gpt-4 runs wrote ~100); only the "
             "tag stays in the history, so prompts grow as with the direct solver")
+    if price:
+        out.notes.append(f"prices (USD per million tokens): input {price[0]:g}, output "
+                         f"{price[1]:g}" + (f", cached input {price[2]:g}" if len(price) > 2
+                                            else ""))
+    else:
+        out.notes.append("no cost shown: give --price IN[,OUT[,CACHED_IN]] in USD per million "
+                         "tokens")
     ratio = resend / reuse if reuse else float("nan")
     out.notes.append(f"prefix reuse prefills {ratio:.1f}x fewer prompt tokens")
     return out

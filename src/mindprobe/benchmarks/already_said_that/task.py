@@ -129,7 +129,11 @@ class AlreadySaidThatBenchmark(Benchmark):
             first["pool"], first["example"], cfg["seed"], max_turns=cfg["max_turns"],
             solver=cfg.get("solver", "direct"),
         )
-        return estimate_results(cfg["variant"], est, _parse_price(opts.price))
+        res = estimate_results(cfg["variant"], est, _parse_price(opts.price))
+        if opts.price and "," not in opts.price:
+            res.notes.append("output tokens priced as input (--price IN); give IN,OUT for "
+                             "the output price")
+        return res
 
 
 def _parse_price(text: str | None) -> tuple[float, ...] | None:

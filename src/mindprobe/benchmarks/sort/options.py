@@ -12,8 +12,8 @@ CONTEXTS = ["in-context", "no-context", "retrieval"]
 
 @dataclass
 class SortOptions:
-    prompt: str = option("prompt_0", "prompt config (spec §4.2 families; `mindprobe sweep sort` "
-                         "picks the best on the validation rows)", choices=PROMPT_NAMES)
+    prompt: str = option("prompt_0", "prompt wording (the paper's 13 configurations; `mindprobe "
+                         "sweep sort` picks the best on the validation rows)", choices=PROMPT_NAMES)
     condition: str = option("in-context", "in-context: the excerpt is in the prompt; "
                             "no-context: only the book title (memory of the book); retrieval: "
                             "BM25 passages retrieved for the two segments replace the excerpt",
@@ -22,7 +22,7 @@ class SortOptions:
     split: str = option("test", "test (excerpts 0-99) or validation (100-109, for prompt "
                         "selection)", choices=["test", "validation"])
     scoring: str = option("logprob", "logprob: the label with the higher log-probability of "
-                          "the first answer token (upstream, spec §4.3); text: parse the reply "
+                          "the first answer token (as the paper scores); text: parse the reply "
                           "(only for backends without log-probs; recorded)",
                           choices=["logprob", "text"])
     books: str | None = option(None, "only these Gutenberg ids, comma-separated", metavar="IDS")
