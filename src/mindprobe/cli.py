@@ -75,7 +75,8 @@ def add_common_run_options(r: argparse.ArgumentParser, bench: str | None = None)
     r.add_argument("-O", "--option", action="append", metavar="KEY=VALUE",
                    help="a benchmark option in generic form, e.g. -O shots=3 (for scripts)")
     r.add_argument("--no-cache", action="store_true", help="do not read or write the response cache")
-    r.add_argument("--cache", help="response cache file (default ~/.cache/mindprobe/responses.sqlite)")
+    r.add_argument("--cache", help="response cache file (default $MINDPROBE_RESPONSE_CACHE, else "
+                   "~/.cache/mindprobe/responses.sqlite)")
     r.add_argument("--retry-errors", action="store_true", help="re-run items that ended in errors")
     r.add_argument("--timeout", type=float, default=300.0, help="seconds per request (default 300)")
     r.add_argument("--max-tokens", type=int, help="cap on tokens per reply (default per benchmark)")
@@ -203,6 +204,16 @@ def _print_error(message: str) -> None:
     err.print(Text.assemble(("error:", "bold red"), " ", message), soft_wrap=True)
 
 
+def _fail(message: str, as_json: bool) -> int:
+    """One error line on stderr; under --json also the one JSON document stdout promises."""
+    _print_error(message)
+    if as_json:
+        import json
+
+        sys.stdout.write(json.dumps({"error": message, "exit_code": 2}) + "\n")
+    return 2
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv == ["--version"]:  # answered before building any parser
@@ -221,15 +232,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except MindprobeError as exc:
         if debug:
             raise
-        _print_error(str(exc))
-        return 2
+        return _fail(str(exc), "--json" in argv)
     except OSError as exc:
         # A file the user named (or a folder they point at) that cannot be read or written:
         # their environment, not a bug, so one line. Errors without a file name stay loud.
         if debug or exc.filename is None:
             raise
-        _print_error(f"{exc.filename}: {exc.strerror or exc}")
-        return 2
+        return _fail(f"{exc.filename}: {exc.strerror or exc}", "--json" in argv)
     except KeyboardInterrupt:
         return 130
 

@@ -142,8 +142,8 @@ def test_grammar_and_logprobs_in_body():
 
 def test_spec_parsing(monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    with pytest.raises(ModelError, match="OPENAI_API_KEY"):
-        parse_model_spec("openai:gpt-4o")
+    with pytest.raises(ModelError, match="OPENAI_API_KEY"):  # asked for at start: a dry run
+        asyncio.run(parse_model_spec("openai:gpt-4o").start())  # needs none
     with pytest.raises(ModelError, match="unknown model spec"):
         parse_model_spec("gpt4")
     with pytest.raises(ModelError, match="GGUF file not found"):
@@ -157,3 +157,9 @@ def test_api_key_never_in_identity(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-123")
     m = parse_model_spec("openai:gpt-4o-mini")
     assert "sk-secret-123" not in repr(m.identity()) + repr(m.describe())
+
+
+@pytest.mark.parametrize("url", ["ftp://h/v1", "127.0.0.1:99999", "http://:80", "h:port"])
+def test_a_bad_url_is_named_as_such(url):
+    with pytest.raises(ModelError, match="bad server URL"):
+        normalise_base_url(url)

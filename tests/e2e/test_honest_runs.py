@@ -27,6 +27,7 @@ def test_unparsable_mr_gsm8k_replies_are_counted_and_explained(cli, tmp_path, sh
     assert doc["n_unparsed"] == 20
     assert any("did not follow the reply format" in w for w in doc["warnings"])
     assert doc["tables"]["metrics"][0]["unparsed"] == 20
+    assert any(n.startswith("95% Wilson intervals: TPR") for n in doc["notes"])
 
 
 def test_small_samples_get_a_labelled_interval_never_nan(cli, tmp_path):

@@ -160,3 +160,33 @@ def test_runs_of_a_folder_that_is_not_there(cli, tmp_path):
     (tmp_path / "afile").write_text("")
     code, _, err = cli("runs", "--runs-dir", tmp_path / "afile")
     assert code == 2 and "is a file" in err
+
+
+def test_json_mode_prints_one_document_on_an_error_too(cli, tmp_path):
+    code, doc, err = cli("run", "worldsense:fresh", "--model", "openai:m@127.0.0.1:9",
+                         "--limit", 5, "--runs-dir", tmp_path, "--json")
+    assert code == 2 and doc["exit_code"] == 2 and "cannot reach" in doc["error"]
+
+
+def test_a_plain_jsonl_data_file_runs_like_its_bz2(cli, tmp_path):
+    import bz2
+
+    gen = tmp_path / "gen"
+    assert cli("generate", "worldsense", "--seed", 3, "--n", 2, "--out", gen)[0] == 0
+    plain = tmp_path / "trials.jsonl"
+    plain.write_bytes(bz2.decompress((gen / "trials.jsonl.bz2").read_bytes()))
+    docs = [cli("run", "worldsense", "--model", "random", "--data-file", path, "--runs-dir",
+                tmp_path / name, "--json")[1] for name, path in
+            (("a", gen / "trials.jsonl.bz2"), ("b", plain))]
+    assert docs[0]["accuracy"] == docs[1]["accuracy"] and docs[1]["n_trials"] > 0
+
+
+def test_analyse_of_several_runs_keeps_the_envelope(cli, tmp_path):
+    for tag in ("a", "b"):
+        assert cli("run", "worldsense:fresh", "--model", "random", "--limit", 10,
+                   "--runs-dir", tmp_path, "--name", tag)[0] == 0
+    runs = sorted(p.parent for p in tmp_path.rglob("manifest.json"))
+    code, doc, err = cli("analyse", "worldsense", "--run", runs[0], "--run", runs[1], "--json")
+    assert code == 0, err
+    assert doc["benchmark"] == "worldsense" and set(doc["runs"]) == {str(r) for r in runs}
+    assert all(d["headline"]["name"] == "accuracy" for d in doc["runs"].values())

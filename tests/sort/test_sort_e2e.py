@@ -101,3 +101,16 @@ def test_embedded_model_scores_every_row_by_logprob_with_prefix_reuse(cli, tmp_p
     assert len(recs) == 8 and all(r["answer"] in ("A", "B") for r in recs)
     assert not any(r["logprobs_missing"] for r in recs)
     assert doc["usage"]["cached_prompt_tokens"] > 0  # the excerpt's prefix was reused
+
+
+def test_text_scoring_names_its_own_reason_for_no_answer(cli, tmp_path, sort_data):
+    from mindprobe.testing import TestServer
+
+    with TestServer(reply="hello") as srv:
+        code, doc, err = cli("run", "sort:250-20", "--model",
+                             f"openai:test-model@{srv.base_url}", "--data-dir", sort_data,
+                             "--books", "73017", "--limit", 6, "--scoring", "text",
+                             "--runs-dir", tmp_path, "--json")
+    assert code == 0, err
+    assert any("the reply names neither label" in w for w in doc["warnings"])
+    assert {"share_A", "share_B", "share_X"} <= set(doc["tables"]["overall"][0])

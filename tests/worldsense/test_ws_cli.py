@@ -18,6 +18,8 @@ def test_analyse_testset_prints_the_seed_tables(shared_data, capsys):
     code, out, err = _cli(capsys, "analyse", "worldsense", "-t", testset, "--json")
     assert code == 0, err
     doc = json.loads(out)
+    assert doc["benchmark"] == "worldsense" and doc["testset"] == str(testset)
+    assert isinstance(doc["warnings"], list)
     gpt4 = doc["accuracy"]["basic/GPT4"]
     assert round(100 * gpt4["ALL"]["mean"], 1) == 75.6
     assert round(100 * gpt4["ALL"]["conf95"], 1) == 0.4

@@ -38,5 +38,7 @@ def cmd_analyse(args: argparse.Namespace, err: Console) -> int:
                       "usage": usage_summary(run.records)}
         out.print(f"[bold]{path}[/bold] ({len(run.records)} records, status {run.status})")
         render_results(res, out)
-    emit_json(args.json, docs[args.run[0]] if len(docs) == 1 else docs)
+    emit_json(args.json, docs[args.run[0]] if len(docs) == 1 else {
+        "benchmark": bench.name, "runs": docs,
+        "warnings": [w for d in docs.values() for w in d.get("warnings", [])]})
     return 0

@@ -75,7 +75,8 @@ class Analyse:
 
         text = render_text(analysis, title)
         (sys.stderr if as_json else sys.stdout).write(text)
-        emit_json(as_json, to_json(analysis))
+        emit_json(as_json, {"benchmark": "worldsense", "testset": str(title),
+                            **to_json(analysis), "warnings": list(analysis.warnings)})
 
 
 class Export:

@@ -313,15 +313,23 @@ def decoded_groups(path: Path, sha256: str | None, kind: str,
     return grouped
 
 
+def is_bz2(path: Path) -> bool:
+    """Whether a file is bzip2 (by its magic bytes): `.jsonl.bz2` and plain `.jsonl` are both
+    read, whatever the name says."""
+    with open(path, "rb") as f:
+        return f.read(3) == b"BZh"
+
+
 def read_jsonl_bz2(path: Path, what: str, parse: Callable[[dict[str, Any]], Any]) -> list[Any]:
-    """`parse(record)` for every line of a bz2 JSON Lines file; a line that is not JSON or that
-    `parse` rejects (KeyError/ValueError/TypeError) is a DataError naming file:line and `what`."""
+    """`parse(record)` for every line of a JSON Lines file, bz2 or plain; a line that is not JSON
+    or that `parse` rejects (KeyError/ValueError/TypeError) is a DataError naming file:line."""
     import bz2
     import json
 
     out = []
     try:
-        with bz2.open(path, "rt", encoding="utf-8") as f:
+        opener = bz2.open if is_bz2(path) else open
+        with opener(path, "rt", encoding="utf-8") as f:
             for lineno, line in enumerate(f, 1):
                 if not line.strip():
                     continue

@@ -16,13 +16,24 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from rich.table import Column
 from rich.text import Text
+
+#: Seconds between the plain progress lines written where there is no terminal.
+LOG_EVERY_S = 30.0
 
 
 class RateColumn(ProgressColumn):
+    """Items finished in this process over its elapsed time: steady for slow multi-turn items,
+    where rich's windowed speed swings between nothing and thousands per second."""
+
     def render(self, task: Task) -> Text:
-        speed = task.finished_speed or task.speed
-        return Text(f"{speed:,.1f} it/s" if speed else "– it/s", style="progress.data.speed")
+        speed = _rate(task.completed - task.fields["resumed_at"], task.elapsed)
+        return Text(f"{speed:,.2f} it/s" if speed else "– it/s", style="progress.data.speed")
+
+
+def _rate(done: float, elapsed: float | None) -> float | None:
+    return done / elapsed if done > 0 and elapsed else None
 
 
 def _k(n: int) -> str:
@@ -34,31 +45,44 @@ class RunProgress:
 
     def __init__(self, console: Console, description: str, total: int, done: int) -> None:
         self.console = console
-        self.prompt = self.cached = self.completion = self.errors = 0
+        self.prompt = self.cached = self.completion = self.errors = self.requests = 0
         self._pending = 0
         self._dirty = False
         self._last = 0.0
+        self.narrow = console.width < 120
+        keep = Column(no_wrap=True)  # counts are never folded away
+        columns: list[ProgressColumn] = [
+            # a long benchmark:variant name is cut, never the counts beside it
+            TextColumn("[bold]{task.description}", table_column=Column(
+                no_wrap=True, overflow="ellipsis", max_width=20 if self.narrow else 40)),
+            MofNCompleteColumn(table_column=keep), RateColumn(table_column=keep),
+            TimeElapsedColumn(table_column=keep)]
+        if not self.narrow:
+            columns[1:1] = [BarColumn(bar_width=None)]
+            columns += [TextColumn("ETA"), TimeRemainingColumn()]
+        columns += [TextColumn("{task.fields[tokens]}", table_column=keep),
+                    TextColumn("{task.fields[errs]}", table_column=keep)]
         self._progress = Progress(
-            TextColumn("[bold]{task.description}"),
-            BarColumn(bar_width=None),
-            MofNCompleteColumn(),
-            RateColumn(),
-            TimeElapsedColumn(),
-            TextColumn("ETA"),
-            TimeRemainingColumn(),
-            TextColumn("{task.fields[tokens]}"),
-            TextColumn("{task.fields[errs]}"),
+            *columns,
             console=console,
             disable=not console.is_terminal,
             refresh_per_second=4,
             transient=False,
         )
         self._task = self._progress.add_task(
-            description, total=total, completed=done, tokens=self._tokens(), errs=""
-        )
+            description, total=total, completed=done, tokens=self._tokens(), errs="",
+            resumed_at=done)
+        # Without a terminal (nohup, a cluster log) a plain line now and then instead.
+        self._log_every = None if console.is_terminal else LOG_EVERY_S
+        self._description, self._total, self._t0 = description, total, time.monotonic()
+        self._done, self._start, self._last_line = done, done, self._t0
 
     def _tokens(self) -> str:
-        return f"tok {_k(self.prompt)} in ({_k(self.cached)} cached) / {_k(self.completion)} out"
+        """Requests and tokens so far: they move with every reply, also inside a long chat."""
+        if self.narrow:
+            return f"{_k(self.requests)} req · {_k(self.prompt)}/{_k(self.completion)} tok"
+        return (f"{_k(self.requests)} req · tok {_k(self.prompt)} in ({_k(self.cached)} "
+                f"cached) / {_k(self.completion)} out")
 
     def __enter__(self) -> RunProgress:
         self._progress.start()
@@ -70,6 +94,7 @@ class RunProgress:
 
     def tokens(self, prompt: int, cached: int, completion: int) -> None:
         """Count one request's tokens as it finishes (multi-turn items move the bar too)."""
+        self.requests += 1
         self.prompt += prompt
         self.cached += cached
         self.completion += completion
@@ -80,6 +105,7 @@ class RunProgress:
         if error:
             self.errors += 1
         self._pending += 1
+        self._done += 1
         self._maybe_flush()
 
     def _maybe_flush(self) -> None:
@@ -87,6 +113,17 @@ class RunProgress:
         if now - self._last >= 0.05:  # the bar redraws 4x/s: no need to update per item
             self._last = now
             self._flush()
+            if self._log_every is not None and now - self._last_line >= self._log_every:
+                self._last_line = now
+                self._log_line(now)
+
+    def _log_line(self, now: float) -> None:
+        rate = _rate(self._done - self._start, now - self._t0)
+        self.console.print(
+            f"{self._description}: {self._done}/{self._total} items"
+            + (f", {rate:,.2f} it/s" if rate else "") + f", {self._tokens()}"
+            + (f", {self.errors} errors" if self.errors else ""),
+            markup=False, highlight=False, soft_wrap=True)
 
     def _flush(self) -> None:
         if not self._pending and not self._dirty:

@@ -54,8 +54,14 @@ def normalise_base_url(url: str) -> str:
     if "://" not in url:
         url = "http://" + url
     parts = urlsplit(url)
-    if not parts.netloc:
-        raise ModelError(f"cannot parse server URL {url!r}; expected e.g. http://127.0.0.1:8000/v1")
+    try:
+        parts.port  # noqa: B018 (raises on a port out of range or not a number)
+        bad_port = False
+    except ValueError:
+        bad_port = True
+    if not parts.hostname or bad_port or parts.scheme not in ("http", "https"):
+        raise ModelError(f"bad server URL {url!r}: expected http(s)://HOST[:PORT][/v1], e.g. "
+                         "http://127.0.0.1:8000/v1")
     path = parts.path.rstrip("/")
     if not path:
         path = "/v1"

@@ -90,6 +90,7 @@ def results_of_doc(doc: Mapping[str, Any]) -> Results:
             f"{unparsed} of {n} replies had no parsable `Final Judgement` (counted as wrong "
             "judgements, as upstream does): the model mostly did not follow the reply format")
     _notes(out, doc, judge, f"; {HOW_TO_JUDGE}")
+    out.notes.append(uncertainty_note(doc))
     judges = doc.get("judges")
     if judges:
         rows = [{"judge": label, "source": b["source"], "verdicts": b["n_verdicts"],
@@ -105,9 +106,17 @@ def results_of_doc(doc: Mapping[str, Any]) -> Results:
     return out
 
 
-def tpr_ci(block: Mapping[str, Any]) -> tuple[float | None, float | None]:
-    """Wilson interval of the TPR (share of correct solutions judged correct)."""
-    return wilson(block["tp"], block["n_correct"])
+def uncertainty_note(block: Mapping[str, Any]) -> str:
+    """Wilson 95% intervals of the shares behind MR-Score (upstream prints none): small sets
+    such as the 40-record sample are far less certain than their one decimal suggests."""
+    parts = []
+    for name, k, n in (("TPR", block.get("tp"), block.get("n_correct")),
+                       ("TNR", block.get("tn"), block.get("n_wrong")),
+                       ("Step", block.get("step_hits"), block.get("n_wrong"))):
+        lo, hi = wilson(k or 0, n or 0)
+        parts.append(f"{name} –" if lo is None else f"{name} [{pct(lo)}, {pct(hi)}] of {n}")
+    return ("95% Wilson intervals: " + ", ".join(parts) + "; MR-Score combines MCC and these "
+            "shares, so no interval is given for it")
 
 
 def upstream_results(results: Mapping[str, Mapping[str, Any]]) -> Results:

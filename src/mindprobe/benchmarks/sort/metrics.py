@@ -109,7 +109,7 @@ def overall(records: pd.DataFrame | Iterable[Mapping[str, Any]]) -> pd.DataFrame
     keys = _run_keys(df)
     micro = accuracy_table(df)
     macro = macro_accuracy(df)
-    bias = label_bias(df)[[*keys, "share_A", "share_X", "most_frequent_answer",
+    bias = label_bias(df)[[*keys, "share_A", "share_B", "share_X", "most_frequent_answer",
                            "most_frequent_answer_share"]]
     if keys:
         out = macro.merge(micro, on=keys).merge(bias, on=keys)

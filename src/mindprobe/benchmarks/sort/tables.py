@@ -57,8 +57,14 @@ def results_of_records(records: list[dict[str, Any]], plan: RunPlan) -> Results:
     x = sum(1 for r in ok if r.get("answer") == "X")
     missing = sum(1 for r in ok if r.get("logprobs_missing"))
     if x:
-        out.warnings.append(f"{x} of {len(ok)} rows have no answer (X: neither label among the "
-                            f"top-20 tokens{'; the backend returned no log-probs for ' + str(missing) if missing else ''}); X counts as wrong")
+        why = ("the reply names neither label" if cfg.get("scoring") == "text" else
+               "neither label among the top-20 tokens"
+               + (f"; the backend returned no log-probs for {missing}" if missing else ""))
+        out.warnings.append(f"{x} of {len(ok)} rows have no answer (X: {why}); X counts as "
+                            "wrong")
+    if not single:
+        out.notes.append("no CI for the macro accuracy (a mean over conditions of unequal "
+                         "size); the micro accuracy and each condition carry Wilson 95% CIs")
     if cfg.get("scoring") == "text":
         out.notes.append("scored by parsing the reply text (--scoring text), not by "
                          "log-probabilities as upstream")

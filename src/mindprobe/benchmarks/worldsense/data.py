@@ -79,9 +79,16 @@ class DataFileNotFound(DataError, FileNotFoundError):
 # --------------------------------------------------------------------------- JSON Lines parsing
 
 def _bz2_blocks(path: Path, read_size: int = 1 << 18) -> Iterator[bytes]:
-    """Decompressed pieces of a (possibly multi-stream) bzip2 file, streamed to bound memory."""
+    """Decompressed pieces of a (possibly multi-stream) bzip2 file, streamed to bound memory
+    (a plain JSON Lines file, without the bzip2 magic, is passed through as it is)."""
     try:
         with path.open("rb") as fh:
+            if fh.read(3) != b"BZh":
+                fh.seek(0)
+                while chunk := fh.read(read_size):
+                    yield chunk
+                return
+            fh.seek(0)
             decompressor, fed = bz2.BZ2Decompressor(), False
             while chunk := fh.read(read_size):
                 while chunk:
