@@ -34,7 +34,8 @@ class _Parser(argparse.ArgumentParser):
         if bench and message.startswith("unrecognized arguments"):
             raise MindprobeError(f"{message}: not options of {bench} "
                                  f"(see `mindprobe run {bench} --help`)")
-        raise MindprobeError(f"{message} (see `{self.prog} --help`)")
+        where = f"mindprobe run {bench}" if bench and self.prog == "mindprobe run" else self.prog
+        raise MindprobeError(f"{message} (see `{where} --help`)")
 
 
 def _bench_in_argv(argv: list[str]) -> str | None:

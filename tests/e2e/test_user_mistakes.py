@@ -190,3 +190,31 @@ def test_analyse_of_several_runs_keeps_the_envelope(cli, tmp_path):
     assert code == 0, err
     assert doc["benchmark"] == "worldsense" and set(doc["runs"]) == {str(r) for r in runs}
     assert all(d["headline"]["name"] == "accuracy" for d in doc["runs"].values())
+
+
+def test_options_of_another_setting_are_refused(cli, tmp_path):
+    code, _, err = cli("run", "worldsense:fresh", "--model", "random", "--shots", 5,
+                       "--runs-dir", tmp_path)
+    assert code == 2 and "--shots only applies with --prompting incontext-iid" in err
+    code, _, err = cli("run", "sort", "--model", "random", "--retrieval-k", 5,
+                       "--runs-dir", tmp_path)
+    assert code == 2 and "--retrieval-k only applies with --condition retrieval" in err
+
+
+def test_a_bad_flag_value_points_at_the_benchmarks_own_help(cli):
+    code, _, err = cli("run", "worldsense", "--model", "random", "--prompting", "nonsense")
+    assert code == 2 and "(see `mindprobe run worldsense --help`)" in err
+
+
+def test_invalid_answers_share_one_name_in_json_and_runs(cli, tmp_path):
+    with TestServer(reply="hello") as srv:
+        code, doc, err = cli("run", "worldsense:fresh", "--model",
+                             f"openai:test-model@{srv.base_url}", "--limit", 10,
+                             "--runs-dir", tmp_path, "--json")
+    assert code == 0, err
+    n = doc["n_trials"]
+    assert doc["invalid"] == {"count": n, "of": n, "rate": 1.0}
+    code, rows, _ = cli("runs", "--runs-dir", tmp_path, "--json")
+    assert rows[0]["invalid"]["count"] == n
+    code, text, _ = cli("runs", "--runs-dir", tmp_path)
+    assert f"{n}/{n}" in text

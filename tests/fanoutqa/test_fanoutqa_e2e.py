@@ -446,6 +446,7 @@ def test_empty_answers_are_counted_and_warned_about(cli, tmp_path):
                              "--json")
     assert code == 0, err
     assert doc["meta"]["n_empty"] == 6 and doc["headline"]["percent"] is True
+    assert doc["invalid"]["count"] == 6
     row = next(r for r in doc["tables"]["overall"] if r["metric"].startswith("no answer"))
     assert row["value"] == 1.0 and row["note"] == "6 of 6: score 0"
     assert any("6 of 6 answers were empty" in w for w in doc["warnings"])

@@ -114,3 +114,4 @@ def test_text_scoring_names_its_own_reason_for_no_answer(cli, tmp_path, sort_dat
     assert code == 0, err
     assert any("the reply names neither label" in w for w in doc["warnings"])
     assert {"share_A", "share_B", "share_X"} <= set(doc["tables"]["overall"][0])
+    assert doc["invalid"]["count"] == 6

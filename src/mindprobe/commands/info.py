@@ -62,14 +62,16 @@ def cmd_runs(args: argparse.Namespace, err: Console) -> int:
             err.print(f"[yellow]unreadable run[/yellow] {run_dir}: {exc}", highlight=False)
             rows.append({"run": str(run_dir.relative_to(root)), "benchmark": None,
                          "status": "unreadable", "items": None, "n_items": None,
-                         "errors": None, "headline": None, "problem": str(exc)})
+                         "errors": None, "headline": None, "invalid": None,
+                         "problem": str(exc)})
             continue
-        head = (run.manifest.get("summary") or {}).get("headline")
+        summary = run.manifest.get("summary") or {}
         rows.append({
             "run": str(run_dir.relative_to(root)), "benchmark": run.benchmark,
             "status": run.status, "items": len(run.records),
             "n_items": run.manifest.get("n_items"),
-            "errors": sum(1 for r in run.records if "error" in r), "headline": head,
+            "errors": sum(1 for r in run.records if "error" in r),
+            "headline": summary.get("headline"), "invalid": summary.get("invalid"),
         })
     if args.json:
         emit_json(True, rows)
@@ -78,14 +80,15 @@ def cmd_runs(args: argparse.Namespace, err: Console) -> int:
         err.print(f"no runs under {root}")
         return 0
     t = Table(title=f"runs in {root}", title_justify="left")
-    for col in ("run", "status", "items", "errors", "headline"):
+    for col in ("run", "status", "items", "errors", "invalid", "headline"):
         t.add_column(col)
     for r in rows:
         if r["status"] == "unreadable":
-            t.add_row(r["run"], r["status"], "–", "–", "–")
+            t.add_row(r["run"], r["status"], "–", "–", "–", "–")
             continue
+        bad = r.get("invalid") or {}
         t.add_row(r["run"], r["status"], f"{r['items']}/{r['n_items'] or '?'}", str(r["errors"]),
-                  _fmt_headline(r["headline"]))
+                  f"{bad['count']}/{bad['of']}" if bad else "–", _fmt_headline(r["headline"]))
     tables_console().print(t)
     return 0
 

@@ -387,7 +387,8 @@ async def _run_one(args: argparse.Namespace, bench: Benchmark, opts: Any, varian
         if role != "model":
             doc[f"{role}_usage"] = usage_summary(records, role)
     status = "finished" if result.errors == 0 else "finished_with_errors"
-    store.close(status, summary={"headline": res.headline_dict(), "usage": doc["usage"]})
+    store.close(status, summary={"headline": res.headline_dict(), "usage": doc["usage"],
+                                 "invalid": res.invalid_dict()})
     endpoints = model.endpoint_stats()
     if endpoints:
         doc["endpoints"] = endpoints

@@ -25,10 +25,11 @@ def option(
     maximum: float | None = None,
     metavar: str | None = None,
     list_sep: str | None = None,
-    needs: str | None = None,
+    needs: str | tuple[str, tuple[Any, ...]] | None = None,
 ) -> Any:
-    """A dataclass field with CLI metadata (help, choices, range). `needs` names a boolean
-    option without which this one does nothing: given alone it is refused, not ignored."""
+    """A dataclass field with CLI metadata (help, choices, range). `needs` names the option
+    without which this one does nothing (a boolean that must be on, or (name, values) that
+    it must take): given without it, this one is refused, not ignored."""
     meta = {"help": help, "choices": choices, "minimum": minimum, "maximum": maximum,
             "metavar": metavar, "list_sep": list_sep, "needs": needs}
     return field(default=default, metadata=meta)
@@ -46,7 +47,7 @@ class OptionSpec:
     minimum: float | None
     maximum: float | None
     metavar: str | None
-    needs: str | None = None
+    needs: str | tuple[str, tuple[Any, ...]] | None = None
 
 
 @dataclass
@@ -142,11 +143,20 @@ def build_options(cls: type, values: dict[str, Any], *, benchmark: str = "") -> 
             _check(spec, value)
             kwargs[name] = value
     for name, spec in specs.items():
-        if spec.needs and kwargs.get(name) is not None and not kwargs.get(
-                spec.needs, specs[spec.needs].default):
-            raise UsageError(f"{spec.flag} only applies with {specs[spec.needs].flag}; add "
-                             f"{specs[spec.needs].flag} or leave {spec.flag} out")
+        if spec.needs and kwargs.get(name) is not None:
+            _check_needs(spec, specs, kwargs)
     return cls(**kwargs)
+
+
+def _check_needs(spec: OptionSpec, specs: dict[str, OptionSpec], given: dict[str, Any]) -> None:
+    other, values = spec.needs if isinstance(spec.needs, tuple) else (spec.needs, None)
+    value = given.get(other, specs[other].default)
+    if values is None and not value:
+        raise UsageError(f"{spec.flag} only applies with {specs[other].flag}; add "
+                         f"{specs[other].flag} or leave {spec.flag} out")
+    if values is not None and value not in values:
+        raise UsageError(f"{spec.flag} only applies with {specs[other].flag} "
+                         f"{' or '.join(map(str, values))} (not {value}); leave it out")
 
 
 def options_dict(opts: Any) -> dict[str, Any]:

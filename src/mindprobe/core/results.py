@@ -64,6 +64,9 @@ class Results:
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     detail: dict[str, Any] = field(default_factory=dict)
+    #: (answers that were not valid answers, answers): every benchmark counts them under one
+    #: name, so `runs`, JSON and the report can show them next to the score.
+    invalid: tuple[int, int] | None = None
 
     def add_table(self, name: str, frame: pd.DataFrame, title: str = "", **kw: Any) -> None:
         self.tables[name] = Table(frame, title or name, **kw)
@@ -71,12 +74,19 @@ class Results:
     def headline_dict(self) -> dict[str, Any] | None:
         return self.headline.as_dict() if self.headline else None
 
+    def invalid_dict(self) -> dict[str, Any] | None:
+        if self.invalid is None:
+            return None
+        k, n = self.invalid
+        return {"count": k, "of": n, "rate": k / n if n else None}
+
     def to_json(self) -> dict[str, Any]:
         """The JSON envelope every benchmark shares (benchmark-specific detail alongside)."""
         doc: dict[str, Any] = {k: _clean_tree(v) for k, v in self.detail.items()}
         doc.update(
             benchmark=self.benchmark,
             headline=self.headline_dict(),
+            invalid=self.invalid_dict(),
             tables={name: table_json(t) for name, t in self.tables.items()},
             notes=list(self.notes),
             warnings=list(self.warnings),

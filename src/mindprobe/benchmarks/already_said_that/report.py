@@ -80,6 +80,8 @@ def results_of_records(records: list[dict[str, Any]], variant: str,
             f"{tokens['turns_cut_off_in_thinking']} turn(s) were cut off while the model was "
             "still thinking (no answer): give --max-tokens more room")
     violations = m.get("violation_rate") or 0.0
+    # chats that ended on a reply in neither answer form: the invalid answers of this task
+    out.invalid = (sum(1 for r in ok if r.get("violation_occurred")), len(ok))
     if violations > 0.5:
         out.warnings.append(
             f"{violations:.0%} of chats ended on a reply that was not `[answer: yes]`/`[answer: "

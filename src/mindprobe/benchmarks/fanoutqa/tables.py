@@ -118,6 +118,8 @@ def evaluation_results(ev: Evaluation, *, title: str, extra: Mapping[str, Any] |
         res.notes.append(str(ev.meta.get("gpt_reason")))
     if ev.meta.get("n_unanswered"):
         res.notes.append(f"{ev.meta['n_unanswered']} question(s) without an answer score 0")
+    res.invalid = (int(ev.meta.get("n_empty") or 0) + int(ev.meta.get("n_unanswered") or 0),
+                   ev.n)
     if ev.meta.get("n_empty"):
         empty = ev.meta["n_empty"]
         msg = f"{empty} of {ev.n} answers were empty (scored 0)"

@@ -85,6 +85,7 @@ def results_of_doc(doc: Mapping[str, Any]) -> Results:
             f"{doc['n_errors']} record(s) with errors (a failed model call is scored as an empty "
             f"reply, as upstream does); {doc['n_unscored']} record(s) unscored")
     n, unparsed = doc.get("n") or 0, doc.get("n_unparsed") or 0
+    out.invalid = (unparsed, n)
     if n and unparsed / n > 0.5:
         out.warnings.append(
             f"{unparsed} of {n} replies had no parsable `Final Judgement` (counted as wrong "

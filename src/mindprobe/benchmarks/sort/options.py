@@ -30,4 +30,5 @@ class SortOptions:
                                   "with all their segment pairs (a quick run that still shows "
                                   "prefix reuse)", minimum=1)
     retrieval_k: int = option(3, "passages retrieved per segment (--condition retrieval)",
-                              minimum=1, maximum=20)
+                              minimum=1, maximum=20,
+                              needs=("condition", ("retrieval",)))

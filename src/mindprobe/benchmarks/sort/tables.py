@@ -55,6 +55,7 @@ def results_of_records(records: list[dict[str, Any]], plan: RunPlan) -> Results:
                       percent=("accuracy_in_context", "accuracy_no_context", "difference"),
                       index=False)
     x = sum(1 for r in ok if r.get("answer") == "X")
+    out.invalid = (x, len(ok))
     missing = sum(1 for r in ok if r.get("logprobs_missing"))
     if x:
         why = ("the reply names neither label" if cfg.get("scoring") == "text" else

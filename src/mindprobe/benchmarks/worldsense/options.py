@@ -24,7 +24,8 @@ class WorldSenseOptions:
         "incontext_DIFFERENTCAT, constrained", choices=PROMPTINGS)
     shots: int = option(3, "worked examples before each question with --prompting "
                         "incontext-iid / incontext-diffcat (from the official training set, or "
-                        "generated ones for worldsense:fresh without it)", minimum=1, maximum=20)
+                        "generated ones for worldsense:fresh without it)", minimum=1, maximum=20,
+                        needs=("prompting", ("incontext-iid", "incontext-diffcat")))
     scoring: str | None = option(
         None, "text = parse the reply; logprob = pick the allowed answer with the highest "
         "log-probability, as lm-evaluation-harness does for base models (basic, direct, "

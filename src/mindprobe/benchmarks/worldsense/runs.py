@@ -49,6 +49,7 @@ def results_of_run(records: list[dict[str, Any]], prompting: str, label: str) ->
     ok = [r for r in records if "error" not in r]
     counts = _counts(ok)
     _, _, invalid, cut = counts.get("ALL", (0, 0, 0, 0))
+    out.invalid = (invalid, len(ok))
     out.detail = {"n_trials": len(ok), "n_invalid": invalid, "n_truncated_in_reasoning": cut,
                   "accuracy": {}, "bias": {}}
     if not ok:
