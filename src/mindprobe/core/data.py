@@ -314,8 +314,10 @@ def decoded_groups(path: Path, sha256: str | None, kind: str,
 
 
 def is_bz2(path: Path) -> bool:
-    """Whether a file is bzip2 (by its magic bytes): `.jsonl.bz2` and plain `.jsonl` are both
-    read, whatever the name says."""
+    """Whether to read a file as bzip2: named `.bz2` (a damaged one is then reported as
+    such) or starting with bzip2's magic bytes; anything else is read as plain text."""
+    if path.name.endswith(".bz2"):
+        return True
     with open(path, "rb") as f:
         return f.read(3) == b"BZh"
 

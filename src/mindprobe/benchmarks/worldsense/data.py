@@ -24,7 +24,7 @@ import orjson
 import pandas as pd
 from pandas.api.types import union_categoricals
 
-from mindprobe.core.data import decoded
+from mindprobe.core.data import decoded, is_bz2
 from mindprobe.errors import DataError
 
 # Gold answers ship obfuscated as author first names; whole-string replacement (spec §1).
@@ -80,15 +80,14 @@ class DataFileNotFound(DataError, FileNotFoundError):
 
 def _bz2_blocks(path: Path, read_size: int = 1 << 18) -> Iterator[bytes]:
     """Decompressed pieces of a (possibly multi-stream) bzip2 file, streamed to bound memory
-    (a plain JSON Lines file, without the bzip2 magic, is passed through as it is)."""
+    (a plain JSON Lines file, see `is_bz2`, is passed through as it is)."""
     try:
+        plain = not is_bz2(path)
         with path.open("rb") as fh:
-            if fh.read(3) != b"BZh":
-                fh.seek(0)
-                while chunk := fh.read(read_size):
-                    yield chunk
+            while plain and (chunk := fh.read(read_size)):
+                yield chunk
+            if plain:
                 return
-            fh.seek(0)
             decompressor, fed = bz2.BZ2Decompressor(), False
             while chunk := fh.read(read_size):
                 while chunk:
