@@ -10,7 +10,8 @@ import pytest
 from mindprobe.errors import ModelError
 from mindprobe.models import parse_model_spec
 from mindprobe.models.base import CallContext, Request, TransientError
-from mindprobe.models.openai_compat import OpenAICompatModel, normalise_base_url
+from mindprobe.models.openai_compat import OpenAICompatModel
+from mindprobe.models.wire import normalise_base_url
 from mindprobe.testing import TestServer
 
 

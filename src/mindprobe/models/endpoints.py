@@ -47,7 +47,7 @@ class EndpointSpec:
 
 
 def _normalise(url: str, where: str) -> str:
-    from mindprobe.models.openai_compat import normalise_base_url
+    from mindprobe.models.wire import normalise_base_url
 
     try:
         return normalise_base_url(url)

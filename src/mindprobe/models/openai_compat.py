@@ -13,7 +13,6 @@ import os
 import random
 import time
 from typing import Any
-from urllib.parse import urlsplit
 
 import aiohttp
 import orjson
@@ -28,6 +27,18 @@ from mindprobe.models.base import (
     Request,
     TransientError,
     split_reasoning,
+)
+from mindprobe.models.wire import (
+    RETRYABLE_STATUS,
+    error_text,
+    first_token_logprob,
+    gbnf_choice,
+    json_answer,
+    json_schema_choice,
+    normalise_base_url,
+    parse_logprobs,
+    parse_retry_after,
+    single_token,
 )
 
 OPENAI_URL = "https://api.openai.com/v1"
@@ -46,34 +57,6 @@ def _env_reasoning() -> tuple[str | None, bool]:
                          f"{', '.join(REASONING_EFFORTS)}")
     thinks = (os.environ.get(REASONING_ENV) or "").strip().lower() in ("1", "true", "yes", "on")
     return effort, thinks or effort is not None
-RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529}
-
-
-def normalise_base_url(url: str) -> str:
-    """Accept `host:port`, `http://host:port` or `.../v1`; always return `.../v1` without slash."""
-    if "://" not in url:
-        url = "http://" + url
-    parts = urlsplit(url)
-    try:
-        parts.port  # noqa: B018 (raises on a port out of range or not a number)
-        bad_port = False
-    except ValueError:
-        bad_port = True
-    if not parts.hostname or bad_port or parts.scheme not in ("http", "https"):
-        raise ModelError(f"bad server URL {url!r}: expected http(s)://HOST[:PORT][/v1], e.g. "
-                         "http://127.0.0.1:8000/v1")
-    path = parts.path.rstrip("/")
-    if not path:
-        path = "/v1"
-    return f"{parts.scheme}://{parts.netloc}{path}"
-
-
-def _gbnf_choice(choices: list[str]) -> str:
-    """A llama.cpp grammar that accepts exactly one of the given strings."""
-    alts = " | ".join(json.dumps(c) for c in choices)
-    return f"root ::= {alts}"
-
-
 class OpenAICompatModel(Model):
     """A model served behind `/v1/chat/completions` and `/v1/completions`."""
 
@@ -247,11 +230,11 @@ class OpenAICompatModel(Model):
             body["seed"] = request.seed
         if request.constrain and request.choices:
             if self.grammar == "llama":
-                body["grammar"] = _gbnf_choice(request.choices)
+                body["grammar"] = gbnf_choice(request.choices)
             elif self.grammar == "vllm":
                 body["guided_choice"] = request.choices
             elif self.grammar == "openai":
-                body["response_format"] = _json_schema_choice(request.choices)
+                body["response_format"] = json_schema_choice(request.choices)
         if request.continue_final and self.grammar == "vllm":
             body["continue_final_message"] = True
             body["add_generation_prompt"] = False
@@ -283,7 +266,7 @@ class OpenAICompatModel(Model):
                         payload = orjson.loads(raw)
                         comp = self._parse(payload, path, time.perf_counter() - t0)
                         if request.constrain and self.grammar == "openai":
-                            comp.text = _json_answer(comp.text)
+                            comp.text = json_answer(comp.text)
                         self._fail_streak = 0
                         self._last_ok = time.monotonic()
                         return comp
@@ -291,10 +274,10 @@ class OpenAICompatModel(Model):
                         last = f"malformed response body ({type(exc).__name__}: {exc})"
                 else:
                     self._raise_fatal(status, raw)
-                    last = f"HTTP {status}: {_error_text(raw)}"
+                    last = f"HTTP {status}: {error_text(raw)}"
                     if status not in RETRYABLE_STATUS:
                         raise TransientError(last)
-                    delay = _parse_retry_after(retry_after)
+                    delay = parse_retry_after(retry_after)
             except (TimeoutError, aiohttp.ClientError, ConnectionError) as exc:
                 last = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
                 if isinstance(exc, (aiohttp.ClientConnectorError, ConnectionRefusedError,
@@ -314,7 +297,7 @@ class OpenAICompatModel(Model):
         comp = await self.complete(one, ctx)
         top = dict(comp.logprobs[0]["top"]) if comp.logprobs else {}
         first = [first_token_logprob(top, c) for c in candidates]
-        full = [f if _single_token(top, c) else None for f, c in zip(first, candidates,
+        full = [f if single_token(top, c) else None for f, c in zip(first, candidates,
                                                                       strict=True)]
         return ChoiceScores(list(candidates), first, full, top, "first-token top-20", 1, comp)
 
@@ -343,7 +326,7 @@ class OpenAICompatModel(Model):
         if status == 404:
             offered = ", ".join(sorted(self._offered)[:20])
             raise ModelError(
-                f"unknown model {self.model!r} at {self.base_url}: {_error_text(raw)}"
+                f"unknown model {self.model!r} at {self.base_url}: {error_text(raw)}"
                 + (f"; the server offers: {offered}" if offered else
                    " (check the model name and the URL)")
             )
@@ -385,7 +368,7 @@ class OpenAICompatModel(Model):
             completion_tokens=int(usage.get("completion_tokens") or 0),
             latency=latency,
             finish_reason=finish,
-            logprobs=_parse_logprobs(choice.get("logprobs")),
+            logprobs=parse_logprobs(choice.get("logprobs")),
             raw=payload,
             reasoning=reasoning,
             reasoning_tokens=int(out_details.get("reasoning_tokens") or 0),
@@ -397,76 +380,3 @@ def _replace(request: Request, **changes: Any) -> Request:
     from dataclasses import replace
 
     return replace(request, **changes)
-
-
-def _json_schema_choice(choices: list[str]) -> dict[str, Any]:
-    """OpenAI structured outputs restricted to one of `choices` (as {"answer": ...})."""
-    schema = {"type": "object", "properties": {"answer": {"type": "string", "enum": choices}},
-              "required": ["answer"], "additionalProperties": False}
-    return {"type": "json_schema",
-            "json_schema": {"name": "answer", "schema": schema, "strict": True}}
-
-
-def _json_answer(text: str) -> str:
-    """The answer of a structured-outputs reply (the raw text when it is not that JSON)."""
-    try:
-        value = orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return text
-    return str(value["answer"]) if isinstance(value, dict) and "answer" in value else text
-
-
-def first_token_logprob(top: dict[str, float], candidate: str) -> float | None:
-    """The best log-prob among top tokens that begin `candidate` (a token such as "TR" for
-    "TRUE", or "TRUE" itself); None when no top token does."""
-    best = None
-    for tok, lp in top.items():
-        t = (tok or "").strip()
-        if t and candidate.startswith(t) and (best is None or lp > best):
-            best = lp
-    return best
-
-
-def _single_token(top: dict[str, float], candidate: str) -> bool:
-    return any((tok or "").strip() == candidate for tok in top)
-
-
-def _parse_logprobs(lp: Any) -> list[dict[str, Any]] | None:
-    """Normalise chat-style and completions-style logprobs to [{token, logprob, top}]."""
-    if not lp:
-        return None
-    if isinstance(lp, dict) and isinstance(lp.get("content"), list):
-        return [
-            {
-                "token": t.get("token"),
-                "logprob": t.get("logprob"),
-                "top": {x.get("token"): x.get("logprob") for x in t.get("top_logprobs") or []},
-            }
-            for t in lp["content"]
-        ]
-    if isinstance(lp, dict) and "tokens" in lp:
-        tops = lp.get("top_logprobs") or [None] * len(lp["tokens"])
-        return [
-            {"token": tok, "logprob": p, "top": dict(top or {})}
-            for tok, p, top in zip(lp["tokens"], lp.get("token_logprobs") or [], tops, strict=False)
-        ]
-    return None
-
-
-def _parse_retry_after(value: str | None) -> float | None:
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        return None
-
-
-def _error_text(raw: bytes) -> str:
-    try:
-        body = json.loads(raw)
-        err = body.get("error", body)
-        msg = err.get("message") if isinstance(err, dict) else err
-        return str(msg)[:300]
-    except (ValueError, AttributeError):
-        return raw[:300].decode("utf-8", "replace")

@@ -23,7 +23,7 @@ import aiohttp
 
 from mindprobe import __version__
 from mindprobe.core.retry import backoff_delay
-from mindprobe.models.openai_compat import RETRYABLE_STATUS
+from mindprobe.models.wire import RETRYABLE_STATUS
 from mindprobe.resources.wikipedia import (
     DEFAULT_API_URL,
     WikipediaAPIError,

@@ -1,0 +1,114 @@
+"""The OpenAI-compatible wire format, apart from any client: server URLs, answer constraints
+(llama.cpp grammars, OpenAI structured outputs), log-probs in both response shapes, and the
+error bodies and Retry-After headers of failed requests. Shared by the one-server client, the
+multi-endpoint router and the MediaWiki client's retries."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from urllib.parse import urlsplit
+
+import orjson
+
+from mindprobe.errors import ModelError
+
+RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529}
+
+
+def normalise_base_url(url: str) -> str:
+    """Accept `host:port`, `http://host:port` or `.../v1`; always return `.../v1` without slash."""
+    if "://" not in url:
+        url = "http://" + url
+    parts = urlsplit(url)
+    try:
+        parts.port  # noqa: B018 (raises on a port out of range or not a number)
+        bad_port = False
+    except ValueError:
+        bad_port = True
+    if not parts.hostname or bad_port or parts.scheme not in ("http", "https"):
+        raise ModelError(f"bad server URL {url!r}: expected http(s)://HOST[:PORT][/v1], e.g. "
+                         "http://127.0.0.1:8000/v1")
+    path = parts.path.rstrip("/")
+    if not path:
+        path = "/v1"
+    return f"{parts.scheme}://{parts.netloc}{path}"
+
+
+def gbnf_choice(choices: list[str]) -> str:
+    """A llama.cpp grammar that accepts exactly one of the given strings."""
+    alts = " | ".join(json.dumps(c) for c in choices)
+    return f"root ::= {alts}"
+
+
+def json_schema_choice(choices: list[str]) -> dict[str, Any]:
+    """OpenAI structured outputs restricted to one of `choices` (as {"answer": ...})."""
+    schema = {"type": "object", "properties": {"answer": {"type": "string", "enum": choices}},
+              "required": ["answer"], "additionalProperties": False}
+    return {"type": "json_schema",
+            "json_schema": {"name": "answer", "schema": schema, "strict": True}}
+
+
+def json_answer(text: str) -> str:
+    """The answer of a structured-outputs reply (the raw text when it is not that JSON)."""
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return text
+    return str(value["answer"]) if isinstance(value, dict) and "answer" in value else text
+
+
+def first_token_logprob(top: dict[str, float], candidate: str) -> float | None:
+    """The best log-prob among top tokens that begin `candidate` (a token such as "TR" for
+    "TRUE", or "TRUE" itself); None when no top token does."""
+    best = None
+    for tok, lp in top.items():
+        t = (tok or "").strip()
+        if t and candidate.startswith(t) and (best is None or lp > best):
+            best = lp
+    return best
+
+
+def single_token(top: dict[str, float], candidate: str) -> bool:
+    return any((tok or "").strip() == candidate for tok in top)
+
+
+def parse_logprobs(lp: Any) -> list[dict[str, Any]] | None:
+    """Normalise chat-style and completions-style logprobs to [{token, logprob, top}]."""
+    if not lp:
+        return None
+    if isinstance(lp, dict) and isinstance(lp.get("content"), list):
+        return [
+            {
+                "token": t.get("token"),
+                "logprob": t.get("logprob"),
+                "top": {x.get("token"): x.get("logprob") for x in t.get("top_logprobs") or []},
+            }
+            for t in lp["content"]
+        ]
+    if isinstance(lp, dict) and "tokens" in lp:
+        tops = lp.get("top_logprobs") or [None] * len(lp["tokens"])
+        return [
+            {"token": tok, "logprob": p, "top": dict(top or {})}
+            for tok, p, top in zip(lp["tokens"], lp.get("token_logprobs") or [], tops, strict=False)
+        ]
+    return None
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        return None
+
+
+def error_text(raw: bytes) -> str:
+    try:
+        body = json.loads(raw)
+        err = body.get("error", body)
+        msg = err.get("message") if isinstance(err, dict) else err
+        return str(msg)[:300]
+    except (ValueError, AttributeError):
+        return raw[:300].decode("utf-8", "replace")
