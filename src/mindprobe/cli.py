@@ -247,10 +247,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 def run_program() -> NoReturn:
     """The `mindprobe` program (console script, `python -m mindprobe.cli`): `main` in a process
     tuned for it (see core/process.py); the Python API and tests call `main` itself."""
-    from mindprobe.core.process import exit_now, term_as_interrupt, tune_gc
+    from mindprobe.core.process import exit_now, tune_gc
 
     tune_gc()
-    term_as_interrupt()
     exit_now(main())
 
 

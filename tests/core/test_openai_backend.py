@@ -92,7 +92,7 @@ def test_a_server_that_fails_every_request_counts_as_dead(fault):
     answer for a while, stop the run instead of retrying every item."""
     with TestServer(**{fault: 1.0}) as srv:
         model = _model(srv.base_url, max_attempts=6)
-        model.DEAD_STREAK, model.DEAD_SECONDS = 8, 0.05
+        model.DEAD_STREAK, model.BROKEN_SECONDS = 8, 0.05
         with pytest.raises(ModelError, match="stopped answering .* failed requests in a row"):
             _ask(model, n=8)
 
@@ -100,9 +100,50 @@ def test_a_server_that_fails_every_request_counts_as_dead(fault):
 def test_rate_limits_alone_never_count_as_a_dead_server():
     with TestServer(fault_429=1.0, retry_after=0) as srv:
         model = _model(srv.base_url, max_attempts=3)
-        model.DEAD_STREAK, model.DEAD_SECONDS = 2, 0.0
+        model.DEAD_STREAK, model.DEAD_SECONDS, model.BROKEN_SECONDS = 2, 0.0, 0.0
         with pytest.raises(TransientError, match="after 3 attempts"):
             _ask(model, n=4)
+
+
+def test_a_server_still_loading_with_retry_after_is_waited_for():
+    """503 + Retry-After (llama.cpp or vLLM loading, an overloaded API) is ridden out by the
+    retries however long the streak: the server said when to come back."""
+    from aiohttp import web
+
+    calls = {"n": 0}
+
+    async def chat(request):
+        calls["n"] += 1
+        if calls["n"] <= 12:
+            return web.json_response({"error": "loading"}, status=503,
+                                     headers={"Retry-After": "0"})
+        return web.json_response({"choices": [{"message": {"content": "OK"},
+                                               "finish_reason": "stop"}], "usage": {}})
+
+    async def models(request):
+        return web.json_response({"data": []})
+
+    async def go():
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", chat)
+        app.router.add_get("/v1/models", models)
+        runner = web.AppRunner(app)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        port = site._server.sockets[0].getsockname()[1]
+        model = _model(f"http://127.0.0.1:{port}/v1", max_attempts=10)
+        model.DEAD_STREAK, model.DEAD_SECONDS, model.BROKEN_SECONDS = 2, 0.0, 0.0
+        await model.start()
+        try:
+            return await asyncio.gather(*(model.complete(
+                Request(messages=[{"role": "user", "content": "q"}]), CallContext("i", i, 0))
+                for i in range(4)))
+        finally:
+            await model.close()
+            await runner.cleanup()
+
+    assert [c.text for c in asyncio.run(go())] == ["OK"] * 4
 
 
 def test_unknown_model_fails_fast_listing_models():

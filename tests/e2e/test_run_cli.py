@@ -108,6 +108,28 @@ def test_ctrl_c_keeps_results_and_prints_resume_hint(cli, spawn, tmp_path, sig):
         assert len(read_records(run / "records.jsonl")) == 504
 
 
+def test_sigterm_interrupts_a_background_job_that_ignores_sigint(tmp_path):
+    """A job started with `&` from a script inherits SIGINT ignored; SIGTERM must still end it
+    as an interrupted run, not be swallowed."""
+    import os
+    import subprocess
+    import sys
+
+    runs = tmp_path / "runs"
+    env = {**os.environ, "MINDPROBE_CACHE_DIR": str(tmp_path / "cache")}
+    with TestServer(responder=worldsense_answer, latency=0.05) as srv:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "mindprobe.cli", "run", "worldsense:fresh", "--model",
+             MODEL.format(url=srv.base_url), "--runs-dir", str(runs), "--concurrency", "2",
+             "--no-cache"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+        assert _wait_for_records(runs, 5) is not None
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130 and "Resume with:" in err, err
+    assert json.loads((_run_dir(runs) / "manifest.json").read_text())["status"] == "interrupted"
+
+
 def test_faults_are_retried_to_success(cli, tmp_path):
     with TestServer(responder=worldsense_answer, fault_500=0.1, fault_429=0.1, fault_drop=0.1,
                     fault_malformed=0.1, retry_after=0, seed=1) as srv:

@@ -218,3 +218,13 @@ def test_invalid_answers_share_one_name_in_json_and_runs(cli, tmp_path):
     assert rows[0]["invalid"]["count"] == n
     code, text, _ = cli("runs", "--runs-dir", tmp_path)
     assert f"{n}/{n}" in text
+
+
+def test_a_data_file_in_another_compression_is_one_line(cli, tmp_path):
+    import gzip
+
+    path = tmp_path / "trials.jsonl.gz"
+    path.write_bytes(gzip.compress(b'{"Key": 1}\n'))
+    code, _, err = cli("run", "worldsense", "--model", "random", "--data-file", path,
+                       "--runs-dir", tmp_path / "runs")
+    assert code == 2 and "neither bzip2 nor UTF-8" in err and "Traceback" not in err

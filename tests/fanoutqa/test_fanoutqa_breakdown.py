@@ -86,3 +86,4 @@ def test_interval_without_spread_is_wilson_labelled_so():
     lo, hi, method = interval([0.0, 1.0, 0.5, 0.25], binary=False)
     assert method.startswith("bootstrap95") and lo < hi
     assert interval([1.0, 0.0], binary=True)[2] == "wilson95"
+    assert interval([0.5], binary=False)[2] == ""  # one score: no interval, and not labelled one

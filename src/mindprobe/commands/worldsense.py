@@ -95,7 +95,7 @@ class Export:
         if not out.parent.is_dir():
             raise UsageError(f"--out {out}: the folder {out.parent} does not exist")
         _, results, manifest = _run_frames(run_dir)
-        if manifest.get("status") != "finished":
+        if len(results) < (manifest.get("n_items") or 0):
             err.print(f"[yellow]warning[/yellow]: the run is {manifest.get('status')} "
                       f"({len(results)} of {manifest.get('n_items', '?')} items); the export "
                       "holds only those", highlight=False)

@@ -339,6 +339,7 @@ def read_jsonl_bz2(path: Path, what: str, parse: Callable[[dict[str, Any]], Any]
                     out.append(parse(json.loads(line)))
                 except (ValueError, KeyError, TypeError) as exc:
                     raise DataError(f"{path}:{lineno}: malformed {what} ({exc})") from None
-    except (OSError, EOFError) as exc:
-        raise DataError(f"{path}: cannot read bz2 {what} file ({exc})") from None
+    except (OSError, EOFError, UnicodeDecodeError) as exc:
+        raise DataError(f"{path}: cannot read the {what} file: neither bzip2 nor UTF-8 JSON "
+                        f"Lines ({exc})") from None
     return out

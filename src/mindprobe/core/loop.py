@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
@@ -27,10 +28,40 @@ def loop_name() -> str:
 
 
 def run_async(coro: Coroutine[Any, Any, T]) -> T:
-    """`asyncio.run(coro)` on the chosen loop; Ctrl-C cancels the main task as asyncio.run does."""
-    if loop_name() == "asyncio":
-        return asyncio.run(coro)
-    import uvloop
+    """`asyncio.run(coro)` on the chosen loop. Ctrl-C cancels the main task as asyncio.run does,
+    and so does SIGTERM (`timeout`, SLURM, `docker stop`): finished work is kept and the run
+    says it was interrupted, even where SIGINT is ignored (a background job of a script)."""
+    factory = None
+    if loop_name() == "uvloop":
+        import uvloop
 
-    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-        return runner.run(coro)
+        factory = uvloop.new_event_loop
+    with asyncio.Runner(loop_factory=factory) as runner:
+        return runner.run(_terminable(coro))
+
+
+async def _terminable(coro: Coroutine[Any, Any, T]) -> T:
+    """`coro`, cancelled on SIGTERM and then ended by KeyboardInterrupt, as on Ctrl-C."""
+    task, loop = asyncio.current_task(), asyncio.get_running_loop()
+    terminated = False
+
+    def on_term() -> None:
+        nonlocal terminated
+        terminated = True
+        if task is not None:
+            task.cancel()
+
+    try:
+        loop.add_signal_handler(signal.SIGTERM, on_term)
+        installed = True
+    except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or Windows
+        installed = False
+    try:
+        return await coro
+    except asyncio.CancelledError:
+        if terminated:
+            raise KeyboardInterrupt from None
+        raise
+    finally:
+        if installed:
+            loop.remove_signal_handler(signal.SIGTERM)

@@ -13,7 +13,6 @@ import atexit
 import contextlib
 import gc
 import os
-import signal
 import sys
 import threading
 from collections.abc import Iterator
@@ -42,13 +41,6 @@ def gc_paused() -> Iterator[None]:
 def tune_gc() -> None:
     """Collect cycles less often in this process (the program's own, never a library user's)."""
     gc.set_threshold(*GC_THRESHOLD)
-
-
-def term_as_interrupt() -> None:
-    """SIGTERM (`timeout`, SLURM, `docker stop`) ends a run as Ctrl-C does: finished records
-    written, the run marked interrupted, the resume command printed, instead of dying
-    silently with a manifest that still says "running"."""
-    signal.signal(signal.SIGTERM, lambda *_: signal.raise_signal(signal.SIGINT))
 
 
 def exit_now(code: int) -> NoReturn:

@@ -150,12 +150,12 @@ class Session:
 
 
 def check_constrained(model: Model, choices: list[str], comp: Completion) -> None:
-    """A constrained request must come back as one of `choices` (a prefix of one when the token
-    cap cut it): anything else means the backend ignored the constraint, and scoring such
-    replies as invalid answers would pass off an unconstrained run as a constrained one."""
+    """A constrained request must come back as one of `choices`: anything else means the
+    backend ignored the constraint, and scoring such replies as invalid answers would pass off
+    an unconstrained run as a constrained one. A reply cut by the token cap, or an empty one (a
+    refusal), says nothing about the constraint and is scored as it is."""
     text = comp.text.strip()
-    if text in choices or (comp.finish_reason == "length"
-                           and any(c.startswith(text) for c in choices)):
+    if not text or text in choices or comp.finish_reason == "length":
         return
     shown = ", ".join(repr(c) for c in choices[:6]) + (", …" if len(choices) > 6 else "")
     raise ModelError(

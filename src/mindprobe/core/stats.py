@@ -88,8 +88,8 @@ def wilson_interval(k: np.ndarray | float, n: np.ndarray | float, z: float = Z95
     return lo[()], hi[()]  # numbers for numbers, arrays for arrays
 
 
-def wilson(k: float, n: float, z: float = Z95) -> tuple[float | None, float | None]:
-    """One Wilson interval as floats (None when n = 0); z = 1.96 beside upstream's CIs."""
+def wilson(k: float, n: float, z: float = Z95_EXACT) -> tuple[float | None, float | None]:
+    """One Wilson interval as floats (None when n = 0)."""
     if n <= 0:
         return None, None
     lo, hi = wilson_interval(k, n, z)

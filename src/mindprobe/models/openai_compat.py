@@ -116,6 +116,7 @@ class OpenAICompatModel(Model):
     async def start(self) -> None:
         if self.base_url == OPENAI_URL and not self._api_key:
             raise ModelError(f"{self.spec} needs an API key: set OPENAI_API_KEY")
+        self._last_ok = time.monotonic()  # silence counts from the start, not construction
         if self._session is None:
             connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300)
             self._session = aiohttp.ClientSession(
@@ -283,8 +284,10 @@ class OpenAICompatModel(Model):
                 if isinstance(exc, (aiohttp.ClientConnectorError, ConnectionRefusedError,
                                     aiohttp.ServerDisconnectedError)):
                     kind = "connection"
-            if not last.startswith("HTTP 429"):  # rate limits are the server working
-                self._note_failure(last)
+            # A 429, or any answer with Retry-After (a server still loading, overloaded), is
+            # the server at work: it never counts towards a dead server.
+            if delay is None and not last.startswith("HTTP 429"):
+                self._note_failure(last, kind == "connection")
             if attempt + 1 < self.max_attempts:
                 await asyncio.sleep(self._backoff(attempt, delay))
         raise TransientError(f"gave up after {self.max_attempts} attempts: {last}", kind)
@@ -301,16 +304,19 @@ class OpenAICompatModel(Model):
                                                                       strict=True)]
         return ChoiceScores(list(candidates), first, full, top, "first-token top-20", 1, comp)
 
-    #: Failed requests in a row (over all requests: refused connections, 5xx, timeouts,
-    #: malformed bodies; not 429) and seconds without any good answer after which the server
-    #: counts as dead or broken: the run stops instead of retrying every item.
+    #: Failed requests in a row (over all requests) and seconds without any good answer after
+    #: which the server counts as dead or broken, so the run stops instead of retrying every
+    #: item: soon for refused connections (nothing listens), after a minute for 5xx, timeouts
+    #: and garbled bodies (a restart or a short outage is ridden out by the retries).
     DEAD_STREAK = 24
     DEAD_SECONDS = 8.0
+    BROKEN_SECONDS = 60.0
 
-    def _note_failure(self, last: str) -> None:
+    def _note_failure(self, last: str, refused: bool) -> None:
         self._fail_streak += 1
         silent = time.monotonic() - self._last_ok
-        if self._fail_streak >= self.DEAD_STREAK and silent >= self.DEAD_SECONDS:
+        window = self.DEAD_SECONDS if refused else self.BROKEN_SECONDS
+        if self._fail_streak >= self.DEAD_STREAK and silent >= window:
             raise ModelError(
                 f"the model server at {self.base_url} stopped answering ({self._fail_streak} "
                 f"failed requests in a row over {silent:.0f} s, none answered; last: {last})"

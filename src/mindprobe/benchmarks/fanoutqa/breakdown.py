@@ -52,6 +52,8 @@ def interval(values: Sequence[float], binary: bool, seed: int = 0) -> tuple[floa
     no spread and would claim a zero-width interval; Wilson on the score sum, labelled so,
     stands in for it."""
     x = np.asarray(values, dtype=float)
+    if x.size < 2 and not binary:
+        return math.nan, math.nan, ""  # one score: no interval to give
     if binary or (x.size > 1 and x.min() == x.max() and 0 <= x.min() <= 1):
         lo, hi = wilson_interval(float(x.sum()), int(x.size))
         return float(lo), float(hi), WILSON if binary else WILSON + " (no spread to bootstrap)"
