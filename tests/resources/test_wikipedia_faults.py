@@ -11,7 +11,8 @@ import pytest
 
 from mindprobe.errors import MindprobeError
 from mindprobe.models.base import TransientError
-from mindprobe.resources.wiki_api import MediaWikiAPI, retry_after_seconds
+from mindprobe.models.wire import parse_retry_after as retry_after_seconds
+from mindprobe.resources.wiki_api import MediaWikiAPI
 from mindprobe.resources.wikipedia import (
     Evidence,
     WikipediaClient,

@@ -51,6 +51,7 @@ def add_report_parser(sub: Any) -> argparse.ArgumentParser:
 
 
 def _out_path(args: argparse.Namespace) -> Path:
+    from mindprobe.core.paths import check_parent
     from mindprobe.report import EXTENSIONS
 
     by_ext = {ext: fmt for fmt, ext in EXTENSIONS.items()}
@@ -64,9 +65,7 @@ def _out_path(args: argparse.Namespace) -> Path:
     if out.is_dir():
         raise UsageError(f"--out {out} is a directory; give a file name, e.g. {out}/report"
                          f"{EXTENSIONS[args.format]}")
-    parent = out.parent if str(out.parent) else Path(".")
-    if not parent.is_dir():
-        raise UsageError(f"--out {out}: the folder {parent} does not exist")
+    check_parent(out, "--out")
     return out
 
 

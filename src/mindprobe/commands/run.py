@@ -21,7 +21,7 @@ from mindprobe.core.benchmark import Benchmark, ModelFacts, PlanContext, RunPlan
 from mindprobe.core.cache import ResponseCache
 from mindprobe.core.loop import run_async
 from mindprobe.core.options import build_options, options_dict, parse_assignments
-from mindprobe.core.paths import path_component, response_cache_path
+from mindprobe.core.paths import check_parent, path_component, response_cache_path
 from mindprobe.core.process import gc_paused
 from mindprobe.core.results import Results, render_results
 from mindprobe.core.runner import PassSettings, execute, usage_summary
@@ -34,7 +34,7 @@ from mindprobe.registry import get_benchmark, info, resolve_variants, split_benc
 def run_dir_for(runs_dir: Path, bench: str, variant: str, prompting: str, label: str,
                 name: str | None = None) -> Path:
     """runs/<benchmark>/<variant>/<prompting>___<model>[__<name>] (the WorldSense convention)."""
-    tail = f"{prompting}___{label}" + (f"__{path_component(name, '--name')}" if name else "")
+    tail = f"{prompting}___{label}" + (f"__{name}" if name else "")  # name: path_component
     return Path(runs_dir) / bench / variant / tail
 
 
@@ -74,19 +74,14 @@ def check_positive(args: argparse.Namespace) -> None:
 
 
 def _check_paths(args: argparse.Namespace) -> None:
-    """Folders named on the command line are created, their missing parents are not: a typo
-    should be one line, not a tree of folders somewhere unexpected."""
+    """The runs folder and the cache file may be created, not their missing parents."""
     runs = Path(args.runs_dir)
     if runs.exists() and not runs.is_dir():
         raise UsageError(f"--runs-dir {runs} is a file; give a folder")
-    if not runs.exists() and not runs.absolute().parent.is_dir():
-        raise UsageError(f"--runs-dir {runs}: the folder {runs.absolute().parent} does not "
-                         "exist")
+    check_parent(runs, "--runs-dir")
     cache = getattr(args, "cache", None)
     if cache and not getattr(args, "no_cache", False):
-        parent = Path(cache).expanduser().absolute().parent
-        if not parent.is_dir():
-            raise UsageError(f"--cache {cache}: the folder {parent} does not exist")
+        check_parent(Path(cache), "--cache")
 
 
 def _prune_empty(folder: Path, root: Path) -> None:

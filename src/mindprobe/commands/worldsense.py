@@ -13,6 +13,7 @@ from typing import Any
 from rich.console import Console
 
 from mindprobe.commands.output import emit_json
+from mindprobe.core.paths import check_parent
 from mindprobe.core.store import load_run
 from mindprobe.errors import DataError, UsageError
 
@@ -92,8 +93,7 @@ class Export:
         run_dir, out = Path(args.run), Path(args.out)
         if out.exists() and not out.is_dir():
             raise UsageError(f"--out {out} is a file; give a folder")
-        if not out.parent.is_dir():
-            raise UsageError(f"--out {out}: the folder {out.parent} does not exist")
+        check_parent(out, "--out")
         _, results, manifest = _run_frames(run_dir)
         if len(results) < (manifest.get("n_items") or 0):
             err.print(f"[yellow]warning[/yellow]: the run is {manifest.get('status')} "

@@ -54,8 +54,8 @@ async def _terminable(coro: Coroutine[Any, Any, T]) -> T:
     try:
         loop.add_signal_handler(signal.SIGTERM, on_term)
         installed = True
-    except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or Windows
-        installed = False
+    except (NotImplementedError, RuntimeError, ValueError):
+        installed = False  # no signal handlers in a worker thread or on Windows: Ctrl-C only
     try:
         return await coro
     except asyncio.CancelledError:

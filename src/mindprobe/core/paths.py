@@ -40,3 +40,11 @@ def path_component(value: str, what: str) -> str:
         raise UsageError(f"{what} {value!r} must be one path component of letters, digits "
                          "and ._+-")
     return value
+
+
+def check_parent(path: Path, flag: str) -> None:
+    """A path given as `flag` may be created, its folder must exist already: a typo is one
+    line, not a tree of folders somewhere unexpected."""
+    parent = path.expanduser().absolute().parent
+    if not parent.is_dir():
+        raise UsageError(f"{flag} {path}: the folder {parent} does not exist")

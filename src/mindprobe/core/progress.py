@@ -74,8 +74,7 @@ class RunProgress:
             resumed_at=done)
         # Without a terminal (nohup, a cluster log) a plain line now and then instead.
         self._log_every = None if console.is_terminal else LOG_EVERY_S
-        self._description, self._total, self._t0 = description, total, time.monotonic()
-        self._done, self._start, self._last_line = done, done, self._t0
+        self._last_line = time.monotonic()
 
     def _tokens(self) -> str:
         """Requests and tokens so far: they move with every reply, also inside a long chat."""
@@ -105,7 +104,6 @@ class RunProgress:
         if error:
             self.errors += 1
         self._pending += 1
-        self._done += 1
         self._maybe_flush()
 
     def _maybe_flush(self) -> None:
@@ -115,12 +113,13 @@ class RunProgress:
             self._flush()
             if self._log_every is not None and now - self._last_line >= self._log_every:
                 self._last_line = now
-                self._log_line(now)
+                self._log_line()
 
-    def _log_line(self, now: float) -> None:
-        rate = _rate(self._done - self._start, now - self._t0)
+    def _log_line(self) -> None:
+        task = self._progress.tasks[0]  # the numbers the bar would show
+        rate = _rate(task.completed - task.fields["resumed_at"], task.elapsed)
         self.console.print(
-            f"{self._description}: {self._done}/{self._total} items"
+            f"{task.description}: {task.completed:g}/{task.total:g} items"
             + (f", {rate:,.2f} it/s" if rate else "") + f", {self._tokens()}"
             + (f", {self.errors} errors" if self.errors else ""),
             markup=False, highlight=False, soft_wrap=True)

@@ -6,6 +6,8 @@ multi-endpoint router and the MediaWiki client's retries."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -96,12 +98,18 @@ def parse_logprobs(lp: Any) -> list[dict[str, Any]] | None:
 
 
 def parse_retry_after(value: str | None) -> float | None:
+    """A Retry-After header (delta-seconds or HTTP-date) as seconds from now; None if absent/bad."""
     if not value:
         return None
     try:
         return max(0.0, float(value))
     except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
         return None
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
 
 
 def error_text(raw: bytes) -> str:

@@ -15,15 +15,13 @@ import json
 import logging
 import os
 import random
-from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 from typing import Any
 
 import aiohttp
 
 from mindprobe import __version__
 from mindprobe.core.retry import backoff_delay
-from mindprobe.models.wire import RETRYABLE_STATUS
+from mindprobe.models.wire import RETRYABLE_STATUS, parse_retry_after
 from mindprobe.resources.wikipedia import (
     DEFAULT_API_URL,
     WikipediaAPIError,
@@ -45,21 +43,6 @@ def default_user_agent(contact: str | None = None) -> str:
     contact = contact or os.environ.get(CONTACT_ENV) or DEFAULT_CONTACT
     client = f"mindprobe/{__version__} (FanOutQA Wikipedia client; {contact})"
     return f"{client} aiohttp/{aiohttp.__version__}"
-
-
-def retry_after_seconds(value: str | None) -> float | None:
-    """A Retry-After header (delta-seconds or HTTP-date) as seconds from now; None if absent/bad."""
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, (when - datetime.now(UTC)).total_seconds())
 
 
 class MediaWikiAPI:
@@ -122,7 +105,7 @@ class MediaWikiAPI:
             try:
                 async with self._slots, self._session.get(self.api_url, params=query) as resp:
                     status, body = resp.status, await resp.read()
-                    wait_at_least = retry_after_seconds(resp.headers.get("Retry-After"))
+                    wait_at_least = parse_retry_after(resp.headers.get("Retry-After"))
                 if status == 200:
                     payload, last = self._decode(body)
                     if payload is not None:
