@@ -95,7 +95,7 @@ BENCHMARKS["sort"] = BenchmarkInfo(
     default_variant="all",
     task="mindprobe.benchmarks.sort.task:SortBenchmark",
     options="mindprobe.benchmarks.sort.options:SortOptions",
-    verbs=("build", "sweep"),
+    verbs=("build", "sweep", "export"),
     limit="the first N test rows (segment pairs) in total, over all conditions run",
 )
 

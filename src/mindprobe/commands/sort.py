@@ -189,4 +189,79 @@ class Analyse:
         return 0
 
 
-VERBS: dict[str, Any] = {"build": Build(), "sweep": Sweep(), "analyse": Analyse()}
+class Export:
+    """`export sort --finetune-corpus`: the long-term-memory training texts (spec §6)."""
+
+    def add_arguments(self, p: argparse.ArgumentParser) -> None:
+        from mindprobe.benchmarks.sort import finetune as ft
+        from mindprobe.benchmarks.sort.options import PROMPT_NAMES
+
+        p.add_argument("--finetune-corpus", action="store_true", required=True,
+                       help="write the fine-tuning corpus: the books in chunks, each as a "
+                       "chat (system + user with upstream's pre-excerpt wording)")
+        p.add_argument("--out", required=True, help="the JSONL file to write (its provenance "
+                       "goes to FILE.source.json beside it)")
+        p.add_argument("--books", help="the SORT data folder: pg/full_text/ and upstream/ "
+                       "(default: the data cache, filled by `mindprobe data fetch sort`; or "
+                       "../shared/data/sort)")
+        p.add_argument("--held-out", default=",".join(map(str, ft.DEFAULT_HELD_OUT)),
+                       metavar="IDS", help="Gutenberg ids kept out of the corpus, the control "
+                       "(default: %(default)s, as the paper)")
+        p.add_argument("--chunk-words", type=int, default=ft.DEFAULT_SIZE, metavar="N",
+                       help="a chunk closes at the first sentence end at or after N words "
+                       "(default: %(default)s)")
+        p.add_argument("--chunk-rule", choices=ft.RULES, default="sentence",
+                       help="sentence: chunks end at a sentence end, nothing skipped "
+                       "(default); upstream: the paper's notebook exactly (stops one word "
+                       "short of the sentence end and skips the next sentence)")
+        p.add_argument("--tail", choices=ft.TAILS, default="keep", help="a book's last, "
+                       "shorter chunk: keep it (the paper), merge it into the previous one, "
+                       "or drop it")
+        p.add_argument("--prompt", choices=PROMPT_NAMES, default=ft.DEFAULT_PROMPT,
+                       help="the upstream config whose system prompt and pre-excerpt wrap each "
+                       "chunk (default %(default)s, a 'Pb' config, as the paper)")
+        p.add_argument("--title", action="append", metavar="ID=TITLE", help="the title used "
+                       "for a book (repeatable; default: its Book-SORT title, as the SORT "
+                       "prompts name it)")
+        p.add_argument("--chat-template", metavar="FILE", help="also write `text`, each chat "
+                       "rendered with this Jinja template or a model's tokenizer_config.json")
+        p.add_argument("--json", action="store_true", help="print JSON on stdout")
+
+    def run(self, args: argparse.Namespace, err: Console) -> int:
+        from mindprobe.benchmarks.sort import finetune as ft
+        from mindprobe.core.paths import check_parent
+        from mindprobe.core.results import Results, render_results
+
+        out = Path(args.out)
+        if out.is_dir():
+            raise UsageError(f"--out {out} is a folder; give a .jsonl file")
+        check_parent(out, "--out")
+        if args.chunk_words < 1:
+            raise UsageError("--chunk-words must be a positive number")
+        titles = {}
+        for t in args.title or []:
+            key, sep, text = t.partition("=")
+            if not sep or not key.strip().isdigit() or not text.strip():
+                raise UsageError(f"--title expects ID=TITLE like 69087='The Murder of Roger "
+                                 f"Ackroyd'; got {t!r}")
+            titles[int(key)] = text.strip()
+        opts = ft.CorpusOptions(size=args.chunk_words, rule=args.chunk_rule, tail=args.tail,
+                                held_out=tuple(_ints(args.held_out, "--held-out") or ()),
+                                titles=titles)
+        done = ft.export_corpus(Path(args.books) if args.books else None, out, opts,
+                                args.prompt, args.chat_template)
+        res = Results("sort")
+        import pandas as pd
+
+        res.add_table("chunks", pd.DataFrame(done.counts), "chunks per book, ours vs the "
+                      "paper's (spec §6)", index=False)
+        render_results(res, tables_console(args.json))
+        err.print(f"wrote {done.n_records} records to {done.path} (provenance: "
+                  f"{done.source_path})", soft_wrap=True, highlight=False)
+        emit_json(args.json, {"out": str(done.path), "source": str(done.source_path),
+                              "n_records": done.n_records, "chunks": done.counts})
+        return 0
+
+
+VERBS: dict[str, Any] = {"build": Build(), "sweep": Sweep(), "analyse": Analyse(),
+                         "export": Export()}

@@ -71,6 +71,8 @@ class Book:
     # sha256 of the space-joined words *before* heading removal (the JSON's
     # ``sha256_words_joined``); the final text's hash is ``sha256_text_joined``.
     words_with_headings_sha256: str = ""
+    #: Each chapter's words before heading removal (the fine-tuning corpus keeps headings).
+    chapters: list[list[str]] = field(default_factory=list, repr=False)
 
     @property
     def text(self) -> str:
@@ -215,7 +217,7 @@ def clean_book(raw: str, spec: BookSpec) -> Book:
     with_headings = sha256_text(" ".join(" ".join(w) for w in chapter_words if w))
     return Book(book_idx=spec.book_idx, book_title=title, num_words=sum(counts), words=words,
                 title_raw=title_raw, chapter_word_counts=counts,
-                words_with_headings_sha256=with_headings)
+                words_with_headings_sha256=with_headings, chapters=chapter_words)
 
 
 def _verify(book: Book, spec: BookSpec, path: Path) -> None:
@@ -294,4 +296,4 @@ def preprocess_text(text: str, title: str | None = None, book_idx: int = 0) -> B
     if not words:
         raise DataError(f"text {title!r} contains no words")
     return Book(book_idx=book_idx, book_title=title, num_words=len(words), words=words,
-                title_raw=title, chapter_word_counts=[len(words)])
+                title_raw=title, chapter_word_counts=[len(words)], chapters=[words])
