@@ -31,7 +31,7 @@ from mindprobe.benchmarks.sort.upstream_prompts import (
     render_pre_excerpt,
     render_system,
 )
-from mindprobe.errors import UsageError
+from mindprobe.errors import DataError, UsageError
 
 RULES = ("sentence", "upstream")
 RULE_TEXT = {
@@ -198,8 +198,9 @@ def provenance(chunked: Sequence[BookChunks], prompt: UpstreamPrompt, opts: Corp
         "rule": {"name": opts.rule, "size_words": opts.size, "tail": opts.tail,
                  "text": "cleaned Book-SORT text with chapter headings kept",
                  "description": RULE_TEXT[opts.rule],
-                 "last_chunk": "a book's remainder is its last chunk" if opts.tail == "keep"
-                 else f"a short last chunk is {opts.tail}d"},
+                 "last_chunk": {"keep": "a book's remainder is its last chunk",
+                                "merge": "a short remainder is merged into the chunk before",
+                                "drop": "a short remainder is dropped"}[opts.tail]},
         "held_out": list(opts.held_out), "task_type": opts.task_type,
         "prompt": {"name": prompt.name, "upstream_file": prompt.path.name,
                    "sha256": prompt.sha256, "fields": ["system_prompt", "pre_excerpt"]},
