@@ -164,28 +164,41 @@ class Sweep:
 
 
 class Analyse:
-    """Several runs analysed together: in-context vs no-context side by side (the paper's
-    key contrast), one table per breakdown over all of them."""
+    """Several runs analysed together: the memory conditions side by side (in-context,
+    retrieval, no-context, long-term), one table per breakdown over all of them; two runs of
+    the same rows are also compared row by row (paired difference, bootstrap CI, McNemar)."""
 
     def add_arguments(self, p: argparse.ArgumentParser) -> None:
-        pass
+        p.add_argument("--held-out", metavar="IDS", help="with two runs: the books kept out of "
+                       "fine-tuning, tabulated apart as the control (default: what the "
+                       "long-term run recorded)")
 
     def run(self, args: argparse.Namespace, err: Console) -> int | None:
-        if not args.run or len(args.run) < 2:
+        n = len(args.run or [])
+        if getattr(args, "held_out", None) and n != 2:
+            raise UsageError("--held-out applies to the paired comparison of exactly two runs "
+                             "(--run BASE --run FINETUNED)")
+        if n < 2:
             return None  # one run: the generic analysis
+        from mindprobe.benchmarks.sort.paired import labelled_records, order_runs, paired_results
         from mindprobe.benchmarks.sort.tables import results_of_records
         from mindprobe.commands.analyse import plan_of
         from mindprobe.core.results import render_results
         from mindprobe.core.store import load_run
 
         runs = [load_run(r, "sort") for r in args.run]
-        records = [{**rec, "model": run.model_label} for run in runs for rec in run.records]
+        records = [rec for run in runs for rec in labelled_records(run)]
         plan = plan_of(runs[0])
         plan.config = {**plan.config, "condition": "+".join(
             sorted({str(r.manifest.get("config", {}).get("condition")) for r in runs}))}
         res = results_of_records(records, plan)
+        doc: dict[str, Any] = {"runs": list(args.run)}
+        if n == 2:
+            paired = paired_results(*order_runs(runs), _ints(args.held_out, "--held-out"))
+            render_results(paired, tables_console(args.json))
+            doc["paired"] = paired.to_json()
         render_results(res, tables_console(args.json))
-        emit_json(args.json, {"runs": list(args.run), **res.to_json()})
+        emit_json(args.json, {**doc, **res.to_json()})
         return 0
 
 

@@ -6,7 +6,7 @@ Per-row records (dicts or a DataFrame) carry:
   ``correct`` (bool or 0/1);
 * optional: ``book_idx``, ``distance_bin`` (right bin edge), ``bin_index`` (0–3; derived from
   distance_bin when absent), ``present_seg1_first``, ``ground_truth``, and run keys
-  ``context`` (``in-context`` / ``no-context`` / ``retrieval``), ``model``, ``prompt``.
+  ``context`` (``in-context`` / ``retrieval`` / ``no-context`` / ``long-term``), ``model``, ``prompt``.
 
 Upstream's headline ``accuracy`` is a macro mean over conditions (one results file per
 L_E×L_S); its ``percentageA`` is really the share of the most frequent answer, reported here
@@ -29,7 +29,9 @@ CHANCE = 0.5
 CI_METHOD = "wilson"
 REQUIRED = ("excerpt_length", "segment_length", "answer", "correct")
 RUN_KEYS = ("model", "prompt", "context")
-IN_CONTEXT, NO_CONTEXT = "in-context", "no-context"
+IN_CONTEXT, NO_CONTEXT, LONG_TERM = "in-context", "no-context", "long-term"
+#: The paper's memory conditions in the order tables show them.
+CONTEXT_ORDER = (IN_CONTEXT, "retrieval", NO_CONTEXT, LONG_TERM)
 
 
 def to_frame(records: pd.DataFrame | Iterable[Mapping[str, Any]]) -> pd.DataFrame:
@@ -122,25 +124,38 @@ def overall(records: pd.DataFrame | Iterable[Mapping[str, Any]]) -> pd.DataFrame
 
 def context_comparison(records: pd.DataFrame | Iterable[Mapping[str, Any]]
                        ) -> pd.DataFrame | None:
-    """In-context vs no-context accuracy per condition, side by side (None unless both ran)."""
+    """The memory conditions side by side per condition (excerpt × segment length): accuracy
+    and Wilson CI of each context present (in-context, retrieval, no-context, long-term), plus
+    ``difference`` (in-context − no-context) and ``long_term_gain`` (long-term − no-context)
+    where both are there. None unless two contexts are present."""
     df = to_frame(records)
-    if "context" not in df.columns or not {IN_CONTEXT, NO_CONTEXT} <= set(df["context"]):
+    if "context" not in df.columns:
         return None
-    table = accuracy_table(df[df["context"].isin([IN_CONTEXT, NO_CONTEXT])],
+    present = [c for c in CONTEXT_ORDER if c in set(df["context"])]
+    if len(present) < 2:
+        return None
+    table = accuracy_table(df[df["context"].isin(present)],
                            ["excerpt_length", "segment_length"])
     keys = [k for k in _run_keys(table) if k != "context"]
     index = [*keys, "excerpt_length", "segment_length"]
     wide = table.pivot_table(index=index, columns="context",
                              values=["n", "accuracy", "ci_low", "ci_high"], aggfunc="first")
+    order = {(m, c): (present.index(c), i) for i, m in enumerate(("accuracy", "ci_low",
+                                                                  "ci_high", "n"))
+             for c in present}
+    wide = wide[sorted(wide.columns, key=lambda mc: order[mc])]
     wide.columns = [f"{metric}_{ctx.replace('-', '_')}" for metric, ctx in wide.columns]
     wide = wide.reset_index()
-    wide["difference"] = wide["accuracy_in_context"] - wide["accuracy_no_context"]
+    if {IN_CONTEXT, NO_CONTEXT} <= set(present):
+        wide["difference"] = wide["accuracy_in_context"] - wide["accuracy_no_context"]
+    if {LONG_TERM, NO_CONTEXT} <= set(present):
+        wide["long_term_gain"] = wide["accuracy_long_term"] - wide["accuracy_no_context"]
     return wide
 
 
 @dataclass
 class SortMetrics:
-    """All SORT tables; ``context_comparison`` is None unless both contexts are present."""
+    """All SORT tables; ``context_comparison`` is None unless two contexts are present."""
 
     overall: pd.DataFrame
     by_condition: pd.DataFrame

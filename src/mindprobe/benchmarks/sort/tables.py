@@ -51,8 +51,12 @@ def results_of_records(records: list[dict[str, Any]], plan: RunPlan) -> Results:
                       "'percentageA' is most_frequent_answer_share)", percent=PERCENT,
                       index=False)
     if m.context_comparison is not None:
-        out.add_table("context", m.context_comparison, "in-context vs no-context",
-                      percent=("accuracy_in_context", "accuracy_no_context", "difference"),
+        cc = m.context_comparison
+        out.add_table("context", cc, "memory conditions side by side (in-context, retrieval, "
+                      "no-context, long-term = fine-tuned on the books, shown under its base "
+                      "model): accuracy with Wilson 95% CI",
+                      percent=tuple(c for c in cc.columns if c.startswith(
+                          ("accuracy_", "ci_low_", "ci_high_", "difference", "long_term_gain"))),
                       index=False)
     x = sum(1 for r in ok if r.get("answer") == "X")
     out.invalid = (x, len(ok))

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from mindprobe.benchmarks.sort import sources
-from mindprobe.benchmarks.sort.options import SortOptions
+from mindprobe.benchmarks.sort.options import NO_EXCERPT, SortOptions
 from mindprobe.core.benchmark import Benchmark, Item, PlanContext, RunPlan
 from mindprobe.core.results import Results
 from mindprobe.core.session import Session
@@ -51,9 +51,9 @@ class SortBenchmark(Benchmark):
         from mindprobe.benchmarks.sort.prompts import get_prompt_config
 
         get_prompt_config(opts.prompt)
-        book_ids = _ids(opts.books)
+        book_ids = _ids(opts.books, "--books")
         wanted = parse_condition(ctx.variant)
-        in_context = opts.condition != "no-context"
+        in_context = opts.condition not in NO_EXCERPT
         root = sources.books_root(ctx.data_dir)
         if sources.has_booksort_files(root):
             folder, origin = root, f"Book-SORT files in {root}"
@@ -98,6 +98,8 @@ class SortBenchmark(Benchmark):
                   "split": opts.split, "scoring": opts.scoring, "books": book_ids,
                   "retrieval_k": opts.retrieval_k if opts.condition == "retrieval" else None,
                   "excerpts": opts.excerpts,
+                  **({"base_model": opts.base_model, "held_out": _ids(opts.held_out, "--held-out")}
+                     if opts.condition == "long-term" else {}),
                   "conditions": [f"{a}-{b}" for a, b in present if (a, b) in fits],
                   "skipped": skipped}
         requires = {"logprobs": "--scoring logprob (SORT's faithful default) needs "
@@ -142,7 +144,7 @@ class SortBenchmark(Benchmark):
         from mindprobe.benchmarks.sort.scoring import score_logprobs, score_text
 
         row, cfg = item.payload, session.config
-        prompt = render_prompt(cfg["prompt"], row, in_context=cfg["condition"] != "no-context",
+        prompt = render_prompt(cfg["prompt"], row, in_context=cfg["condition"] not in NO_EXCERPT,
                                task_type=cfg["task"], excerpt=row.get("retrieved"))
         model = session.model()
         messages = prompt.messages(system_role=True)
@@ -174,13 +176,13 @@ class SortBenchmark(Benchmark):
         return results_of_records(records, plan)
 
 
-def _ids(text: str | None) -> list[int] | None:
+def _ids(text: str | None, flag: str) -> list[int] | None:
     if not text:
         return None
     try:
         return [int(x) for x in text.split(",") if x.strip()]
     except ValueError:
-        raise UsageError(f"--books expects Gutenberg ids like 69087,73017; got {text!r}") from None
+        raise UsageError(f"{flag} expects Gutenberg ids like 69087,73017; got {text!r}") from None
 
 
 def _bare(segment: str) -> str:
