@@ -113,6 +113,11 @@ class Benchmark(abc.ABC):
         """One view over several variants of one run command (None: show each on its own)."""
         return None
 
+    def compare_runs(self, runs: list[Any]) -> Results | None:
+        """One view across several runs of this benchmark, e.g. the same rows under different
+        conditions or models side by side (runs: `core.store.Run`; None: nothing to add)."""
+        return None
+
     def estimate(self, plan: RunPlan, opts: Any) -> Results:
         """Tokens (and cost) a run would take, without sending anything."""
         raise UsageError(f"{self.name} has no --estimate")

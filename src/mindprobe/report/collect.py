@@ -148,6 +148,16 @@ def combined_of(benchmark: str, by_variant: dict[str, Results]) -> Results | Non
         return None
 
 
+def across_runs_of(benchmark: str, runs: list[Run]) -> Results | None:
+    """The benchmark's own view across its runs (e.g. SORT's memory conditions side by side)."""
+    from mindprobe.registry import get_benchmark
+
+    try:
+        return get_benchmark(benchmark).compare_runs(runs)
+    except MindprobeError:
+        return None
+
+
 def _slug(text: str, taken: set[str]) -> str:
     base = re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower()[:60] or "run"
     slug, i = base, 2

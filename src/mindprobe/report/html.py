@@ -17,7 +17,7 @@ from typing import Any
 from mindprobe import __version__
 from mindprobe.core.results import Results
 from mindprobe.report import plots, profile, transcripts
-from mindprobe.report.collect import ReportData, RunEntry, combined_of
+from mindprobe.report.collect import ReportData, RunEntry, across_runs_of, combined_of
 from mindprobe.report.compare import Comparison, comparisons_html
 from mindprobe.report.provenance import Price, provenance_html, usage_by_role
 from mindprobe.report.tables import table_html
@@ -255,6 +255,10 @@ def benchmark_html(data: ReportData, bench: str) -> str:
     runs = [e.run for e in entries]
     results = [e.results for e in entries]
     parts.append(_figs(plots.plots_for(bench, runs, results)))
+    across = across_runs_of(bench, [e.run for e in entries if e.results is not None])
+    if across is not None and across.tables:
+        parts.append(f'<div class="run"><h3>{escape(bench)} · runs side by side</h3>'
+                     f"{results_html(across, f'across-{bench}')}</div>")
     parts += _combined(bench, entries)
     if len(entries) > OPEN_RUNS:
         parts.append(f'<p class="muted">{len(entries)} runs: click a run to see its tables '

@@ -51,13 +51,7 @@ def results_of_records(records: list[dict[str, Any]], plan: RunPlan) -> Results:
                       "'percentageA' is most_frequent_answer_share)", percent=PERCENT,
                       index=False)
     if m.context_comparison is not None:
-        cc = m.context_comparison
-        out.add_table("context", cc, "memory conditions side by side (in-context, retrieval, "
-                      "no-context, long-term = fine-tuned on the books, shown under its base "
-                      "model): accuracy with Wilson 95% CI",
-                      percent=tuple(c for c in cc.columns if c.startswith(
-                          ("accuracy_", "ci_low_", "ci_high_", "difference", "long_term_gain"))),
-                      index=False)
+        _add_context(out, m.context_comparison)
     x = sum(1 for r in ok if r.get("answer") == "X")
     out.invalid = (x, len(ok))
     missing = sum(1 for r in ok if r.get("logprobs_missing"))
@@ -76,6 +70,30 @@ def results_of_records(records: list[dict[str, Any]], plan: RunPlan) -> Results:
     for s in cfg.get("skipped") or []:
         out.notes.append(f"condition skipped: {s}")
     return out
+
+
+def memory_results(runs: list[Any]) -> Results | None:
+    """The memory-conditions table over several runs (None unless two conditions are there);
+    a long-term run is set beside the model it names with --base-model."""
+    from mindprobe.benchmarks.sort.metrics import context_comparison
+    from mindprobe.benchmarks.sort.paired import labelled_records
+
+    records = [r for run in runs for r in labelled_records(run) if "error" not in r]
+    table = context_comparison(records) if records else None
+    if table is None:
+        return None
+    out = Results("sort")
+    _add_context(out, table)
+    return out
+
+
+def _add_context(out: Results, cc: Any) -> None:
+    out.add_table("context", cc, "memory conditions side by side (in-context, retrieval, "
+                  "no-context, long-term = fine-tuned on the books, shown under its base "
+                  "model): accuracy with Wilson 95% CI",
+                  percent=tuple(c for c in cc.columns if c.startswith(
+                      ("accuracy_", "ci_low_", "ci_high_", "difference", "long_term_gain"))),
+                  index=False)
 
 
 def _clean(frame: Any) -> Any:

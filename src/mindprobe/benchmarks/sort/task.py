@@ -175,6 +175,12 @@ class SortBenchmark(Benchmark):
 
         return results_of_records(records, plan)
 
+    def compare_runs(self, runs: list[Any]) -> Results | None:
+        """The memory conditions side by side (in-context, retrieval, no-context, long-term)."""
+        from mindprobe.benchmarks.sort.tables import memory_results
+
+        return memory_results(runs)
+
 
 def _ids(text: str | None, flag: str) -> list[int] | None:
     if not text:
