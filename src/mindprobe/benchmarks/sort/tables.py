@@ -97,4 +97,7 @@ def _add_context(out: Results, cc: Any) -> None:
 
 
 def _clean(frame: Any) -> Any:
-    return frame.drop(columns=[c for c in _DROP if c in frame.columns])
+    """Without the run keys when one value stands for all rows (one run); several runs keep
+    them, so each row says whose it is."""
+    return frame.drop(columns=[c for c in _DROP if c in frame.columns and (
+        c == "ci_method" or frame[c].nunique(dropna=False) <= 1)])
