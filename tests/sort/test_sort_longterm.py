@@ -105,3 +105,7 @@ def test_report_shows_the_memory_conditions_side_by_side(two_runs, tmp_path, cli
     assert code == 0, err
     html = out.read_text()
     assert "memory conditions side by side" in html and "long_term_gain" in html
+    md = tmp_path / "r.md"
+    code, _, err = cli("report", base_dir, tuned_dir, "--out", md)
+    assert code == 0, err
+    assert "sort · runs side by side" in md.read_text()

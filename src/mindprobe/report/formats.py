@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from mindprobe import __version__
 from mindprobe.core.results import Results
 from mindprobe.report import profile
-from mindprobe.report.collect import ReportData
+from mindprobe.report.collect import ReportData, across_runs_of
 from mindprobe.report.compare import Comparison, comparison_rows
 from mindprobe.report.tables import table_cells
 
@@ -25,6 +25,9 @@ def _sections(data: ReportData, comparisons: list[Comparison]
     benches = list(dict.fromkeys([*data.benchmarks(), *(r.benchmark for r in data.extra.values())]))
     for bench in benches:
         out.append((2, bench, [], []))
+        across = across_runs_of(bench, [e.run for e in data.of(bench) if e.results is not None])
+        if across is not None and across.tables:
+            out.append((3, f"{bench} · runs side by side", _tables(across), _notes(across)))
         for e in data.of(bench):
             notes = [f"partial: {e.partial()}"] if e.partial() else []
             if e.error or e.results is None:
