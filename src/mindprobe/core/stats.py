@@ -1,5 +1,4 @@
-"""Small, benchmark-agnostic statistics: cell moments, SEM, equal-weight regrouping, Wilson
-intervals and paired comparisons of two systems on the same items.
+"""Small, benchmark-agnostic statistics: cell moments, SEM and equal-weight regrouping.
 
 Cells are DataFrames with one row per group and columns ``n`` (count), ``mean``, ``var``
 (sample variance, ddof=1; NaN when n == 1) and ``q`` (second moment E[x²]), so that coarser
@@ -9,8 +8,6 @@ cells can be merged without going back to the raw values.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -97,79 +94,3 @@ def wilson(k: float, n: float, z: float = Z95_EXACT) -> tuple[float | None, floa
         return None, None
     lo, hi = wilson_interval(k, n, z)
     return float(lo), float(hi)
-
-
-def paired_bootstrap(diffs: np.ndarray, n_resamples: int = 2000, seed: int = 0,
-                     level: float = 0.95) -> tuple[float, float]:
-    """Percentile CI of the mean of paired differences, resampling items with replacement.
-
-    With few distinct differences (right/wrong scores give -1, 0, 1) each resample is drawn as
-    multinomial counts of the distinct values, which is the same distribution, much faster.
-    """
-    rng = np.random.default_rng(seed)
-    n = len(diffs)
-    values, counts = np.unique(diffs, return_counts=True)
-    if len(values) <= 256:
-        draws = rng.multinomial(n, counts / n, size=n_resamples)
-        means = draws @ values / n
-    else:
-        means = np.empty(n_resamples)
-        step = max(1, 2_000_000 // n)
-        for start in range(0, n_resamples, step):
-            k = min(step, n_resamples - start)
-            means[start:start + k] = diffs[rng.integers(0, n, size=(k, n))].mean(axis=1)
-    alpha = (1 - level) / 2
-    lo, hi = np.quantile(means, [alpha, 1 - alpha])
-    return float(lo), float(hi)
-
-
-def mcnemar(b: int, c: int) -> tuple[float, float, float]:
-    """(exact two-sided binomial p, chi² with continuity correction, its p) for the discordant
-    counts b and c."""
-    from scipy import stats
-
-    if b + c == 0:
-        return 1.0, 0.0, 1.0
-    p_exact = float(stats.binomtest(min(b, c), b + c, 0.5).pvalue)
-    chi2 = (abs(b - c) - 1) ** 2 / (b + c)
-    return p_exact, float(chi2), float(stats.chi2.sf(chi2, 1))
-
-
-@dataclass(frozen=True)
-class PairedDifference:
-    """Two systems scored right/wrong on the same items: B − A with its uncertainty.
-
-    ``a_only`` / ``b_only`` are the discordant pairs (only A right / only B right); the
-    interval is a paired bootstrap over items (percentile), the p-value McNemar's exact test
-    (two-sided binomial on the discordant pairs).
-    """
-
-    n: int
-    mean_a: float | None
-    mean_b: float | None
-    difference: float | None
-    ci_low: float | None
-    ci_high: float | None
-    a_only: int
-    b_only: int
-    p_value: float | None
-
-    def as_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
-
-
-def paired_difference(a: Sequence[bool] | np.ndarray, b: Sequence[bool] | np.ndarray, *,
-                      n_boot: int = 2000, seed: int = 0, level: float = 0.95
-                      ) -> PairedDifference:
-    """Paired comparison of two 0/1 outcome vectors of equal length (item i of A ↔ of B),
-    with the report's machinery: seeded paired bootstrap and McNemar's exact test."""
-    x, y = np.asarray(a, dtype=bool), np.asarray(b, dtype=bool)
-    if x.shape != y.shape or x.ndim != 1:
-        raise ValueError("paired outcomes need two vectors of the same length")
-    n = int(len(x))
-    a_only, b_only = int((x & ~y).sum()), int((~x & y).sum())
-    if n == 0:
-        return PairedDifference(0, None, None, None, None, None, 0, 0, None)
-    lo, hi = paired_bootstrap(y.astype(float) - x.astype(float), n_boot, seed, level)
-    return PairedDifference(n, float(x.mean()), float(y.mean()), (b_only - a_only) / n, lo, hi,
-                            a_only, b_only, mcnemar(a_only, b_only)[0])
