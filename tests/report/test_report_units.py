@@ -8,8 +8,9 @@ import pytest
 from scipy import stats
 
 from mindprobe.core.results import Headline, Results
+from mindprobe.core.stats import paired_bootstrap
 from mindprobe.errors import UsageError
-from mindprobe.report.compare import mcnemar, paired_bootstrap
+from mindprobe.report.compare import mcnemar
 from mindprobe.report.plots import (
     PLOT_HOOKS,
     generic_plots,

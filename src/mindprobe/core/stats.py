@@ -8,6 +8,8 @@ cells can be merged without going back to the raw values.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -94,3 +96,173 @@ def wilson(k: float, n: float, z: float = Z95_EXACT) -> tuple[float | None, floa
         return None, None
     lo, hi = wilson_interval(k, n, z)
     return float(lo), float(hi)
+
+
+# -- intervals that name their method and respect the metric's range -------------------------
+
+#: Bootstrap resamples: enough for a stable 95% percentile interval at the precision shown.
+N_BOOT = 2000
+#: Below this many values an interval of a mean is a bootstrap, not a normal/t approximation.
+SMALL_N = 30
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A 95% interval and the method that made it, so every view can name it."""
+
+    low: float | None
+    high: float | None
+    method: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"low": self.low, "high": self.high, "method": self.method}
+
+
+def proportion_interval(k: int, n: int) -> Interval:
+    """A share k/n: Wilson (within [0, 1] by construction, sound at small n and at 0 or n)."""
+    lo, hi = wilson(k, n)
+    return Interval(lo, hi, "Wilson 95%")
+
+
+def mean_interval(values: Sequence[float], *, bounds: tuple[float, float] | None = None,
+                  seed: int = 0) -> Interval:
+    """The mean of bounded values (turn counts within [0, max turns], say): a percentile
+    bootstrap, which can never leave the values' own range, where a t interval (symmetric, and
+    wide at small n) would claim impossible values; clipped to `bounds` besides."""
+    x = np.asarray([v for v in values if v is not None and not np.isnan(v)], dtype=float)
+    if len(x) < 2 or not x.std() > 0:
+        return Interval(None, None, "none (fewer than two distinct values)")
+    rng = np.random.default_rng(seed)
+    means = x[rng.integers(0, len(x), size=(N_BOOT, len(x)))].mean(axis=1)
+    lo, hi = (float(v) for v in np.quantile(means, [0.025, 0.975]))
+    if bounds is not None:
+        lo, hi = max(lo, bounds[0]), min(hi, bounds[1])
+    return Interval(lo, hi, f"percentile bootstrap 95% ({N_BOOT} resamples)")
+
+
+@dataclass(frozen=True)
+class PairedDifference:
+    """mean(a) − mean(b) over the same items, its interval and a test, from one resampling."""
+
+    diff: float | None
+    low: float | None
+    high: float | None
+    p_value: float | None
+    n: int
+    method: str
+    test: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+    def text(self, scale: float = 1.0, digits: int = 1, unit: str = "") -> str:
+        """`+3.2 [−1.0, 7.5] pp, p = 0.14 (exact McNemar, n = 40)` style, one line."""
+        if self.diff is None:
+            return f"no shared items (n = {self.n})"
+        def f(v: float | None) -> str:
+            return "–" if v is None else f"{scale * v:+.{digits}f}"
+        p = "–" if self.p_value is None else f"{self.p_value:.3g}"
+        return (f"{f(self.diff)}{unit} [{f(self.low)}, {f(self.high)}]{unit}, p = {p} "
+                f"({self.method}; {self.test}; n = {self.n} paired)")
+
+
+def paired_difference(a: Sequence[float], b: Sequence[float], *, seed: int = 0
+                      ) -> PairedDifference:
+    """Difference of two runs on the same items: the interval is a paired percentile bootstrap
+    (items resampled together), the test an exact McNemar test where both are 0/1 and a paired
+    sign-flip permutation test otherwise. Every comparison in mindprobe uses this one function,
+    so a difference and its interval always come from the same resampling."""
+    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if x.shape != y.shape:
+        raise ValueError("paired values must have one value per item in both runs")
+    n = len(x)
+    method = f"paired bootstrap 95% ({N_BOOT} resamples)"
+    if n == 0:
+        return PairedDifference(None, None, None, None, 0, method, "no test")
+    d = x - y
+    rng = np.random.default_rng(seed)
+    lo, hi = paired_bootstrap(d, rng=rng)
+    binary = bool(np.isin(x, (0, 1)).all() and np.isin(y, (0, 1)).all())
+    if binary:
+        p, test = mcnemar_exact(int(((x == 1) & (y == 0)).sum()),
+                                int(((x == 0) & (y == 1)).sum())), "exact McNemar test"
+    else:
+        p, test = _sign_flip_p(d, rng), "paired sign-flip permutation test"
+    return PairedDifference(float(d.mean()), lo, hi, p, n, method, test)
+
+
+def paired_bootstrap(diffs: np.ndarray, n_resamples: int = N_BOOT, seed: int = 0,
+                     level: float = 0.95, rng: np.random.Generator | None = None
+                     ) -> tuple[float, float]:
+    """Percentile interval of the mean of paired differences, items resampled with replacement.
+
+    With few distinct differences (right/wrong scores give -1, 0, 1) each resample is drawn as
+    multinomial counts of the distinct values, which is the same distribution, much faster.
+    """
+    rng = rng or np.random.default_rng(seed)
+    diffs = np.asarray(diffs, dtype=float)
+    n = len(diffs)
+    values, counts = np.unique(diffs, return_counts=True)
+    if len(values) <= 256:
+        means = rng.multinomial(n, counts / n, size=n_resamples) @ values / n
+    else:
+        means = np.empty(n_resamples)
+        step = max(1, 2_000_000 // n)
+        for start in range(0, n_resamples, step):
+            k = min(step, n_resamples - start)
+            means[start:start + k] = diffs[rng.integers(0, n, size=(k, n))].mean(axis=1)
+    alpha = (1 - level) / 2
+    lo, hi = np.quantile(means, [alpha, 1 - alpha])
+    return float(lo), float(hi)
+
+
+def mcnemar_exact(b: int, c: int) -> float:
+    """Two-sided exact McNemar p-value from the discordant counts b (a right, b wrong) and c."""
+    from scipy import stats
+
+    if b + c == 0:
+        return 1.0
+    return float(min(1.0, stats.binomtest(b, b + c, 0.5).pvalue))
+
+
+def _sign_flip_p(d: np.ndarray, rng: np.random.Generator) -> float:
+    observed = abs(d.mean())
+    if not np.any(d):
+        return 1.0
+    signs = rng.choice((-1.0, 1.0), size=(N_BOOT, len(d)))
+    flipped = np.abs((signs * d).mean(axis=1))
+    return float((1 + (flipped >= observed - 1e-12).sum()) / (N_BOOT + 1))
+
+
+# -- closed answer sets: chance, the majority baseline, the answer distribution --------------
+
+def chance_of(scoring: dict[str, Sequence[str]]) -> float:
+    """Expected accuracy of a uniform guess over the answers a scoring accepts: `scoring` maps
+    each correct label to the answers it is scored right for (WorldSense folds 1 and 2 into
+    "decidable"); the guess is uniform over the union of all answers."""
+    answers = sorted({a for accepted in scoring.values() for a in accepted})
+    if not answers:
+        raise ValueError("no answers")
+    return float(np.mean([len(set(acc)) / len(answers) for acc in scoring.values()]))
+
+
+def answer_distribution(answers: Sequence[str], options: Sequence[str]) -> dict[str, float]:
+    """Share of each option among the answers (invalid or other answers under "other")."""
+    n = len(answers)
+    out = {o: (sum(a == o for a in answers) / n if n else 0.0) for o in options}
+    other = 1.0 - sum(out.values()) if n else 0.0
+    if other > 1e-12:
+        out["other"] = other
+    return out
+
+
+def majority_baseline(truths: Sequence[str]) -> tuple[str | None, float | None]:
+    """(label, accuracy) of always giving the most frequent correct answer: the score a
+    constant answer gets, which a share such as 70.8% must be read against."""
+    if not truths:
+        return None, None
+    counts: dict[str, int] = {}
+    for t in truths:
+        counts[t] = counts.get(t, 0) + 1
+    label = max(sorted(counts), key=lambda k: counts[k])
+    return label, counts[label] / len(truths)

@@ -16,10 +16,11 @@ from typing import Any
 
 import numpy as np
 
+from mindprobe.core.stats import N_BOOT, paired_difference
 from mindprobe.errors import UsageError
 from mindprobe.report.collect import ReportData, RunEntry
 
-N_RESAMPLES = 2000
+N_RESAMPLES = N_BOOT
 SEED = 0
 MAX_DISAGREEMENTS = 50
 MAX_AUTO_PAIRS = 12
@@ -88,30 +89,6 @@ class Comparison:
     note: str = ""
 
 
-def paired_bootstrap(diffs: np.ndarray, n_resamples: int = N_RESAMPLES, seed: int = SEED,
-                     level: float = 0.95) -> tuple[float, float]:
-    """Percentile CI of the mean of paired differences, resampling items with replacement.
-
-    With few distinct differences (right/wrong scores give -1, 0, 1) each resample is drawn as
-    multinomial counts of the distinct values, which is the same distribution, much faster.
-    """
-    rng = np.random.default_rng(seed)
-    n = len(diffs)
-    values, counts = np.unique(diffs, return_counts=True)
-    if len(values) <= 256:
-        draws = rng.multinomial(n, counts / n, size=n_resamples)
-        means = draws @ values / n
-    else:
-        means = np.empty(n_resamples)
-        step = max(1, 2_000_000 // n)
-        for start in range(0, n_resamples, step):
-            k = min(step, n_resamples - start)
-            means[start:start + k] = diffs[rng.integers(0, n, size=(k, n))].mean(axis=1)
-    alpha = (1 - level) / 2
-    lo, hi = np.quantile(means, [alpha, 1 - alpha])
-    return float(lo), float(hi)
-
-
 def mcnemar(b: int, c: int) -> tuple[float, float, float]:
     """(exact two-sided binomial p, chi² with continuity correction, its p) for the discordant
     counts b and c."""
@@ -156,7 +133,8 @@ def compare(a: RunEntry, b: RunEntry) -> Comparison:
     xb = np.array([y for _, _, y in pairs])
     cmp.mean_a, cmp.mean_b = float(xa.mean()), float(xb.mean())
     cmp.diff = cmp.mean_a - cmp.mean_b
-    cmp.ci = paired_bootstrap(xa - xb)
+    paired = paired_difference(xa, xb, seed=SEED)  # the resampling every comparison uses
+    cmp.ci = (paired.low, paired.high)
     if binary:
         cmp.a_only_right = int(((xa == 1) & (xb == 0)).sum())
         cmp.b_only_right = int(((xa == 0) & (xb == 1)).sum())

@@ -9,7 +9,7 @@ import pandas as pd
 
 from mindprobe.benchmarks.already_said_that.metrics import METRIC_NAMES, aggregate
 from mindprobe.core.results import Headline, Results
-from mindprobe.core.stats import mean_ci
+from mindprobe.core.stats import mean_interval
 
 
 def token_use(records: list[dict[str, Any]], solver: str = "direct") -> dict[str, Any]:
@@ -39,10 +39,21 @@ def token_use(records: list[dict[str, Any]], solver: str = "direct") -> dict[str
             "turns_cut_off_in_thinking": cut}
 
 
+#: What each upstream metric means, shown as the table's legend (the headline marked).
+DEFINITIONS = {
+    "avg_num_turns": "mean turns survived (headline)",
+    "false_positive_rate": "'yes' to a new word / answers to new words",
+    "false_negative_rate": "'no' to a seen word / answers to seen words",
+    "avg_distractor_accuracy": "distractor questions answered right",
+    "violation_rate": "chats ended by a reply in no answer form",
+    "avg_num_distractors": "distractor questions per chat",
+}
+
+
 def results_of_records(records: list[dict[str, Any]], variant: str,
-                       solver: str = "direct") -> Results:
-    """The 14 upstream metrics (NaN -> null), the headline turns survived with a 95% CI, and
-    the solver's token use."""
+                       solver: str = "direct", max_turns: int | None = None) -> Results:
+    """The 14 upstream metrics (NaN -> null), the headline turns survived with a 95% interval
+    that stays within [0, max_turns], and the solver's token use."""
     out = Results("already_said_that")
     ok = [r for r in records if "error" not in r]
     out.detail = {"n_samples": len(ok), "variant": variant, "solver": solver}
@@ -53,21 +64,24 @@ def results_of_records(records: list[dict[str, Any]], variant: str,
          for k, v in aggregate(ok).items()}
     out.detail.update(m)
     turns = [float(r["num_turns"]) for r in ok]
-    lo, hi = mean_ci(turns)
-    method = "t interval over samples"
-    if lo is None:
-        method = "none"
-        out.notes.append("no CI for avg_num_turns: " + (
+    top = max_turns if max_turns is not None else max(turns)
+    ci = mean_interval(turns, bounds=(0.0, float(top)))
+    if ci.low is None:
+        out.notes.append("no interval for avg_num_turns: " + (
             "a single sample" if len(ok) < 2 else
             f"every sample survived the same number of turns ({turns[0]:g})"))
-    elif lo < 0:  # a mean of turns cannot be negative; the upper end is left as it is
-        lo, method = 0.0, "t interval over samples, lower end clipped at 0"
-    out.headline = Headline("avg_num_turns", m["avg_num_turns"], lo, hi, unit=" turns",
-                            n=len(ok), ci_method=method)
-    frame = pd.DataFrame({"metric": list(METRIC_NAMES),
-                          "value": [m.get(k) for k in METRIC_NAMES]})
+    out.headline = Headline("avg_num_turns", m["avg_num_turns"], ci.low, ci.high, unit=" turns",
+                            n=len(ok), ci_method=ci.method)
+    frame = pd.DataFrame({"metric": [f"{k} *" if k == "avg_num_turns" else k
+                                     for k in METRIC_NAMES],
+                          "value": [m.get(k) for k in METRIC_NAMES],
+                          "95% interval": [_interval(ci) if k == "avg_num_turns" else ""
+                                           for k in METRIC_NAMES]})
     out.add_table("metrics", frame, f"Already Said That {variant} ({len(ok)} samples, "
-                  f"{solver} solver)", index=False)
+                  f"{solver} solver, at most {top} turns)", index=False)
+    out.notes.append("* headline. Legend: " + "; ".join(
+        f"{k}: {v}" for k, v in DEFINITIONS.items()) + "; stddev/median/max/min: over chats. "
+        f"Interval: {ci.method}, within [0, {top}] turns.")
     tokens = token_use(ok, solver)
     out.detail["tokens"] = tokens
     rows = [(k.replace("_", " "), v) for k, v in tokens.items() if k != "solver"]
@@ -87,6 +101,10 @@ def results_of_records(records: list[dict[str, Any]], variant: str,
             f"{violations:.0%} of chats ended on a reply that was not `[answer: yes]`/`[answer: "
             "no]` (nor a distractor answer): the model mostly did not follow the answer format")
     return out
+
+
+def _interval(ci: Any) -> str:
+    return "" if ci.low is None else f"[{ci.low:.1f}, {ci.high:.1f}]"
 
 
 def side_by_side(by_variant: dict[str, Results]) -> Results:

@@ -116,7 +116,8 @@ class AlreadySaidThatBenchmark(Benchmark):
 
     def results(self, records: list[dict[str, Any]], plan: RunPlan) -> Results:
         return results_of_records(records, plan.config.get("variant", "?"),
-                                  plan.config.get("solver", "direct"))
+                                  plan.config.get("solver", "direct"),
+                                  plan.config.get("max_turns"))
 
     def combine(self, by_variant: dict[str, Results]) -> Results | None:
         return side_by_side(by_variant)
