@@ -22,7 +22,7 @@ def test_turns_interval_respects_the_cap_and_names_its_method():
     assert 0.0 <= head.ci_low <= head.value <= head.ci_high <= 10.0, head
     assert "bootstrap" in head.ci_method
     two = results_of_records([_rec(1), _rec(12)], "all", max_turns=12)
-    assert 0.0 <= two.headline.ci_low and two.headline.ci_high <= 12.0  # t would give [−64, 77]
+    assert two.headline.ci_low >= 0.0 and two.headline.ci_high <= 12.0  # t would give [−64, 77]
     rows = res.to_json()["tables"]["metrics"]
     assert rows[0]["metric"] == "avg_num_turns *" and rows[0]["95% interval"].startswith("[")
     assert any(n.startswith("* headline. Legend:") and "violation_rate" in n for n in res.notes)
