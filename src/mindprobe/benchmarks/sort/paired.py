@@ -16,10 +16,11 @@ import pandas as pd
 
 from mindprobe.benchmarks.sort.options import DEFAULT_HELD_OUT
 from mindprobe.core.results import Headline, Results
-from mindprobe.core.stats import paired_difference
+from mindprobe.core.stats import N_BOOT, paired_difference
 from mindprobe.errors import DataError, UsageError
 
 LONG_TERM = "long-term"
+METHOD = f"paired bootstrap 95% ({N_BOOT} resamples)"
 _KEYS = ("excerpt_length", "segment_length", "book_idx", "distance_bin", "bin_index")
 PERCENT = ("accuracy_a", "accuracy_b", "difference", "ci_low", "ci_high")
 BREAKDOWNS: dict[str, tuple[str, ...]] = {
@@ -89,11 +90,13 @@ def paired_table(df: pd.DataFrame, by: Sequence[str] = ()) -> pd.DataFrame:
     groups = df.groupby(list(by), sort=True) if by else [((), df)]
     rows = []
     for key, part in groups:
-        d = paired_difference(part["correct_a"].to_numpy(), part["correct_b"].to_numpy())
+        a, b = part["correct_a"].to_numpy(), part["correct_b"].to_numpy()
+        d = paired_difference(b.astype(float), a.astype(float))  # B − A
         row = dict(zip(by, key if isinstance(key, tuple) else (key,), strict=True))
-        row.update(n=d.n, accuracy_a=d.mean_a, accuracy_b=d.mean_b, difference=d.difference,
-                   ci_low=d.ci_low, ci_high=d.ci_high, only_a_right=d.a_only,
-                   only_b_right=d.b_only, p_mcnemar=d.p_value)
+        row.update(n=d.n, accuracy_a=float(a.mean()), accuracy_b=float(b.mean()),
+                   difference=d.diff, ci_low=d.low, ci_high=d.high,
+                   only_a_right=int((a & ~b).sum()), only_b_right=int((~a & b).sum()),
+                   p_mcnemar=d.p_value)
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -123,10 +126,11 @@ def paired_results(a: Any, b: Any, held_out: list[int] | None = None) -> Results
         out.headline = Headline(f"accuracy B − A ({'trained books' if control else 'paired'})",
                                 float(h["difference"]), float(h["ci_low"]),
                                 float(h["ci_high"]), n=int(h["n"]),
-                                ci_method="paired bootstrap", percent=True)
+                                ci_method=METHOD, percent=True)
     what = f"A = {la}, B = {lb}"
-    out.add_table("paired", summary, f"paired comparison on the same rows ({what}); 95% "
-                  "paired-bootstrap CI of B − A, McNemar exact p", percent=PERCENT, index=False)
+    out.add_table("paired", summary, f"paired comparison on the same rows ({what}); "
+                  f"B − A with a {METHOD} interval, exact McNemar test", percent=PERCENT,
+                  index=False)
     for name, cols in BREAKDOWNS.items():
         if not all(c in df.columns for c in cols):
             continue
