@@ -27,9 +27,9 @@ from typing import Any
 
 from mindprobe.benchmarks.sort.preprocess import Book, BookSpec
 from mindprobe.benchmarks.sort.upstream_prompts import (
-    UpstreamPrompt,
+    PromptConfig,
+    fill_labels,
     render_pre_excerpt,
-    render_system,
 )
 from mindprobe.errors import DataError, UsageError
 
@@ -158,14 +158,14 @@ def chunk_books(books: Sequence[Book], specs: dict[int, BookSpec], opts: CorpusO
     return out
 
 
-def records(chunked: Sequence[BookChunks], prompt: UpstreamPrompt, opts: CorpusOptions
+def records(chunked: Sequence[BookChunks], prompt: PromptConfig, opts: CorpusOptions
             ) -> Iterator[dict[str, Any]]:
     """One training record per chunk: ``messages`` (system + user), ids and sizes."""
-    system = render_system(prompt, opts.task_type)
+    system = fill_labels(prompt.system_prompt.replace("<tasktype>", opts.task_type))
     for bc in chunked:
         for k, (a, b) in enumerate(bc.spans):
             text = " ".join(bc.words[a:b])
-            user = render_pre_excerpt(prompt, bc.title, text, opts.task_type)
+            user = fill_labels(render_pre_excerpt(prompt, bc.title, text, opts.task_type))
             yield {"messages": [{"role": "system", "content": system},
                                 {"role": "user", "content": user}],
                    "book_id": bc.book.book_idx, "title": bc.title, "chunk_index": k,
@@ -186,7 +186,7 @@ def counts_table(chunked: Sequence[BookChunks], opts: CorpusOptions) -> list[dic
     return rows
 
 
-def provenance(chunked: Sequence[BookChunks], prompt: UpstreamPrompt, opts: CorpusOptions,
+def provenance(chunked: Sequence[BookChunks], prompt: PromptConfig, opts: CorpusOptions,
                n_records: int, template: dict[str, Any] | None) -> dict[str, Any]:
     """The SOURCE sidecar: what the corpus was made of and how, enough to rebuild it."""
     from mindprobe import __version__
@@ -202,7 +202,7 @@ def provenance(chunked: Sequence[BookChunks], prompt: UpstreamPrompt, opts: Corp
                                 "merge": "a short remainder is merged into the chunk before",
                                 "drop": "a short remainder is dropped"}[opts.tail]},
         "held_out": list(opts.held_out), "task_type": opts.task_type,
-        "prompt": {"name": prompt.name, "upstream_file": prompt.path.name,
+        "prompt": {"name": prompt.name, "upstream_file": Path(prompt.path).name,
                    "sha256": prompt.sha256, "fields": ["system_prompt", "pre_excerpt"]},
         "chat_template": template,
         "n_records": n_records,
@@ -246,7 +246,7 @@ def export_corpus(data_dir: Path | None, out: Path, opts: CorpusOptions,
     """Chunk the books, render each chunk with the upstream prompt, write JSONL + sidecar."""
     from mindprobe.benchmarks.sort import sources
     from mindprobe.benchmarks.sort.preprocess import BOOK_ORDER, load_specs
-    from mindprobe.benchmarks.sort.upstream_prompts import load_prompt
+    from mindprobe.benchmarks.sort.upstream_prompts import load_config
 
     root = sources.books_root(data_dir)
     unknown = sorted(set(opts.held_out) - set(BOOK_ORDER))
@@ -259,7 +259,7 @@ def export_corpus(data_dir: Path | None, out: Path, opts: CorpusOptions,
     kept = [b for b in BOOK_ORDER if b not in opts.held_out]
     if not kept:
         raise UsageError("--held-out names every book; nothing is left to train on")
-    prompt = load_prompt(prompt_name, data_dir)
+    prompt = load_config(prompt_name, data_dir)
     if "<excerpt>" not in prompt.pre_excerpt:
         raise DataError(f"{prompt.path}: its pre_excerpt has no <excerpt> slot")
     template = None

@@ -6,6 +6,10 @@ byte copies of ``sort/evaluation/conf/prompts/prompt_*.yaml`` at the pinned upst
 sha256 before it is parsed with ``yaml.safe_load``. Rendering follows upstream's
 ``evaluation.py``: ``<booktitle>``, ``<tasktype>`` then ``<excerpt>`` in the pre-excerpt text,
 labels last.
+
+The names (``PromptConfig``, ``load_config``, ``render_pre_excerpt``, ``fill_labels``) are those
+of the fuller reader of upstream's files being written beside this one (issue 20), so that one
+can replace this module by changing an import.
 """
 
 from __future__ import annotations
@@ -52,19 +56,20 @@ PROMPT_FILES: list[DataFile] = [DataFile(relpath(n), _RAW + f"{PROMPTS_DIR}/{n}.
 
 
 @dataclass(frozen=True)
-class UpstreamPrompt:
-    """One upstream prompt configuration, its five fields exactly as the YAML holds them."""
+class PromptConfig:
+    """One upstream prompt configuration, its fields exactly as the YAML holds them, plus the
+    file it came from and that file's sha256."""
 
     name: str
     system_prompt: str
     pre_excerpt: str
     post_excerpt: str
     model_answer_prefix: str
-    path: Path
-    sha256: str
+    path: str = ""
+    sha256: str = ""
 
 
-def load_prompt(name: str, data_dir: Path | None) -> UpstreamPrompt:
+def load_config(name: str, data_dir: Path | None = None) -> PromptConfig:
     """The verified upstream config ``name`` (``prompt_0`` … ``prompt_12``) from the data folder."""
     import yaml
 
@@ -78,22 +83,17 @@ def load_prompt(name: str, data_dir: Path | None) -> UpstreamPrompt:
         raise DataError(f"{path}: cannot read the upstream prompt YAML ({exc})") from None
     if not isinstance(doc, dict) or any(not isinstance(doc.get(f), str) for f in FIELDS):
         raise DataError(f"{path}: expected the string fields {', '.join(FIELDS)}")
-    return UpstreamPrompt(**{f: doc[f] for f in FIELDS[1:]}, name=key, path=path,
-                          sha256=PROMPT_SHA256[key])
+    return PromptConfig(**{f: doc[f] for f in FIELDS[1:]}, name=key, path=str(path),
+                        sha256=PROMPT_SHA256[key])
 
 
-def with_labels(text: str, labels: Sequence[str] = LABELS) -> str:
+def fill_labels(text: str, labels: Sequence[str] = LABELS) -> str:
     """Upstream's last step: ``<label_list[0]>``/``<label_list[1]>`` become the labels."""
     return text.replace("<label_list[0]>", labels[0]).replace("<label_list[1]>", labels[1])
 
 
-def render_pre_excerpt(prompt: UpstreamPrompt, book_title: str, excerpt: str,
+def render_pre_excerpt(config: PromptConfig, book_title: str, excerpt: str,
                        task_type: str = "first") -> str:
-    """The pre-excerpt text for one excerpt, substituted in upstream's order."""
-    return with_labels(prompt.pre_excerpt.replace("<booktitle>", book_title)
-                       .replace("<tasktype>", task_type).replace("<excerpt>", excerpt))
-
-
-def render_system(prompt: UpstreamPrompt, task_type: str = "first") -> str:
-    """The system message, as upstream builds it."""
-    return with_labels(prompt.system_prompt.replace("<tasktype>", task_type))
+    """A configuration's pre-excerpt for one excerpt, in upstream's order (labels not filled)."""
+    return (config.pre_excerpt.replace("<booktitle>", book_title)
+            .replace("<tasktype>", task_type).replace("<excerpt>", excerpt))
