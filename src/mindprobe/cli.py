@@ -155,7 +155,8 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
 
     command = next((x for x in argv if not x.startswith("-")), None)
 
-    for verb, help_text in (("export", "export a run in the benchmark's upstream result format"),
+    for verb, help_text in (("export", "export a run in the benchmark's upstream result "
+                             "format, or data made from the benchmark (e.g. a training corpus)"),
                             ("generate", "generate a fresh dataset"),
                             ("judge", "(re-)judge a finished run with a judge model"),
                             ("build", "build a benchmark's dataset from its sources"),

@@ -6,7 +6,8 @@ Per-row records (dicts or a DataFrame) carry:
   ``correct`` (bool or 0/1);
 * optional: ``book_idx``, ``distance_bin`` (right bin edge), ``bin_index`` (0–3; derived from
   distance_bin when absent), ``present_seg1_first``, ``ground_truth``, and run keys
-  ``context`` (``in-context`` / ``retrieval`` / ``no-context`` / ``long-term``), ``model``, ``prompt``.
+  ``context`` (``in-context`` / ``retrieval`` / ``no-context`` / ``long-term``), ``model``,
+  ``prompt``.
 
 Upstream's headline ``accuracy`` is a macro mean over conditions (one results file per
 L_E×L_S); its ``percentageA`` is really the share of the most frequent answer, reported here

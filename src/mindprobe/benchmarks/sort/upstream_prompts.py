@@ -70,7 +70,8 @@ class PromptConfig:
 
 
 def load_config(name: str, data_dir: Path | None = None) -> PromptConfig:
-    """The verified upstream config ``name`` (``prompt_0`` … ``prompt_12``) from the data folder."""
+    """The verified upstream config ``name`` (``prompt_0`` … ``prompt_12``) from the data
+    folder."""
     import yaml
 
     key = name.removesuffix(".yaml")
