@@ -66,6 +66,20 @@ def test_nine_books_give_the_papers_chunks(corpus, sort_data):
         b: SOURCE_SHA256[b] for b in PAPER_CHUNKS}
 
 
+#: Chunks per book in the output upstream's notebook printed (one token count per chunk, each
+#: book's short remainder marking where the next book starts): 112 in all.
+NOTEBOOK_CHUNKS = {69087: 14, 72578: 9, 72600: 12, 72869: 16, 72958: 9, 72972: 17, 73017: 2,
+                   73042: 33}
+
+
+def test_the_upstream_rule_reproduces_the_notebook(cli, tmp_path, sort_data):
+    code, doc, err = cli("export", "sort", "--finetune-corpus", "--data-dir", sort_data,
+                         "--out", tmp_path / "u.jsonl", "--chunk-rule", "upstream", "--json")
+    assert code == 0, err
+    assert {r["book_id"]: r["chunks"] for r in doc["chunks"]} == NOTEBOOK_CHUNKS
+    assert all(r["words_skipped"] > 0 for r in doc["chunks"])  # a sentence lost per cut
+
+
 def test_the_upstream_rule_stops_short_and_skips_a_sentence():
     words = ["a", "b", "c.", "d", "e!", "f", "g", "h?", "i", "j", "k.", "l", "m"]
     # size 2: 'a b' reached, stop before 'c.', skip 'c.' and the next sentence 'd e!'

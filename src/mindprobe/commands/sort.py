@@ -214,7 +214,8 @@ class Export:
                        "chat (system + user with upstream's pre-excerpt wording)")
         p.add_argument("--out", required=True, help="the JSONL file to write (its provenance "
                        "goes to FILE.source.json beside it)")
-        p.add_argument("--books", help="the SORT data folder: pg/full_text/ and upstream/ "
+        p.add_argument("--books", "--data-dir", dest="books", help="the SORT data folder: "
+                       "pg/full_text/ and upstream/ "
                        "(default: the data cache, filled by `mindprobe data fetch sort`; or "
                        "../shared/data/sort)")
         p.add_argument("--held-out", default=",".join(map(str, ft.DEFAULT_HELD_OUT)),
