@@ -98,7 +98,8 @@ class SortBenchmark(Benchmark):
                   "split": opts.split, "scoring": opts.scoring, "books": book_ids,
                   "retrieval_k": opts.retrieval_k if opts.condition == "retrieval" else None,
                   "excerpts": opts.excerpts,
-                  **({"base_model": opts.base_model, "held_out": _ids(opts.held_out, "--held-out")}
+                  **({"base_model": opts.base_model,
+                      "held_out": _ids(opts.held_out, "--held-out")}
                      if opts.condition == "long-term" else {}),
                   "conditions": [f"{a}-{b}" for a, b in present if (a, b) in fits],
                   "skipped": skipped}
