@@ -232,8 +232,9 @@ class Export:
                        "shorter chunk: keep it (the paper), merge it into the previous one, "
                        "or drop it")
         p.add_argument("--prompt", choices=PROMPT_NAMES, default=ft.DEFAULT_PROMPT,
-                       help="the upstream config whose system prompt and pre-excerpt wrap each "
-                       "chunk (default %(default)s, a 'Pb' config, as the paper)")
+                       metavar="NAME", help="the upstream config (prompt_0 … prompt_12) whose "
+                       "system prompt and pre-excerpt wrap each chunk (default %(default)s, a "
+                       "'Pb' config, as the paper)")
         p.add_argument("--title", action="append", metavar="ID=TITLE", help="the title used "
                        "for a book (repeatable; default: its Book-SORT title, as the SORT "
                        "prompts name it)")
