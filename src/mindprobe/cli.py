@@ -68,6 +68,10 @@ def add_common_run_options(r: argparse.ArgumentParser, bench: str | None = None)
     r.add_argument("--seed", type=int, help="seed for sampling/generation (default per benchmark)")
     r.add_argument("--data-dir", help="folder with the official files (same layout as "
                    "shared/data/<bench>)")
+    r.add_argument("--prompt-file", metavar="FILE", help="YAML/JSON replacing some of the "
+                   "benchmark's prompt templates (same slot names) for a prompt-sensitivity "
+                   "study; the run is labelled +prompts-<sha256>. `mindprobe data prompts "
+                   "BENCH` prints upstream's templates to start from")
     r.add_argument("--runs-dir", default="runs", help="where runs are stored (default ./runs)")
     r.add_argument("--name", help="a tag added to the run's directory name, to keep variants of "
                    "one experiment apart (e.g. a sweep)")
@@ -187,6 +191,12 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     f.add_argument("--data-dir", help="destination folder (default: the mindprobe data cache)")
     f.add_argument("--all", action="store_true", help="also large optional files "
                    "(e.g. WorldSense's 1M-record training set)")
+
+    pr = dsub.add_parser("prompts", help="print a benchmark's prompt templates (upstream's "
+                         "wording, read from its files) as a --prompt-file to edit")
+    pr.add_argument("benchmark", help="the benchmark, see `mindprobe list`")
+    pr.add_argument("--data-dir", help="folder with the upstream files (default: the mindprobe "
+                    "data cache)")
 
     ls = sub.add_parser("list", help="benchmarks and their variants")
     ls.add_argument("--json", action="store_true", help="print JSON on stdout")

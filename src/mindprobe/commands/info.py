@@ -1,8 +1,10 @@
-"""The small verbs: list, models, runs, data fetch. `list` and `models` import no benchmark."""
+"""The small verbs: list, models, runs, data fetch and data prompts. `list` and `models` import
+no benchmark."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -110,6 +112,8 @@ def cmd_data(args: argparse.Namespace, err: Console) -> int:
     from mindprobe.core.data import fetch
 
     name = info(args.benchmark).name
+    if args.data_command == "prompts":
+        return _print_prompts(name, args)
     files = get_benchmark(name).data_files
     if not files:
         err.print(f"{name} needs no downloaded data (its items are generated or packaged)")
@@ -117,4 +121,16 @@ def cmd_data(args: argparse.Namespace, err: Console) -> int:
     data_dir = Path(args.data_dir) if args.data_dir else None
     paths = fetch(name, files, data_dir, err, include_optional=args.all)
     err.print(f"[green]{len(paths)} file(s) ready[/green] for {name}")
+    return 0
+
+
+def _print_prompts(name: str, args: argparse.Namespace) -> int:
+    """The benchmark's templates (upstream's wording) as a prompt file, on stdout."""
+    from mindprobe.core.prompt_file import template_file
+
+    templates = get_benchmark(name).prompt_templates(
+        Path(args.data_dir).expanduser() if args.data_dir else None)
+    if not templates:
+        raise UsageError(f"{name} has no prompt templates (--prompt-file does not apply to it)")
+    sys.stdout.write(template_file(templates))
     return 0

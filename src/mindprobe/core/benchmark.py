@@ -18,8 +18,10 @@ from mindprobe.core.options import NoOptions
 from mindprobe.errors import UsageError
 
 if TYPE_CHECKING:
+    from mindprobe.core.prompt_file import PromptFile
     from mindprobe.core.results import Results
     from mindprobe.core.session import Session
+    from mindprobe.core.upstream_source import Template
 
 
 @dataclass
@@ -54,6 +56,8 @@ class PlanContext:
     roles: dict[str, str] = field(default_factory=dict)
     warn: Callable[[str], None] = print
     info: Callable[[str], None] = print
+    #: `--prompt-file`: other wording for the benchmark's templates (`apply_prompt_file`).
+    prompt_file: PromptFile | None = None
 
 
 @dataclass
@@ -128,6 +132,12 @@ class Benchmark(abc.ABC):
 
     async def judge_item(self, item: Item, session: Session) -> dict[str, Any]:
         raise UsageError(f"{self.name} has no judge pass")
+
+    def prompt_templates(self, data_dir: Path | None) -> dict[str, Template]:
+        """The templates its requests are made of, by name: upstream's wording, read from
+        upstream's files (`core.upstream_source`). Empty: it has none, and `--prompt-file`
+        (which replaces them, see `core.prompt_file`) does not apply."""
+        return {}
 
     def results_with_judgements(
         self, records: list[dict[str, Any]], plan: RunPlan,
