@@ -19,13 +19,15 @@ from mindprobe.benchmarks.already_said_that import (
     load_distractors,
     load_samples,
     run_episode,
+    task_description,
+    templates,
 )
 from mindprobe.core.session import Session
 from mindprobe.models import parse_model_spec
 from mindprobe.models.base import Request
 
 
-async def chat(model, variant: str, words, pool, example, turns: int, max_tokens: int):
+async def chat(model, variant: str, words, pool, system, turns: int, max_tokens: int):
     session = Session({"model": model}, variant, seed=0, cache=None,
                       identities={"model": model.identity()})
     rows: list[tuple[int, int, float]] = []
@@ -37,7 +39,7 @@ async def chat(model, variant: str, words, pool, example, turns: int, max_tokens
         return c.text
 
     await run_episode(variant=variant, idx=0, seed=20220722, words=words, pool=pool,
-                      example=example, reply=reply, max_turns=turns, drive_all_turns=True)
+                      system=system, reply=reply, max_turns=turns, drive_all_turns=True)
     session.release()
     return rows
 
@@ -57,7 +59,8 @@ async def main() -> None:
         print(f"{'variant':24} {'resend':>9} {'prefilled':>9} {'ratio':>6} {'s/turn@10':>9} {'s/turn@90':>9}")
         for variant in a.variants.split(","):
             pool, example = load_distractors(a.data_dir, variant)
-            rows = await chat(model, variant, words, pool, example, a.turns, a.max_tokens)
+            system = task_description(templates(Path(a.data_dir))["task_description"], example)
+            rows = await chat(model, variant, words, pool, system, a.turns, a.max_tokens)
             resend = sum(p for p, _, _ in rows)
             prefilled = sum(p - c for p, c, _ in rows)
             t10 = sum(t for _, _, t in rows[5:15]) / 10

@@ -47,8 +47,16 @@ def test_file_table_matches_source_md():
         "first-letters/samples.jsonl",
         "ambiguous-sentences/samples.jsonl",
         "reverse-sort-words-eng/samples.jsonl",
+        "upstream/evals/elsuite/already_said_that/prompts.py",
+        "upstream/evals/solvers/prompts/cot.py",
+        "upstream/evals/solvers/nested/cot_solver.py",
+        "upstream/evals/registry/solvers/already_said_that.yaml",
+        "upstream/evals/registry/solvers/defaults.yaml",
     ]
     assert all(len(f.sha256) == 64 for f in DATA_FILES)
+    assert DATA_FILES[-1].url == (
+        f"https://raw.githubusercontent.com/openai/evals/{UPSTREAM_COMMIT}/"
+        "evals/registry/solvers/defaults.yaml")
     assert SAMPLES_FILE.url == (
         "https://media.githubusercontent.com/media/openai/evals/"
         f"{UPSTREAM_COMMIT}/evals/registry/data/already_said_that/500_100.jsonl"

@@ -22,7 +22,7 @@ N = 6000  # samples per variant: the 500 files' samples cycled, each with its ow
 SEED = 20220722
 
 
-async def _simulate(samples, pool, example, variant):
+async def _simulate(samples, pool, variant):
     rng = random.Random(f"random-baseline.{variant}:{SEED}")  # never the sample RNG
 
     async def reply(messages):
@@ -30,15 +30,15 @@ async def _simulate(samples, pool, example, variant):
 
     return [
         await run_episode(variant=variant, idx=i, seed=SEED, words=samples[i % len(samples)],
-                          pool=pool, example=example, reply=reply)
+                          pool=pool, system="S", reply=reply)
         for i in range(N)
     ]
 
 
 @functools.cache
 def _baseline_metrics(root: Path, variant: str) -> dict[str, float]:
-    pool, example = load_distractors(root, variant)
-    return aggregate(asyncio.run(_simulate(load_samples(root), pool, example, variant)))
+    pool, _ = load_distractors(root, variant)
+    return aggregate(asyncio.run(_simulate(load_samples(root), pool, variant)))
 
 
 @pytest.mark.parametrize("variant", VARIANTS)

@@ -17,13 +17,12 @@ from mindprobe.benchmarks.already_said_that import (
     load_samples,
     run_episode,
     select_samples,
-    task_description,
 )
 
 D1 = Turn.distractor("Is 2 kilograms of eggshells heavier than 1 kilogram of gold bars?", "yes")
 D2 = Turn.distractor("Is 10 kilograms of granite slabs heavier than 20 kilograms of balloons?", "no")
 M = Turn.main
-EXAMPLE = ("Is 1 kilogram of lead heavier than 5 kilograms of dust particles?", "no")
+SYSTEM = "the task description (its wording is tested in test_upstream_requests)"
 
 SCRIPTS = {
     "A": [
@@ -60,7 +59,7 @@ def play_script(name: str) -> tuple[dict, list[list[dict[str, str]]]]:
 
     record = asyncio.run(
         run_episode(
-            variant="which-is-heavier", idx=0, seed=1, words=[], pool=[], example=EXAMPLE,
+            variant="which-is-heavier", idx=0, seed=1, words=[], pool=[], system=SYSTEM,
             reply=reply, turns=turns,
         )
     )
@@ -81,7 +80,7 @@ def test_worked_example(name):
     assert len(record["transcript"]) == len(SCRIPTS[name]) == len(chats)
     # The solver sees system first, then user/assistant alternating with the raw replies.
     last = chats[-1]
-    assert last[0] == {"role": "system", "content": task_description(*EXAMPLE)}
+    assert last[0] == {"role": "system", "content": SYSTEM}
     assert [m["role"] for m in last[1:]] == ["user", "assistant"] * (len(chats) - 1) + ["user"]
     for i, (turn, raw) in enumerate(SCRIPTS[name][:-1]):
         assert last[1 + 2 * i]["content"] == turn.message
@@ -135,9 +134,9 @@ def test_aggregate_nan_and_empty():
 
 def oracle_episode(data_dir, variant: str, idx: int, seed: int, **kwargs) -> Episode:
     samples = select_samples(load_samples(data_dir), 250, seed)
-    pool, example = load_distractors(data_dir, variant)
+    pool, _ = load_distractors(data_dir, variant)
     return Episode(variant=variant, idx=idx, seed=seed, words=samples[idx], pool=pool,
-                   example=example, **kwargs)
+                   system=SYSTEM, **kwargs)
 
 
 def test_determinism_check(shared_data):
@@ -195,7 +194,7 @@ def test_always_correct_solver_survives(shared_data, variant):
 
 
 def _chat_of(data_dir, variant, idx, seed, reply_seq):
-    pool, example = load_distractors(data_dir, variant)
+    pool, _ = load_distractors(data_dir, variant)
     words = select_samples(load_samples(data_dir), 250, seed)[idx]
     replies = iter(reply_seq)
 
@@ -203,7 +202,7 @@ def _chat_of(data_dir, variant, idx, seed, reply_seq):
         return next(replies)
 
     record = asyncio.run(run_episode(variant=variant, idx=idx, seed=seed, words=words,
-                                     pool=pool, example=example, reply=reply))
+                                     pool=pool, system=SYSTEM, reply=reply))
     return record["transcript"]
 
 
@@ -233,7 +232,7 @@ def test_drive_all_turns_keeps_first_error(shared_data):
 
 
 async def _run_fixed(root, replies, drive_all_turns):
-    pool, example = load_distractors(root, "which-is-heavier")
+    pool, _ = load_distractors(root, "which-is-heavier")
     words = load_samples(root)[0]
     it = iter(replies)
 
@@ -241,12 +240,12 @@ async def _run_fixed(root, replies, drive_all_turns):
         return next(it)
 
     return await run_episode(variant="which-is-heavier", idx=0, seed=9, words=words, pool=pool,
-                             example=example, reply=reply, drive_all_turns=drive_all_turns)
+                             system=SYSTEM, reply=reply, drive_all_turns=drive_all_turns)
 
 
 def test_episode_guards():
     ep = Episode(variant="distractorless", idx=0, seed=0, words=["a", "b"], pool=[],
-                 example=("What is the capital of Italy?", "rome"), max_turns=2)
+                 system=SYSTEM, max_turns=2)
     with pytest.raises(RuntimeError):
         ep.observe("[answer: no]")
     assert ep.next_user_message() in ("MAIN TASK - a", "MAIN TASK - b")
@@ -254,10 +253,10 @@ def test_episode_guards():
         ep.next_user_message()
     with pytest.raises(ValueError, match="distinct words"):
         Episode(variant="distractorless", idx=0, seed=0, words=["a"], pool=[],
-                example=("What is the capital of Italy?", "rome"), max_turns=2)
+                system=SYSTEM, max_turns=2)
     with pytest.raises(ValueError, match="ran out"):
         asyncio.run(run_episode(variant="distractorless", idx=0, seed=0, words=[], pool=[],
-                                example=("Q?", "a"), reply=_yes, turns=[M("x")]))
+                                system=SYSTEM, reply=_yes, turns=[M("x")]))
 
 
 async def _yes(messages):
@@ -268,7 +267,7 @@ def test_rng_call_order_with_empty_pool():
     """Spec §5 by hand for distractorless: `is_distractor` is drawn although no pool exists."""
     words = [f"w{i:03d}" for i in range(100)]
     ep = Episode(variant="distractorless", idx=7, seed=11, words=words, pool=[],
-                 example=("What is the capital of Italy?", "rome"))
+                 system=SYSTEM)
     rng = random.Random(b"already_said_that.distractorless.7:11")
     rng.sample([], k=0)
     # Turn 1: nothing distracting, nothing seen -> a new word.

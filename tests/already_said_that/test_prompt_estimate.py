@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+
 import pytest
 
 from mindprobe.benchmarks.already_said_that import (
@@ -12,6 +14,7 @@ from mindprobe.benchmarks.already_said_that import (
     load_samples,
     select_samples,
     task_description,
+    templates,
 )
 
 WORDS = {
@@ -25,9 +28,16 @@ WORDS = {
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_prompt(shared_data, variant):
-    _, (question, ideal) = load_distractors(shared_data("already_said_that"), variant)
+    root = shared_data("already_said_that")
+    _, (question, ideal) = load_distractors(root, variant)
     assert example_word(question) == WORDS[variant]
-    text = task_description(question, ideal)
+    text = task_description(templates(root)["task_description"], (question, ideal))
+    # Upstream's eval: prompts.TASK_DESCRIPTION.format(...) with the example item.
+    source = (root / "upstream/evals/elsuite/already_said_that/prompts.py").read_text()
+    node = next(n for n in ast.parse(source).body if isinstance(n, ast.Assign)
+                and n.targets[0].id == "TASK_DESCRIPTION")
+    assert text == ast.literal_eval(node.value).format(
+        distractor_question=question, distractor_answer=ideal, distractor_word=WORDS[variant])
     assert 900 < len(text) < 1250 and not text.endswith("\n")
     head, fence = text.split("\n\n```example\n")
     assert len(head.split("\n")) == 3 and "ALWAYS" in head and "[answer: <answer>]" in head
@@ -56,17 +66,35 @@ def test_example_word_edges():
 def test_estimate_tokens_closed_form(shared_data):
     root = shared_data("already_said_that")
     samples = select_samples(load_samples(root), 3, 1)
-    pool, example = load_distractors(root, "distractorless")
-    est = estimate_tokens("distractorless", samples, pool, example, 1, count_tokens=lambda s: 1,
+    pool, _ = load_distractors(root, "distractorless")
+    est = estimate_tokens("distractorless", samples, pool, "S", 1, count_tokens=lambda s: 1,
                           max_turns=10)
     # One token per message: system + t user + (t-1) replies at turn t; prefill 2 per turn.
     assert est == {
         "samples": 3,
         "turns": 30,
+        "requests": 30,
         "prompt_tokens": 3 * sum(2 * t for t in range(1, 11)),
         "prefill_tokens": 3 * 2 * 10,
         "completion_tokens": 30,
         "max_prompt_tokens": 20,
+    }
+    # CoT: two calls per turn, the second re-sending the first plus reasoning (5 tokens) and
+    # the answer message; the history keeps only the answers.
+    cot = estimate_tokens("distractorless", samples, pool, "S", 1, count_tokens=lambda s: 1,
+                          max_turns=10, cot_messages={"reason": "r", "answer": "a"},
+                          cot_reasoning_tokens=5)
+    first = [2 * t + 1 for t in range(1, 11)]
+    assert cot == {
+        "samples": 3,
+        "turns": 30,
+        "requests": 60,
+        "prompt_tokens": 3 * sum(f + f + 6 for f in first),
+        "prefill_tokens": 3 * (10 * (2 + 1 + 6)),
+        "completion_tokens": 3 * 10 * 6,
+        "max_prompt_tokens": 27,
+        "solver": "cot",
+        "reasoning_tokens": 150,
     }
 
 
@@ -74,7 +102,8 @@ def test_estimate_tokens_default_counter(shared_data):
     root = shared_data("already_said_that")
     samples = select_samples(load_samples(root), 5, 20220722)
     pool, example = load_distractors(root, "which-is-heavier")
-    est = estimate_tokens("which-is-heavier", samples, pool, example, 20220722)
+    system = task_description(templates(root)["task_description"], example)
+    est = estimate_tokens("which-is-heavier", samples, pool, system, 20220722)
     assert est["turns"] == 500
     assert est["prefill_tokens"] < est["prompt_tokens"] / 20
     # Spec §13: a surviving 100-turn chat re-sends roughly 100k-200k prompt tokens.

@@ -243,7 +243,7 @@ def _dry_run(args: argparse.Namespace, bench: Benchmark, opts: Any,
                 est = bench.estimate(plan, opts).detail.get("estimate") or {}
             except UsageError:
                 est = {}
-        requests = int(est.get("turns") or n)
+        requests = int(est.get("requests") or est.get("turns") or n)
         tokens = {k: int(est[k]) for k in ("prompt_tokens", "prefill_tokens", "completion_tokens")
                   if k in est} or None
         rows = []

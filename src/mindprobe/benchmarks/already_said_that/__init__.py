@@ -1,8 +1,9 @@
 """ "Already Said That" (openai/evals `already_said_that`): model-agnostic benchmark logic.
 
-Spec: shared/specs/already_said_that.md. Data preparation lives in `data`, the system prompt
-in `prompt`, one interaction in `episode`, aggregation in `metrics`, cost estimates in
-`estimate`.
+Spec: shared/specs/already_said_that.md; where it paraphrases upstream's wording, upstream's
+files are the authority. Data preparation lives in `data`, the wording and solvers (read
+from upstream's files) in `prompt`, one interaction in `episode`, aggregation in `metrics`,
+cost estimates in `estimate`.
 
 Names are imported on first use (see `mindprobe.lazy`).
 """
@@ -17,6 +18,7 @@ _MODULES = {
         "DISTRACTORLESS_ITEM",
         "SAMPLES_FILE",
         "UPSTREAM_COMMIT",
+        "UPSTREAM_FILES",
         "VARIANTS",
         "DataFile",
         "load_distractors",
@@ -43,7 +45,7 @@ _MODULES = {
     ],
     "estimate": ["estimate_tokens"],
     "metrics": ["METRIC_NAMES", "aggregate"],
-    "prompt": ["MAIN_PREFIX", "example_word", "task_description"],
+    "prompt": ["MAIN_PREFIX", "example_word", "solver", "task_description", "templates"],
 }
 __getattr__ = lazy_exports(__name__, _MODULES)
 __all__ = sorted(n for names in _MODULES.values() for n in names)

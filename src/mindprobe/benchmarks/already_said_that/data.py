@@ -2,6 +2,7 @@
 
 Spec: shared/specs/already_said_that.md §2-§4. The files are upstream's (openai/evals,
 MIT); their sha256 is pinned so that a run is always over the bytes the spec was checked on.
+Upstream's prompt and solver files are official data too (`UPSTREAM_FILES`).
 """
 
 from __future__ import annotations
@@ -30,8 +31,6 @@ _MEDIA_BASE = (
 )
 
 
-
-
 def _pinned(path: str, sha256: str) -> DataFile:
     """A file of the pinned upstream commit (Git-LFS media URL serves the real bytes)."""
     return DataFile(path, url=_MEDIA_BASE + path, sha256=sha256)
@@ -47,7 +46,24 @@ DISTRACTOR_FILES: dict[str, DataFile] = {
     "ambiguous-sentences": _pinned("ambiguous-sentences/samples.jsonl", "73b415da88ac7043f6a9fc1373d0bcf7171344bb79888903f8abe41b32635bc5"),
     "reverse-sort-words-eng": _pinned("reverse-sort-words-eng/samples.jsonl", "29fcbcf00c0ef4c7d8ec704e89549d05a55f32822b07066658425102ec38533f"),
 }
-DATA_FILES: tuple[DataFile, ...] = (SAMPLES_FILE, *DISTRACTOR_FILES.values())
+_RAW_BASE = f"https://raw.githubusercontent.com/openai/evals/{UPSTREAM_COMMIT}/"
+
+
+def _upstream(path: str, sha256: str) -> DataFile:
+    """One of upstream's prompt/solver files (plain git, not LFS), kept under `upstream/`."""
+    return DataFile(f"upstream/{path}", url=_RAW_BASE + path, sha256=sha256)
+
+
+# The benchmark's wording and the published runs' solvers (SOURCE.md, "Upstream prompt and
+# solver files"): read by `prompt`, never copied into mindprobe.
+PROMPTS_FILE = _upstream("evals/elsuite/already_said_that/prompts.py", "f46dfc950dc49f7e5640bb2569d9dd62348108fd62efba4f009a0c54e75d68ac")
+COT_PROMPTS_FILE = _upstream("evals/solvers/prompts/cot.py", "bbc54167a76f904d1101e06dfaa14705db3802ab461bb6bae36b388cf1b6367b")
+COT_SOLVER_FILE = _upstream("evals/solvers/nested/cot_solver.py", "4d9b59ede04a824e83a0637c0a7b29c5a1eec8343a78c0caff3bde69ee3c7eb5")
+SOLVERS_FILE = _upstream("evals/registry/solvers/already_said_that.yaml", "c7b0427a44bd153798f9f695a84d8708e60c0e6de446df7552f37f34d2347cbd")
+DEFAULT_SOLVERS_FILE = _upstream("evals/registry/solvers/defaults.yaml", "a121d83f02b2ccbaf1de9761ded2a4c17de6f7a0b4135f7622546026032e643a")
+UPSTREAM_FILES: tuple[DataFile, ...] = (
+    PROMPTS_FILE, COT_PROMPTS_FILE, COT_SOLVER_FILE, SOLVERS_FILE, DEFAULT_SOLVERS_FILE)
+DATA_FILES: tuple[DataFile, ...] = (SAMPLES_FILE, *DISTRACTOR_FILES.values(), *UPSTREAM_FILES)
 
 # The single synthetic item of the distractorless variant; it only serves as the prompt example.
 DISTRACTORLESS_ITEM: tuple[str, str] = ("What is the capital of Italy?", "rome")

@@ -15,20 +15,20 @@ from dataclasses import dataclass
 from typing import Any
 
 from .data import resolve_variant
-from .prompt import MAIN_PREFIX, task_description
+from .prompt import MAIN_PREFIX
 
 
 @dataclass(frozen=True)
 class Reply:
     """A solver's reply to one turn, when it is more than the scored text.
 
-    `text` is scored (spec §7). `history` is what enters the chat for later turns (default:
-    `text`); a chain-of-thought solver puts only its extracted answer there (upstream's
-    `persistent_memory=False`), so the reasoning is never re-sent. `reasoning` (a reasoning
-    model's thinking) and `completion_tokens` are only recorded."""
+    `text` is scored (spec §7) and enters the chat for later turns, as upstream's eval appends
+    the solver's output; a chain-of-thought solver's `cot_reasoning` (its first call's reply)
+    does not (upstream's `persistent_memory=False`). `reasoning` (a reasoning model's
+    thinking) and `completion_tokens` are only recorded."""
 
     text: str
-    history: str | None = None
+    cot_reasoning: str | None = None
     reasoning: str | None = None
     truncated_in_reasoning: bool = False
     completion_tokens: int | None = None
@@ -123,7 +123,7 @@ class Episode:
         seed: int,
         words: Sequence[str],
         pool: Sequence[tuple[str, str]],
-        example: tuple[str, str],
+        system: str,
         max_turns: int = 100,
         drive_all_turns: bool = False,
         turns: Iterable[Turn] | None = None,
@@ -146,9 +146,7 @@ class Episode:
         self._seen: set[str] = set()
         self._solver_words: set[str] = set()
         self._distractor_words: set[str] = set()
-        self._messages: list[dict[str, str]] = [
-            {"role": "system", "content": task_description(*example)}
-        ]
+        self._messages: list[dict[str, str]] = [{"role": "system", "content": system}]
         self._pending: Turn | None = None
         self.transcript: list[dict[str, Any]] = []
         self.num_turns = 0
@@ -215,10 +213,7 @@ class Episode:
         return Turn.main(rng.choice(sorted(chosen or self._unseen)))
 
     def observe(self, reply: str | Reply) -> dict[str, Any]:
-        """Score the reply to the pending turn, update the state (spec §8); the transcript row.
-
-        A `Reply` may put something else than the scored text into the chat history (a CoT
-        solver's extracted answer); the transcript keeps the full reply either way."""
+        """Score the reply to the pending turn, update the state (spec §8); the transcript row."""
         r = reply if isinstance(reply, Reply) else Reply(reply)
         text = r.text
         turn, expected = self.pending, self.expected
@@ -227,8 +222,7 @@ class Episode:
             verdict = judge_distractor(text, turn.ideal or "")
         else:
             verdict = judge_main(text, turn.words[0] in self._seen)
-        history = text if r.history is None else r.history
-        self._messages.append({"role": "assistant", "content": history})
+        self._messages.append({"role": "assistant", "content": text})
         scored = self.end is None
         entry = {
             "turn": len(self.transcript) + 1,
@@ -241,8 +235,8 @@ class Episode:
             "violation": verdict.violation,
             "scored": scored,
         }
-        if history != text:
-            entry["history"] = history
+        if r.cot_reasoning is not None:
+            entry["cot_reasoning"] = r.cot_reasoning
         if r.reasoning is not None:
             entry["reasoning"] = r.reasoning
         if r.truncated_in_reasoning:
@@ -314,7 +308,7 @@ async def run_episode(
     seed: int,
     words: Sequence[str],
     pool: Sequence[tuple[str, str]],
-    example: tuple[str, str],
+    system: str,
     reply: ReplyFn,
     max_turns: int = 100,
     drive_all_turns: bool = False,
@@ -327,7 +321,7 @@ async def run_episode(
         seed=seed,
         words=words,
         pool=pool,
-        example=example,
+        system=system,
         max_turns=max_turns,
         drive_all_turns=drive_all_turns,
         turns=turns,
@@ -336,17 +330,6 @@ async def run_episode(
         episode.next_user_message()
         episode.observe(await reply(episode.messages))
     return episode.record()
-
-
-def cot_history(reply: str) -> str:
-    """What a chain-of-thought reply leaves in the chat (upstream `persistent_memory=False`):
-    its first `[answer: ...]` tag verbatim (the one the scorer reads); without a tag, its last
-    non-empty line (at most 200 characters), the closest thing to a final answer it gave."""
-    match = _ANSWER_RE.search(reply)
-    if match:
-        return match.group(0)
-    lines = [ln.strip() for ln in reply.splitlines() if ln.strip()]
-    return lines[-1][:200] if lines else ""
 
 
 def random_baseline_reply(rng: random.Random) -> str:

@@ -12,10 +12,15 @@ DEFAULT_MAX_TURNS = 100
 
 @dataclass
 class AlreadySaidThatOptions:
-    solver: str = option("direct", "direct = answer each turn with the [answer: ...] tag; cot = "
-                         "think step by step first, then the tag (only the tag enters the chat "
-                         "history of later turns, as in the paper). The run's "
-                         "prompting label", choices=["direct", "cot"])
+    solver: str = option("direct", "upstream's solver of the published runs: direct = one "
+                         "call per turn; cot = two calls per turn (reason, then answer, each "
+                         "after one of upstream's system messages; only the answer stays in "
+                         "the history). The run's prompting label", choices=["direct", "cot"])
+    temperature: float | None = option(None, "sampling temperature of every call (default: "
+                                       "the published runs' setting from upstream's solver "
+                                       "registry, 1); another value is labelled as a "
+                                       "deviation (prompting label -tempT)", minimum=0,
+                                       maximum=2)
     n_samples: int = option(DEFAULT_N_SAMPLES, "samples drawn from the 500", minimum=1,
                             maximum=500)
     max_turns: int = option(DEFAULT_MAX_TURNS, "turns per chat", minimum=1)

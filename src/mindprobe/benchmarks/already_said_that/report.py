@@ -8,6 +8,7 @@ from typing import Any
 import pandas as pd
 
 from mindprobe.benchmarks.already_said_that.metrics import METRIC_NAMES, aggregate
+from mindprobe.core.prompt_file import wording_notes
 from mindprobe.core.results import Headline, Results
 from mindprobe.core.stats import mean_interval
 
@@ -50,11 +51,26 @@ DEFINITIONS = {
 }
 
 
+def token_use_by_call(records: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    """Requests and tokens per call kind (`answer`; CoT also `reason`), as reported."""
+    out: dict[str, dict[str, int]] = {}
+    for r in records:
+        for kind, u in (r.get("usage_by_call") or {}).items():
+            tot = out.setdefault(kind, {"requests": 0, "prompt_tokens": 0,
+                                        "completion_tokens": 0})
+            for k in tot:
+                tot[k] += int(u.get(k) or 0)
+    return out
+
+
 def results_of_records(records: list[dict[str, Any]], variant: str,
-                       solver: str = "direct", max_turns: int | None = None) -> Results:
+                       solver: str = "direct", max_turns: int | None = None,
+                       config: dict[str, Any] | None = None) -> Results:
     """The 14 upstream metrics (NaN -> null), the headline turns survived with a 95% interval
-    that stays within [0, max_turns], and the solver's token use."""
+    that stays within [0, max_turns], and the solver's token use (in total and per call
+    kind); notes for wording or settings that are not upstream's (`config`)."""
     out = Results("already_said_that")
+    out.notes += wording_notes(config or {})
     ok = [r for r in records if "error" not in r]
     out.detail = {"n_samples": len(ok), "variant": variant, "solver": solver}
     if not ok:
@@ -89,6 +105,14 @@ def results_of_records(records: list[dict[str, Any]], variant: str,
                                           solver: [v for _, v in rows]}),
                   f"token use, {solver} solver (input = prompt, output = completion tokens)",
                   index=False)
+    by_call = token_use_by_call(ok)
+    if by_call:
+        out.detail["tokens_by_call"] = by_call
+        kinds = [k for k in ("reason", "answer") if k in by_call]
+        out.add_table("tokens_by_call", pd.DataFrame(
+            {"call": kinds, **{k.replace("_", " "): [by_call[c][k] for c in kinds]
+                               for k in ("requests", "prompt_tokens", "completion_tokens")}}),
+            f"token use per call kind, {solver} solver", index=False)
     if tokens["turns_cut_off_in_thinking"]:
         out.warnings.append(
             f"{tokens['turns_cut_off_in_thinking']} turn(s) were cut off while the model was "
@@ -152,9 +176,9 @@ def estimate_results(variant: str, est: dict[str, Any],
                   "characters per token)", index=False)
     if solver == "cot" and est["turns"]:
         out.notes.append(
-            f"cot: assumes {est.get('reasoning_tokens', 0) / est['turns']:.0f} reasoning tokens "
-            "per turn before the answer tag (upstream's CoT gpt-4 runs wrote ~100); only the "
-            "tag stays in the history, so prompts grow as with the direct solver")
+            f"cot: two requests per turn; assumes {est.get('reasoning_tokens', 0) / est['turns']:.0f}"
+            " reasoning tokens per turn (upstream's CoT gpt-4 runs wrote ~100); only the "
+            "answer stays in the history, so the chat grows as with the direct solver")
     if price:
         out.notes.append(f"prices (USD per million tokens): input {price[0]:g}, output "
                          f"{price[1]:g}" + (f", cached input {price[2]:g}" if len(price) > 2

@@ -1,32 +1,33 @@
 """Already Said That as a mindprobe benchmark: one item per sample, one 100-turn chat each.
 
-Every turn sends the whole chat (as upstream does); on the `local` backend the session keeps
-one llama.cpp slot for the chat, so only the new tokens of a turn are prefilled.
+Every turn sends the whole chat, as upstream's eval does: upstream's task description as the
+system message, then the user turns and the model's raw replies. On the `local` backend the
+session keeps one llama.cpp slot for the chat, so only the new tokens of a turn are prefilled.
 
-Solvers (`--solver`, the run's prompting label): `direct` answers with the `[answer: ...]` tag;
-`cot` gets COT_INSTRUCTION appended to the current user message when it is sent, reasons, then
-gives the tag, and only the tag enters the history of later turns (upstream's
-`persistent_memory=False`), so prompts still grow linearly. A reasoning model's thinking
-(reasoning_content / `<think>` block) is never scored nor put into the history, with either
-solver; a turn cut off while the model was still thinking has no answer (a violation on a
-main-task turn) and is marked `truncated_in_reasoning` in the transcript.
+Solvers (`--solver`, the run's prompting label) are upstream's (see `prompt`): `direct` makes
+one call per turn; `cot` makes two (upstream's `CoTSolver` with `persistent_memory: False`):
+the chat plus upstream's reasoning system message, then the same plus the reasoning as an
+assistant message and upstream's answer system message; the second reply is scored and is what
+enters the history of later turns, the reasoning never does. Sampling is the published runs'
+(temperature 1, max_tokens 512 per call, from upstream's solver registry); `--temperature` and
+`--max-tokens` change it, recorded as deviations. A reasoning model's thinking
+(reasoning_content / `<think>` block) is never scored nor put into the history; a model known
+to think gets THINKING_ROOM more tokens, and a turn cut off while still thinking is asked once
+more with that room (else it has no answer: a violation on a main-task turn, marked
+`truncated_in_reasoning` in the transcript).
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from mindprobe.benchmarks.already_said_that import data as ast_data
-from mindprobe.benchmarks.already_said_that.episode import (
-    Reply,
-    cot_history,
-    human_answer,
-    run_episode,
-)
+from mindprobe.benchmarks.already_said_that import prompt as ast_prompt
+from mindprobe.benchmarks.already_said_that.episode import Reply, human_answer, run_episode
 from mindprobe.benchmarks.already_said_that.estimate import estimate_tokens
 from mindprobe.benchmarks.already_said_that.options import AlreadySaidThatOptions
-from mindprobe.benchmarks.already_said_that.prompt import COT_INSTRUCTION, with_cot_instruction
 from mindprobe.benchmarks.already_said_that.report import (
     estimate_results,
     results_of_records,
@@ -34,25 +35,50 @@ from mindprobe.benchmarks.already_said_that.report import (
 )
 from mindprobe.core.benchmark import Benchmark, Item, PlanContext, RunPlan
 from mindprobe.core.data import data_dir_for
+from mindprobe.core.prompt_file import DEVIATIONS, apply_prompt_file
 from mindprobe.core.results import Results
 from mindprobe.core.session import Session
+from mindprobe.core.upstream_source import Template
 from mindprobe.errors import UsageError
-from mindprobe.models.base import Request
+from mindprobe.models.base import Completion, Request
 
 DEFAULT_SEED = 20220722
-#: Default --max-tokens per turn: the answer tag, or a chain of thought ending in it; a model
-#: known to think (`--reasoning`, or once a reply showed thinking) gets THINKING_ROOM more.
-DIRECT_MAX_TOKENS = 128
-COT_MAX_TOKENS = 1024
+#: Extra --max-tokens per call for a model known to think (`--reasoning`, or once a reply
+#: showed thinking), on top of upstream's 512.
 THINKING_ROOM = 4096
 ANSWERS = ["[answer: yes]", "[answer: no]"]
 HUMAN_HINT = "type y / n (or the answer to an unrelated question); no brackets needed"
+
+
+def call_settings(solver: ast_prompt.Solver, opts: AlreadySaidThatOptions, ctx: PlanContext
+                  ) -> tuple[dict[str, dict[str, Any]], list[str]]:
+    """Each call kind's temperature and max_tokens (upstream's unless overridden), and the
+    deviations from upstream that the overrides make."""
+    thinks = "reasoning" in ctx.model.capabilities
+    calls, deviations = {}, []
+    for kind, up in solver.calls.items():
+        temperature = up.temperature if opts.temperature is None else opts.temperature
+        cap = ctx.max_tokens or up.max_tokens
+        room = ctx.max_tokens or up.max_tokens + THINKING_ROOM
+        calls[kind] = {"temperature": temperature, "max_tokens": room if thinks else cap,
+                       "max_tokens_thinking": room}
+        if temperature != up.temperature:
+            deviations.append(f"{kind} calls at temperature {temperature:g} (upstream's "
+                              f"published runs: {up.temperature:g})")
+        if calls[kind]["max_tokens"] != up.max_tokens:
+            why = "" if ctx.max_tokens else ", room for a reasoning model's thinking"
+            deviations.append(f"{kind} calls with max_tokens {calls[kind]['max_tokens']} "
+                              f"(upstream: {up.max_tokens}{why})")
+    return calls, deviations
 
 
 class AlreadySaidThatBenchmark(Benchmark):
     name = "already_said_that"
     Options = AlreadySaidThatOptions
     data_files = list(ast_data.DATA_FILES)
+
+    def prompt_templates(self, data_dir: Path | None) -> dict[str, Template]:
+        return ast_prompt.templates(data_dir)
 
     def plan(self, ctx: PlanContext, opts: AlreadySaidThatOptions) -> RunPlan:
         variant = ast_data.resolve_variant(ctx.variant)
@@ -62,62 +88,79 @@ class AlreadySaidThatBenchmark(Benchmark):
         samples = ast_data.load_samples(root)
         pool, example = ast_data.load_distractors(root, variant)
         selected = ast_data.select_samples(samples, min(n, len(samples)), seed)
-        # The pool rides along with each item (same list object): episodes need it, the
-        # manifest does not (its files' sha256 identify it).
-        items = [Item(str(i), {"idx": i, "words": w, "pool": pool, "example": example})
+        wording = apply_prompt_file(self.prompt_templates(ctx.data_dir), ctx.prompt_file)
+        solver = ast_prompt.solver(opts.solver, ctx.data_dir)
+        system = ast_prompt.task_description(wording["task_description"], example)
+        # The pool and the system prompt ride along with each item (same objects): episodes
+        # need them, the manifest does not (the files' sha256 identify them).
+        items = [Item(str(i), {"idx": i, "words": w, "pool": pool, "system": system})
                  for i, w in enumerate(selected)]
-        default = COT_MAX_TOKENS if opts.solver == "cot" else DIRECT_MAX_TOKENS
-        thinking = ctx.max_tokens or default + THINKING_ROOM
-        thinks = "reasoning" in ctx.model.capabilities
-        config = {"seed": seed, "n_samples": opts.n_samples, "max_turns": opts.max_turns,
-                  "variant": variant, "solver": opts.solver,
-                  "max_tokens": ctx.max_tokens or (thinking if thinks else default),
-                  "max_tokens_thinking": thinking}
+        calls, deviations = call_settings(solver, opts, ctx)
+        config: dict[str, Any] = {
+            "seed": seed, "n_samples": opts.n_samples, "max_turns": opts.max_turns,
+            "variant": variant, "solver": opts.solver, "upstream_solver": solver.describe(),
+            "calls": calls, DEVIATIONS: deviations}
         if opts.solver == "cot":
-            config["cot_instruction"] = COT_INSTRUCTION
-            config["cot_history"] = ("only the reply's first [answer: ...] tag enters the chat "
-                                     "history (else its last non-empty line, <= 200 chars)")
-        files = [ast_data.SAMPLES_FILE]
+            config["cot_messages"] = {"reason": wording["cot"].text,
+                                      "answer": wording["extract_answer"].text}
+        files = [ast_data.SAMPLES_FILE, *ast_data.UPSTREAM_FILES]
         if variant in ast_data.DISTRACTOR_FILES:
             files.append(ast_data.DISTRACTOR_FILES[variant])
         provenance = {f.relpath: f.sha256 for f in files}
-        return RunPlan(items=items, prompting=opts.solver, config=config,
+        temperatures = {c["temperature"] for c in calls.values()}
+        prompting = opts.solver
+        if temperatures != {up.temperature for up in solver.calls.values()}:
+            prompting += "-temp" + "-".join(f"{t:g}" for t in sorted(temperatures))
+        return RunPlan(items=items, prompting=prompting, config=config,
                        provenance=provenance, limit_applied=True)
 
     async def run_item(self, item: Item, session: Session) -> dict[str, Any]:
         cfg = session.config
-        cot = cfg.get("solver") == "cot"
-        room = cfg.get("max_tokens_thinking", cfg["max_tokens"])
+        calls = cfg["calls"]
+        cot = cfg.get("cot_messages")
+        used = {kind: {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0}
+                for kind in calls}
 
-        async def reply(messages: list[dict[str, str]]) -> Reply:
-            # The episode owns the transcript (upstream's); CoT adds its request to the sent
-            # copy of the current user message only.
-            sent = list(messages)
-            if cot:
-                sent[-1] = {**sent[-1], "content": with_cot_instruction(sent[-1]["content"])}
-            max_tokens = cfg["max_tokens"]
-            if session.model().can("reasoning"):
-                max_tokens = max(max_tokens, room)
-            req = Request(messages=sent, max_tokens=max_tokens, temperature=0.0,
+        async def ask(messages: list[dict[str, str]], kind: str) -> Completion:
+            c = calls[kind]
+            room = c["max_tokens_thinking"]
+            max_tokens = max(c["max_tokens"], room) if session.model().can("reasoning") \
+                else c["max_tokens"]
+            req = Request(messages=messages, max_tokens=max_tokens, temperature=c["temperature"],
                           choices=ANSWERS, human_wrap=human_answer, human_hint=HUMAN_HINT)
             comp = await session.generate(req)
             if comp.truncated_in_reasoning and room > req.max_tokens:
                 comp = await session.generate(replace(req, max_tokens=room))
-            return Reply(comp.text, history=cot_history(comp.text) if cot else None,
-                         reasoning=comp.reasoning,
+            u = used[kind]
+            u["requests"] += 1
+            u["prompt_tokens"] += comp.prompt_tokens
+            u["completion_tokens"] += comp.completion_tokens
+            return comp
+
+        async def reply(messages: list[dict[str, str]]) -> Reply:
+            reasoning = None
+            if cot:  # upstream's CoTSolver: reason privately, then answer in the format
+                messages = [*messages, {"role": "system", "content": cot["reason"]}]
+                reasoning = (await ask(messages, "reason")).text
+                messages = [*messages, {"role": "assistant", "content": reasoning},
+                            {"role": "system", "content": cot["answer"]}]
+            comp = await ask(messages, "answer")
+            return Reply(comp.text, cot_reasoning=reasoning, reasoning=comp.reasoning,
                          truncated_in_reasoning=comp.truncated_in_reasoning,
                          completion_tokens=comp.completion_tokens)
 
         p = item.payload
-        return await run_episode(
+        record = await run_episode(
             variant=cfg["variant"], idx=p["idx"], seed=cfg["seed"], words=p["words"],
-            pool=p["pool"], example=p["example"], reply=reply, max_turns=cfg["max_turns"],
+            pool=p["pool"], system=p["system"], reply=reply, max_turns=cfg["max_turns"],
         )
+        record["usage_by_call"] = used
+        return record
 
     def results(self, records: list[dict[str, Any]], plan: RunPlan) -> Results:
         return results_of_records(records, plan.config.get("variant", "?"),
                                   plan.config.get("solver", "direct"),
-                                  plan.config.get("max_turns"))
+                                  plan.config.get("max_turns"), plan.config)
 
     def combine(self, by_variant: dict[str, Results]) -> Results | None:
         return side_by_side(by_variant)
@@ -127,8 +170,8 @@ class AlreadySaidThatBenchmark(Benchmark):
         first = plan.items[0].payload
         est = estimate_tokens(
             cfg["variant"], [it.payload["words"] for it in plan.items],
-            first["pool"], first["example"], cfg["seed"], max_turns=cfg["max_turns"],
-            solver=cfg.get("solver", "direct"),
+            first["pool"], first["system"], cfg["seed"], max_turns=cfg["max_turns"],
+            cot_messages=cfg.get("cot_messages"),
         )
         res = estimate_results(cfg["variant"], est, _parse_price(opts.price))
         if opts.price and "," not in opts.price:
