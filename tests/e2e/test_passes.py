@@ -11,6 +11,8 @@ from pathlib import Path
 
 from rich.console import Console
 
+from mindprobe.benchmarks.mr_gsm8k import templates
+from mindprobe.benchmarks.mr_gsm8k.prompts import braced
 from mindprobe.core.benchmark import Item
 from mindprobe.core.runner import PassSettings, execute
 from mindprobe.core.store import RunStore, base_manifest, read_records
@@ -20,14 +22,15 @@ from mindprobe.testing import TestServer
 N = 120
 
 
-def _mr_run(run_dir: Path) -> None:
+def _mr_run(run_dir: Path, shared: Path) -> None:
     """A finished MR-GSM8K run whose N records are all step hits waiting for a judge."""
     run_dir.mkdir(parents=True)
     manifest = base_manifest(benchmark="mr_gsm8k", variant="sample", prompting="0shot",
                              model={"model": "random"}, model_label="random",
-                             config={"seed": 0, "shots": 0, "max_tokens": 64,
+                             config={"seed": 0, "shots": 0, "max_tokens": 64, "temperature": 0.0,
                                      "question_types": None, "judge": None,
-                                     "judge_label": None}, data={}, n_items=N, status="finished")
+                                     "judge_label": None, "templates": braced(templates(shared))},
+                             data={}, n_items=N, status="finished")
     (run_dir / "manifest.json").write_text(json.dumps(manifest))
     with open(run_dir / "records.jsonl", "w") as f:
         for i in range(N):
@@ -50,9 +53,9 @@ def _wait_lines(path: Path, n: int, timeout: float = 60) -> bool:
     return False
 
 
-def test_judge_pass_resumes_after_kill9(spawn, cli, tmp_path):
+def test_judge_pass_resumes_after_kill9(spawn, cli, tmp_path, shared_data):
     run_dir = tmp_path / "run"
-    _mr_run(run_dir)
+    _mr_run(run_dir, shared_data("mr_gsm8k"))
     verdicts = run_dir / "judgements" / "j1.jsonl"
     reply = "Final Decision: Correct"
     with TestServer(reply=reply, latency=0.03, models=["judge-a"]) as srv:

@@ -153,7 +153,9 @@ def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
 
 
 @pytest.fixture
-def setup(tmp_path, shared_data, make_item):
+def setup(tmp_path, shared_data, make_item, monkeypatch):
+    # Upstream's script (the prompts) is found in the shared data folder, as in a data cache.
+    monkeypatch.setenv("MINDPROBE_DATA_DIR", str(shared_data("mr_gsm8k").parent))
     records = _records(shared_data("mr_gsm8k"), make_item)
     data = tmp_path / "data.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in records))

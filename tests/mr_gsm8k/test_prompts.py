@@ -1,19 +1,32 @@
-"""Prompt layout (spec section 3) and judge prompt contents (section 6)."""
+"""Prompt layout (spec section 3) and judge prompt contents (section 6), from upstream's script.
+
+Byte-for-byte equality with what the script sends is in test_upstream_requests.py."""
 
 from __future__ import annotations
 
 import pytest
 
-from mindprobe.benchmarks.mr_gsm8k import (
-    build_judge_prompt,
-    build_prompt,
-    load_demos,
-    parse_response,
-)
+from mindprobe.benchmarks.mr_gsm8k import Prompts, load_demos, parse_response, templates
+from mindprobe.benchmarks.mr_gsm8k.prompts import braced
 from mindprobe.errors import UsageError
 
 HEADERS = ("Step-by-step Evaluation:", "Final Judgement:", "First Error Step:", "Error Analysis:")
-TITLES = tuple(f"**{h[:-1]}**" for h in HEADERS)
+TITLES = tuple(f"**{h}**" for h in HEADERS)  # upstream: the colon inside the bold
+
+
+@pytest.fixture
+def prompts(shared_data):
+    return Prompts(braced(templates(shared_data("mr_gsm8k"))))
+
+
+@pytest.fixture
+def build_prompt(prompts):
+    return prompts.prompt
+
+
+@pytest.fixture
+def build_judge_prompt(prompts):
+    return prompts.judge
 
 
 @pytest.fixture
@@ -33,7 +46,7 @@ def _template_lines(prompt):
     return [line for line in prompt.splitlines() if line.startswith(HEADERS) and "[" in line]
 
 
-def test_zero_shot_layout(make_item):
+def test_zero_shot_layout(make_item, build_prompt, build_judge_prompt):
     item = make_item()
     prompt = build_prompt(item)
     lines = prompt.split("\n")
@@ -49,7 +62,7 @@ def test_zero_shot_layout(make_item):
     assert "demo" not in prompt
 
 
-def test_k_shot_layout(make_item, demos):
+def test_k_shot_layout(make_item, demos, build_prompt, build_judge_prompt):
     item = make_item()
     prompt = build_prompt(item, demos, k=3)
     block = "Here is some demo examples: " + "".join(
@@ -72,19 +85,19 @@ def test_k_shot_layout(make_item, demos):
     assert prompt.count("Question:\n") == 4
 
 
-def test_k_shot_order_follows_the_demo_file(make_item, demos):
+def test_k_shot_order_follows_the_demo_file(make_item, demos, build_prompt, build_judge_prompt):
     prompt = build_prompt(make_item(), demos, k=5)
     positions = [prompt.index(d["question"]) for d in demos]
     assert positions == sorted(positions)
 
 
 @pytest.mark.parametrize(("k", "use_demos"), [(1, False), (6, True), (-1, True)])
-def test_bad_shot_requests(make_item, demos, k, use_demos):
+def test_bad_shot_requests(make_item, demos, k, use_demos, build_prompt, build_judge_prompt):
     with pytest.raises(UsageError):
         build_prompt(make_item(), demos if use_demos else None, k=k)
 
 
-def test_filled_template_parses(make_item):
+def test_filled_template_parses(make_item, build_prompt, build_judge_prompt):
     prompt = build_prompt(make_item())
     filled = "\n".join(
         line.split("[")[0] + value
@@ -95,7 +108,7 @@ def test_filled_template_parses(make_item):
     assert parse_response(filled) == ("**wrong**", "3", "bad subtraction")
 
 
-def test_judge_prompt_contents(make_item):
+def test_judge_prompt_contents(make_item, build_prompt, build_judge_prompt):
     item = make_item("wrong", step=3)
     prompt = build_judge_prompt(item, "The student subtracted 1.\nSecond line.")
     assert "GPT-4" in prompt.split("\n")[0]
@@ -110,4 +123,4 @@ def test_judge_prompt_contents(make_item):
     positions = [prompt.index(h) for h in heads]
     assert positions == sorted(positions)
     assert positions[0] > prompt.index("- Student's Explanation of the Error:")
-    assert '"Correct" or "Wrong"' in prompt
+    assert "'Correct' or 'Wrong'" in prompt

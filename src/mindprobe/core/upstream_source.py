@@ -3,7 +3,8 @@
 Upstream prompt and solver files are official data (declared as `DataFile`s, fetched by
 `mindprobe data fetch BENCH`, verified by hash on every load). This module reads the Python
 ones without executing them (module `ast`): module-level string constants (a task description),
-and the f-strings a named function builds (a prompt), whose literal parts are kept byte for
+a function's literal parameter defaults (its sampling settings), and the f-strings a named
+function builds (a prompt), whose literal parts are kept byte for
 byte and whose `{expr}` parts become named slots. A slot is named after its expression's last
 name (`data['question']` -> `question`, `sol_steps` -> `sol_steps`), and is rendered exactly as
 Python renders an f-string field (conversion, then `format(value, spec)`), so a list is shown
@@ -161,13 +162,31 @@ class PythonSource:
             raise self.error(f"no string constant {', '.join(missing)} at module level")
         return found
 
-    def function_strings(self, function: str) -> list[Assigned]:
-        """Every string or f-string assigned (`=`, `+=`) inside `function`, in source order."""
+    def _function(self, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef:
         fn = next((n for n in ast.walk(self.tree)
-                   if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name == function),
+                   if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name == name),
                   None)
         if fn is None:
-            raise self.error(f"no function {function}()")
+            raise self.error(f"no function {name}()")
+        return fn
+
+    def defaults(self, function: str) -> dict[str, Any]:
+        """The literal default values of `function`'s parameters (its fixed settings), by name."""
+        args = self._function(function).args
+        out: dict[str, Any] = {}
+        plain = [*args.posonlyargs, *args.args]
+        pairs = [*zip(plain[len(plain) - len(args.defaults):], args.defaults, strict=True),
+                 *((a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d)]
+        for arg, default in pairs:
+            try:
+                out[arg.arg] = ast.literal_eval(default)
+            except ValueError:
+                continue  # not a literal (a name, a call): not a setting we can read
+        return out
+
+    def function_strings(self, function: str) -> list[Assigned]:
+        """Every string or f-string assigned (`=`, `+=`) inside `function`, in source order."""
+        fn = self._function(function)
         found = []
         for node in ast.walk(fn):
             target, value = _assignment(node)

@@ -1,5 +1,6 @@
 """MR-GSM8K (Zeng et al., arXiv 2312.17080): grading a solution's correctness, first error step
-and error reason. Model-agnostic parts only: data, prompts, parsing, metrics, upstream import.
+and error reason. Model-agnostic parts only: data, prompts (read from upstream's script),
+parsing, metrics, upstream import.
 
 Names are imported on first use (see `mindprobe.lazy`).
 """
@@ -30,7 +31,7 @@ _MODULES = {
         "parse_response",
         "reason_hit",
     ],
-    "prompts": ["build_judge_prompt", "build_prompt", "demo_block", "solution_text"],
+    "prompts": ["Prompts", "UPSTREAM_SCRIPT", "prompts_of", "sampling", "templates"],
     "upstream": ["UpstreamResults", "load_upstream_results", "rescore", "rescore_upstream"],
 }
 __getattr__ = lazy_exports(__name__, _MODULES)

@@ -24,7 +24,7 @@ from mindprobe.models.base import Request
 
 from .dataset_file import STEP_FIELD
 from .parse import parse_judge, reason_hit
-from .prompts import build_judge_prompt
+from .prompts import prompts_of
 
 JUDGE_INPUT_FIELDS = (
     "question",
@@ -65,11 +65,14 @@ def judge_input(item: dict[str, Any]) -> dict[str, Any]:
 async def judge_one(
     session: Session, item: dict[str, Any], error_text: str, max_tokens: int
 ) -> dict[str, Any]:
-    """Ask the `judge` role whether `error_text` matches the annotated reason; raw reply kept."""
+    """Ask the `judge` role whether `error_text` matches the annotated reason; raw reply kept.
+    The prompt is upstream's grading prompt (or the run's --prompt-file wording), sent with
+    upstream's temperature, both from the run's config."""
+    cfg = session.config
     req = Request(
-        messages=[{"role": "user", "content": build_judge_prompt(item, error_text)}],
+        messages=[{"role": "user", "content": prompts_of(cfg).judge(item, error_text)}],
         max_tokens=max_tokens,
-        temperature=0.0,
+        temperature=cfg["temperature"],
         choices=JUDGE_CHOICES,
         human_hint=HUMAN_HINT,
         human_wrap=human_verdict,

@@ -1,139 +1,131 @@
-"""Prompts for the graded model (spec section 3) and for the reason judge (section 6).
+"""MR-GSM8K's prompts, read from upstream's own script (dvlab-research/MR-GSM8K, MIT).
 
-The wording is our own paraphrase following the spec's structure; only the headers matter for
-parsing and are kept verbatim, as is the demo-block literal (both from the spec, which follows
-upstream dvlab-research/MR-GSM8K, MIT). Upstream oddities are kept on purpose: the task list
-says "three parts" and then lists four.
+Nothing here is typed from upstream: `scripts/eval_mr_gsm8k.py` is official data (fetched by
+`mindprobe data fetch mr_gsm8k`, sha256-verified) and is read, never run. Its f-strings are the
+templates, literal parts byte for byte and fields as named slots (`core.upstream_source`):
+`get_eval_outputs` builds the 0-shot and the k-shot evaluation prompt, `construct_k_shot_demos`
+the demo block, `grade_eval_outputs` the judge's prompt; the sampling settings are the defaults
+of `request_openai` (temperature 0, max_token 1024), which the script never overrides. Each is
+rendered as the script renders it: the solution steps joined by newlines, the judge's solution
+as the Python list itself (its repr), the demo block used only when k > 0. Where the spec
+paraphrases a template, the script is the authority.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
-from mindprobe.errors import UsageError
+from mindprobe.core.data import DataFile, data_dir_for
+from mindprobe.core.upstream_source import PythonSource, Template
+from mindprobe.errors import DataError, UsageError
 
-# Request settings upstream uses for both the graded model and the judge (spec sections 3, 6).
-TEMPERATURE = 0.0
-MAX_TOKENS = 1024
-ATTEMPTS = 6  # one call plus 5 retries; after that the response is ""
-RETRY_PAUSE_S = 3.0
-DEFAULT_JUDGE_MODEL = "gpt-4-turbo"
-PUBLISHED_SHOTS = (0, 3)
+from .dataset_file import STEP_FIELD, UPSTREAM_COMMIT
 
-_ROLE = (
-    "As a grade-school math teacher, your task is to score a student's solution to a math "
-    "question by carefully checking its reasoning."
+BENCH = "mr_gsm8k"
+SCRIPT_PATH = "scripts/eval_mr_gsm8k.py"
+UPSTREAM_SCRIPT = DataFile(
+    f"upstream/{SCRIPT_PATH}",
+    url=f"https://raw.githubusercontent.com/dvlab-research/MR-GSM8K/{UPSTREAM_COMMIT}/{SCRIPT_PATH}",
+    sha256="962cd34962c4982f82ada3a799a40170d3f236e21a5cda194474169741521c3a",
 )
 
-_TASKS = "\n".join(
-    [
-        "Your evaluation should consist of three parts:",
-        "1. **Step-by-step Evaluation**: Go through the student's solution step by step and "
-        "point out any errors or misunderstandings you find.",
-        "2. **Final Judgement**: Give an overall judgement on whether the solution is correct.",
-        "3. **First Error Step**: If the solution is incorrect, give the step number where the "
-        "first error occurs; otherwise write N/A.",
-        "4. **Error Analysis**: If the solution is incorrect, analyse the cause of that first "
-        "error; otherwise write N/A.",
-    ]
-)
-
-_FORMAT = "\n".join(
-    [
-        "Please answer in the following format:",
-        "Step-by-step Evaluation: [Your step-by-step evaluation of the student's solution]",
-        "Final Judgement: [Insert only **correct** or **wrong** here]",
-        "First Error Step: [N/A, or the number of the first incorrect step]",
-        "Error Analysis: [N/A, or your analysis of the cause of the first error]",
-    ]
-)
-
-_CLOSING_ZERO_SHOT = (
-    "Follow this format exactly, without any introductory or concluding statements."
-)
-_CLOSING_K_SHOT = (
-    "Now here is the question and solution for you to solve. Follow the format above exactly, "
-    "without any introductory or concluding statements."
-)
-
-# Literal from spec section 3 (upstream wording, grammar included).
-_DEMO_HEADER = "Here is some demo examples: "
+#: Template name -> (function, assignment target, its n-th such assignment, slots).
+_WHERE = {
+    "eval_0shot": ("get_eval_outputs", "data['eval_prompt']", 0, {"question", "sol_steps"}),
+    "eval_kshot": ("get_eval_outputs", "data['eval_prompt']", 1,
+                   {"k_shot_demos", "question", "sol_steps"}),
+    "demo_intro": ("construct_k_shot_demos", "demo_str", 0, set()),
+    "demo": ("construct_k_shot_demos", "demo_str", 1, {"question", "sol_steps", "evaluation"}),
+    "grade": ("grade_eval_outputs", "data['grade_prompt']", 0,
+              {"question", "model_output_steps", STEP_FIELD,
+               "model_output_solution_first_error_reason", "error_reason"}),
+}
 
 
-def solution_text(steps: Sequence[str]) -> str:
-    """The solution as the model sees it: steps already carry their "Step N: " prefixes."""
-    return "\n".join(steps)
+def _script(data_dir: Path | None) -> PythonSource:
+    return PythonSource.official(BENCH, [UPSTREAM_SCRIPT], UPSTREAM_SCRIPT.relpath,
+                                 data_dir_for(BENCH, data_dir))
 
 
-def _question_and_solution(question: str, steps: Sequence[str]) -> str:
-    return f"Question:\n{question}\n\nStudent Solution:\n{solution_text(steps)}\n"
+def templates(data_dir: Path | None) -> dict[str, Template]:
+    """The script's five templates by name, checked to have the slots this module fills."""
+    script = _script(data_dir)
+    out = {}
+    for name, (function, target, nth, slots) in _WHERE.items():
+        found = [a.template for a in script.function_strings(function) if a.target == target]
+        if len(found) <= nth or set(found[nth].slots) != slots:
+            raise script.error(f"{function}() has no {target} template with slots "
+                               f"{', '.join(sorted(slots)) or 'none'} (template {name})")
+        out[name] = found[nth]
+    return out
 
 
-def demo_block(demos: Sequence[dict[str, Any]], k: int) -> str:
-    """The first k demos in upstream's layout (spec section 3), literal separators included."""
-    parts = [_DEMO_HEADER]
-    for demo in demos[:k]:
-        parts.append(
-            "\n\nQuestion:\n"
-            + demo["question"]
-            + "\n\nStudent Solution:\n"
-            + solution_text(demo["output_steps"])
-            + "\nStep-by-step Evaluation:\n"
-            + demo["evaluation"]
-        )
-    return "".join(parts)
+def sampling(data_dir: Path | None) -> dict[str, Any]:
+    """temperature and max_tokens of every request (defaults of the script's request_openai)."""
+    script = _script(data_dir)
+    defaults = script.defaults("request_openai")
+    try:
+        return {"temperature": defaults["temperature"], "max_tokens": defaults["max_token"]}
+    except KeyError as exc:
+        raise script.error(f"request_openai() has no literal default for {exc}") from None
 
 
-def build_prompt(
-    item: dict[str, Any], demos: Sequence[dict[str, Any]] | None = None, k: int = 0
-) -> str:
-    """The single user message for one item: zero-shot, or k-shot with the question last."""
-    if k < 0:
-        raise UsageError(f"MR-GSM8K shots must be >= 0, got {k}")
-    body = _question_and_solution(item["question"], item["model_output_steps"])
-    if k == 0:
-        return f"{_ROLE}\n\n{body}\n{_TASKS}\n\n{_FORMAT}\n\n{_CLOSING_ZERO_SHOT}\n"
-    if demos is None:
-        raise UsageError(
-            f"MR-GSM8K {k}-shot prompting needs the demo file: pass k-shot-demos.json or use k=0"
-        )
-    if k > len(demos):
-        raise UsageError(f"MR-GSM8K {k}-shot prompting asked, but only {len(demos)} demos exist")
-    return (
-        f"{_ROLE}\n \n{_TASKS}\n\n{_FORMAT}\n\n{demo_block(demos, k)}\n\n{_CLOSING_K_SHOT}\n{body}"
-    )
+def braced(templates: Mapping[str, Template]) -> dict[str, str]:
+    """The templates as text (kept in the run's config: judge passes render from it)."""
+    return {name: t.braced() for name, t in templates.items()}
 
 
-def build_judge_prompt(item: dict[str, Any], error_text: str) -> str:
-    """The judge's user message: the item's labels plus the graded model's parsed error_text.
+class Prompts:
+    """Renders the requests of one run from its templates (upstream's or a prompt file's)."""
 
-    The solution is embedded as a Python list repr, as upstream does (spec section 9.5).
-    """
-    return "\n".join(
-        [
-            "Hi GPT-4,",
-            "",
-            "You are an experienced grade-school math teacher. A student was asked to find the "
-            "error in a solution to a math question and to explain it. Evaluate the student's "
-            "explanation of the error, focusing on whether it matches the actual error in the "
-            "solution.",
-            "",
-            "Here are the details:",
-            f"- Math Question: {item['question']}",
-            f"- Incorrect Solution Provided: {list(item['model_output_steps'])!s}",
-            "- First Incorrect Step in the Solution: "
-            f"{item['model_output_solution_first_error_step']}",
-            f"- Ground Truth Error Reason: {item['model_output_solution_first_error_reason']}",
-            f"- Student's Explanation of the Error: {error_text}",
-            "",
-            "Please provide the following:",
-            "1. Step-by-Step Reasoning: [A succinct interpretation of the ground truth error "
-            "reason]",
-            "2. Student Error Reason Analysis: [A step-by-step check of whether the student's "
-            "explanation matches the ground truth error reason]",
-            '3. Final Decision: [Only "Correct" or "Wrong"]',
-            "",
-            "Follow this format, without any introduction or conclusion.",
-        ]
-    )
+    def __init__(self, texts: Mapping[str, str]) -> None:
+        missing = [n for n in _WHERE if n not in texts]
+        if missing:
+            raise DataError(f"the run's config lacks the template(s) {', '.join(missing)} (made "
+                            "by an older mindprobe?); run it again")
+        self.t = {n: Template.from_braced(texts[n], n) for n in _WHERE}
+
+    def demo_block(self, demos: Sequence[dict[str, Any]], k: int) -> str:
+        """The first k demos as the script's construct_k_shot_demos writes them ('' for k=0)."""
+        if k == 0:
+            return ""
+        return self.t["demo_intro"].render() + "".join(
+            self.t["demo"].render(question=d["question"], sol_steps="\n".join(d["output_steps"]),
+                                  evaluation=d["evaluation"]) for d in demos[:k])
+
+    def prompt(self, item: dict[str, Any], demos: Sequence[dict[str, Any]] | None = None,
+               k: int = 0) -> str:
+        """The single user message for one item: 0-shot, or k-shot with the question last."""
+        if k < 0:
+            raise UsageError(f"MR-GSM8K shots must be >= 0, got {k}")
+        if k and demos is None:
+            raise UsageError(f"MR-GSM8K {k}-shot prompting needs the demo file: pass "
+                             "k-shot-demos.json or use k=0")
+        if k > len(demos or ()):
+            raise UsageError(f"MR-GSM8K {k}-shot prompting asked, but only "
+                             f"{len(demos or ())} demos exist")
+        fields = {"question": item["question"], "sol_steps": "\n".join(item["model_output_steps"])}
+        block = self.demo_block(demos or (), k)
+        if not block:
+            return self.t["eval_0shot"].render(fields)
+        return self.t["eval_kshot"].render(fields, k_shot_demos=block)
+
+    def judge(self, item: dict[str, Any], error_text: str) -> str:
+        """The judge's user message: the item's labels and the graded model's error analysis."""
+        return self.t["grade"].render(
+            {k: item[k] for k in ("question", "model_output_steps", STEP_FIELD,
+                                  "model_output_solution_first_error_reason")},
+            error_reason=error_text)
+
+
+def prompts_of(config: Mapping[str, Any]) -> Prompts:
+    """The Prompts of a run's config (parsed once per run, not per item)."""
+    return _prompts(tuple(sorted((config.get("templates") or {}).items())))
+
+
+@lru_cache(maxsize=8)
+def _prompts(texts: tuple[tuple[str, str], ...]) -> Prompts:
+    return Prompts(dict(texts))

@@ -1,7 +1,9 @@
 """MR-GSM8K as a mindprobe benchmark: one item per solution to grade, T3 by an optional judge.
 
-Each item sends one user message (spec section 3), parses and scores T1/T2 (sections 4-5) and,
-for a T2 hit, asks the `judge` role (section 6) when `--judge` is given. A model call that
+Each item sends one user message, upstream's evaluation prompt (`prompts`: read from upstream's
+script, which is the authority where the spec paraphrases it), parses and scores T1/T2 (spec
+sections 4-5) and, for a T2 hit, asks the `judge` role with upstream's grading prompt (section 6)
+when `--judge` is given. Temperature and max_tokens are upstream's (0 and 1024). A model call that
 still fails after its retries is scored as the empty reply, as upstream does, and the record
 is marked with an error so `--retry-errors` can ask again.
 
@@ -16,12 +18,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from mindprobe.core.benchmark import Benchmark, Item, PlanContext, RunPlan
 from mindprobe.core.judges import primary_judge
+from mindprobe.core.prompt_file import DEVIATIONS, apply_prompt_file, wording_notes
 from mindprobe.core.results import Results
 from mindprobe.core.session import Session
+from mindprobe.core.upstream_source import Template
 from mindprobe.models import model_label
 from mindprobe.models.base import Request, TransientError
 
@@ -30,7 +35,7 @@ from .judged_metrics import judges_doc, metrics_doc, runtime_verdicts, scored_ro
 from .judging import judge_input, judge_one
 from .metrics import score_item
 from .options import MRGSM8KOptions
-from .prompts import MAX_TOKENS, TEMPERATURE, build_prompt
+from .prompts import UPSTREAM_SCRIPT, braced, prompts_of, sampling, templates
 from .tables import results_of_doc
 
 #: Extra tokens a reasoning model gets for its thinking when --max-tokens is not given.
@@ -74,7 +79,10 @@ class MRGSM8KBenchmark(Benchmark):
     name = "mr_gsm8k"
     roles = ("judge",)
     Options = MRGSM8KOptions
-    data_files = [OFFICIAL_FILE]
+    data_files = [OFFICIAL_FILE, UPSTREAM_SCRIPT]
+
+    def prompt_templates(self, data_dir: Path | None) -> dict[str, Template]:
+        return templates(data_dir)
 
     def plan(self, ctx: PlanContext, opts: MRGSM8KOptions) -> RunPlan:
         loaded = load_items(ctx.variant, ctx.data_dir, opts.data_file, ctx.warn)
@@ -86,30 +94,40 @@ class MRGSM8KBenchmark(Benchmark):
         # Prompts are built per item when played; the demos list is shared by all items.
         items = [Item(r["uuid"], {"item": r, "demos": demos}) for r in records]
         judge = opts.judge or ctx.roles.get("judge")
-        thinking = ctx.max_tokens or MAX_TOKENS + THINKING_ROOM
+        wording = apply_prompt_file(self.prompt_templates(ctx.data_dir), ctx.prompt_file)
+        upstream = sampling(ctx.data_dir)
+        thinking = ctx.max_tokens or upstream["max_tokens"] + THINKING_ROOM
         thinks = "reasoning" in ctx.model.capabilities
         config = {
             "shots": opts.shots,
-            "max_tokens": ctx.max_tokens or (thinking if thinks else MAX_TOKENS),
+            "temperature": upstream["temperature"],
+            "max_tokens": ctx.max_tokens or (thinking if thinks else upstream["max_tokens"]),
             "max_tokens_thinking": thinking,
             "question_types": types,
             "judge": judge,
             "judge_label": model_label(judge) if judge else None,
+            "templates": braced(wording.templates),
         }
+        if config["max_tokens"] != upstream["max_tokens"]:
+            config[DEVIATIONS] = [f"max_tokens {config['max_tokens']} (upstream: "
+                                  f"{upstream['max_tokens']}"
+                                  + ("" if ctx.max_tokens else ", room for a reasoning model's "
+                                     "thinking") + ")"]
         prompting = f"{opts.shots}shot" + (f"-{'+'.join(types)}" if types else "")
+        provenance = {**loaded.data, UPSTREAM_SCRIPT.relpath: UPSTREAM_SCRIPT.sha256}
         return RunPlan(
-            items=items, prompting=prompting, config=config, provenance=loaded.data,
+            items=items, prompting=prompting, config=config, provenance=provenance,
             roles={**ctx.roles, **({"judge": judge} if judge else {})},
         )
 
     async def run_item(self, item: Item, session: Session) -> dict[str, Any]:
         cfg = session.config
         rec = item.payload["item"]
+        prompt = prompts_of(cfg).prompt(rec, item.payload["demos"], cfg["shots"])
         req = Request(
-            messages=[{"role": "user", "content": build_prompt(rec, item.payload["demos"],
-                                                                cfg["shots"])}],
+            messages=[{"role": "user", "content": prompt}],
             max_tokens=cfg["max_tokens"],
-            temperature=TEMPERATURE,
+            temperature=cfg["temperature"],
             choices=baseline_choices(len(rec["model_output_steps"])),
             human_hint=HUMAN_HINT,
             human_wrap=human_reply,
@@ -147,7 +165,9 @@ class MRGSM8KBenchmark(Benchmark):
         cfg = plan.config
         label = cfg.get("judge_label")
         verdicts = runtime_verdicts(records) if label else None
-        return results_of_doc(metrics_doc(records, cfg, plan.model_label, label, verdicts))
+        res = results_of_doc(metrics_doc(records, cfg, plan.model_label, label, verdicts))
+        res.notes += wording_notes(cfg)
+        return res
 
     # -- judge passes (`mindprobe judge`) ----------------------------------------------------
     def judge_items(self, records: list[dict[str, Any]], plan: RunPlan) -> list[Item]:
@@ -166,7 +186,7 @@ class MRGSM8KBenchmark(Benchmark):
         return items
 
     async def judge_item(self, item: Item, session: Session) -> dict[str, Any]:
-        max_tokens = session.config.get("max_tokens") or MAX_TOKENS
+        max_tokens = session.config["max_tokens"]
         return await judge_one(session, item.payload["input"], item.payload["error_text"],
                                max_tokens)
 
@@ -179,5 +199,7 @@ class MRGSM8KBenchmark(Benchmark):
         judges = collect_judges(plan.config, records, judgements)
         config = plan.config
         primary = primary_judge(judges, primary, config.get("judge_label"))
-        return results_of_doc(judges_doc(records, config, plan.model_label, judges, primary))
+        res = results_of_doc(judges_doc(records, config, plan.model_label, judges, primary))
+        res.notes += wording_notes(config)
+        return res
 
