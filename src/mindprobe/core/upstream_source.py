@@ -138,8 +138,9 @@ class PythonSource:
     @classmethod
     def official(cls, benchmark: str, files: list[DataFile], relpath: str,
                  data_dir: Path | None) -> PythonSource:
-        """An upstream file of `benchmark`'s data folder, verified against its pinned hash:
-        missing or altered, it is one DataError naming the file and `mindprobe data fetch`."""
+        """An upstream file of `benchmark`'s data folder (`data_dir`: the user's --data-dir,
+        None for the data cache), verified against its pinned hash: missing or altered, it is
+        one DataError naming the file and `mindprobe data fetch`."""
         path = resolve(benchmark, files, relpath, data_dir)
         return cls(path.read_text(encoding="utf-8"), path,
                    f"re-fetch it with `mindprobe data fetch {benchmark}`")

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mindprobe.core.data import DataFile, data_dir_for, resolve
+from mindprobe.core.data import DataFile, resolve
 from mindprobe.core.upstream_source import PythonSource, Template
 from mindprobe.errors import DataError
 
@@ -39,12 +39,8 @@ _COT = {"cot": ("cot_template", "DEFAULT_COT_TEMPLATE"),
         "extract_answer": ("extract_template", "DEFAULT_EXTRACT_ANSWER_TEMPLATE")}
 
 
-def _root(data_dir: Path | None) -> Path:
-    return data_dir_for(BENCH, data_dir)
-
-
 def _python(file: DataFile, data_dir: Path | None) -> PythonSource:
-    return PythonSource.official(BENCH, list(DATA_FILES), file.relpath, _root(data_dir))
+    return PythonSource.official(BENCH, list(DATA_FILES), file.relpath, data_dir)
 
 
 def templates(data_dir: Path | None) -> dict[str, Template]:
@@ -106,7 +102,7 @@ class Solver:
 def solver(name: str, data_dir: Path | None) -> Solver:
     """The published runs' solver for `--solver name`, read from upstream's registry."""
     file, entry = REGISTRY_ENTRIES[name]
-    path = resolve(BENCH, list(DATA_FILES), file.relpath, _root(data_dir))
+    path = resolve(BENCH, list(DATA_FILES), file.relpath, data_dir)
     fix = f"re-fetch it with `mindprobe data fetch {BENCH}`"
     import yaml
 

@@ -18,7 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from mindprobe.core.data import DataFile, data_dir_for
+from mindprobe.core.data import DataFile
 from mindprobe.core.upstream_source import PythonSource, Template
 from mindprobe.errors import DataError, UsageError
 
@@ -46,8 +46,7 @@ _WHERE = {
 
 
 def _script(data_dir: Path | None) -> PythonSource:
-    return PythonSource.official(BENCH, [UPSTREAM_SCRIPT], UPSTREAM_SCRIPT.relpath,
-                                 data_dir_for(BENCH, data_dir))
+    return PythonSource.official(BENCH, [UPSTREAM_SCRIPT], UPSTREAM_SCRIPT.relpath, data_dir)
 
 
 def templates(data_dir: Path | None) -> dict[str, Template]:
