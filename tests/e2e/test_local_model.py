@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import asyncio
 
-from mindprobe.benchmarks.already_said_that import load_distractors, load_samples, run_episode
+from mindprobe.benchmarks.already_said_that import (
+    load_distractors,
+    load_samples,
+    run_episode,
+    task_description,
+    templates,
+)
 from mindprobe.core.session import Session
 from mindprobe.core.store import read_records
 from mindprobe.models import parse_model_spec
@@ -28,6 +34,7 @@ def test_multi_turn_chat_reuses_kv_prefix(shared_data, tmp_path, monkeypatch):
     monkeypatch.setenv("MINDPROBE_CACHE_DIR", str(tmp_path / "cache"))
     data = shared_data("already_said_that")
     pool, example = load_distractors(data, "which-is-heavier")
+    system = task_description(templates(data)["task_description"], example)
     words = load_samples(data)[0]
     per_turn: list[tuple[int, int]] = []
 
@@ -45,7 +52,7 @@ def test_multi_turn_chat_reuses_kv_prefix(shared_data, tmp_path, monkeypatch):
                 return c.text
 
             rec = await run_episode(variant="which-is-heavier", idx=0, seed=1, words=words,
-                                    pool=pool, example=example, reply=reply, max_turns=10,
+                                    pool=pool, system=system, reply=reply, max_turns=10,
                                     drive_all_turns=True)
             session.release()
             return rec
