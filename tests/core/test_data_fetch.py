@@ -64,5 +64,5 @@ def test_offline_download_is_one_clear_error(tmp_path):
 def test_data_fetch_cli_on_present_files(shared_data, tmp_path, capsys):
     d = shared_data("already_said_that")
     assert main(["data", "fetch", "already_said_that", "--data-dir", str(d)]) == 0
-    assert "5 file(s) ready" in capsys.readouterr().err
+    assert "10 file(s) ready" in capsys.readouterr().err  # data and upstream's 5 files
     assert main(["data", "fetch", "nosuch"]) == 2
