@@ -23,7 +23,7 @@ from mindprobe.core.loop import run_async
 from mindprobe.core.options import build_options, options_dict, parse_assignments
 from mindprobe.core.paths import check_parent, path_component, response_cache_path
 from mindprobe.core.process import gc_paused
-from mindprobe.core.prompt_file import PROMPT_FILE, PromptFile, read_prompt_file
+from mindprobe.core.prompt_file import for_benchmark, labelled
 from mindprobe.core.results import Results, render_results
 from mindprobe.core.runner import PassSettings, execute, usage_summary
 from mindprobe.core.store import RunStore, base_manifest
@@ -184,7 +184,7 @@ def _plan_all(args: argparse.Namespace, bench: Benchmark, opts: Any, name: str,
         err.print(message, markup=False, highlight=False)
 
     plans: list[tuple[str, RunPlan]] = []
-    prompt_file = _prompt_file(args, bench)
+    prompt_file = for_benchmark(bench, getattr(args, "prompt_file", None))
     for v in variants:
         if err.is_terminal:
             note(f"{name}:{v}: loading data…")
@@ -192,34 +192,12 @@ def _plan_all(args: argparse.Namespace, bench: Benchmark, opts: Any, name: str,
                           if args.data_dir else None, limit=args.limit,
                           max_tokens=args.max_tokens, model=facts, roles=roles, warn=warn,
                           info=note, prompt_file=prompt_file)
-        plan = _with_prompt_file(bench, bench.plan(ctx, opts), prompt_file)
+        plan = labelled(bench, bench.plan(ctx, opts), prompt_file)
         if args.limit is not None and not plan.limit_applied:
             plan.items = plan.items[: args.limit]
         plan.model_label = label
         plans.append((v, plan))
     return plans
-
-
-def _prompt_file(args: argparse.Namespace, bench: Benchmark) -> PromptFile | None:
-    """`--prompt-file`, read and hashed once; refused for a benchmark without templates."""
-    path = getattr(args, "prompt_file", None)
-    if not path:
-        return None
-    if type(bench).prompt_templates is Benchmark.prompt_templates:
-        raise UsageError(f"{bench.name} has no prompt templates; --prompt-file does not apply")
-    return read_prompt_file(path)
-
-
-def _with_prompt_file(bench: Benchmark, plan: RunPlan, prompt_file: PromptFile | None) -> RunPlan:
-    """A plan whose wording comes from a prompt file, labelled as such: its prompting label
-    (run directory, `runs`, report) and its config (manifest) say so."""
-    if prompt_file is None:
-        return plan
-    if not prompt_file.used:  # a benchmark that has templates but did not apply the file
-        raise UsageError(f"{bench.name} did not apply --prompt-file to this setting")
-    plan.prompting += prompt_file.label
-    plan.config[PROMPT_FILE] = prompt_file.manifest(list(prompt_file.texts))
-    return plan
 
 
 def _dry_run(args: argparse.Namespace, bench: Benchmark, opts: Any,
@@ -267,14 +245,14 @@ def _estimate(args: argparse.Namespace, bench: Benchmark, opts: Any, name: str,
     """Tokens (and cost) without building a model: no API key, nothing sent."""
     facts = ModelFacts(args.model, "estimate")
     docs = {}
-    prompt_file = _prompt_file(args, bench)
+    prompt_file = for_benchmark(bench, getattr(args, "prompt_file", None))
     for v in variants:
         ctx = PlanContext(variant=v, seed=args.seed, data_dir=Path(args.data_dir).expanduser()
                           if args.data_dir else None, limit=args.limit,
                           max_tokens=args.max_tokens, model=facts, roles=roles,
                           warn=lambda m: err.print(f"[yellow]warning[/yellow]: {m}"),
                           info=lambda m: None, prompt_file=prompt_file)
-        plan = _with_prompt_file(bench, bench.plan(ctx, opts), prompt_file)
+        plan = labelled(bench, bench.plan(ctx, opts), prompt_file)
         res = bench.estimate(plan, opts)
         render_results(res, err)
         docs[v] = {"variant": v, **res.to_json()}
