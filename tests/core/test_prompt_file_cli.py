@@ -8,7 +8,9 @@ from pathlib import Path
 
 import yaml
 
+from mindprobe.benchmarks.mr_gsm8k import templates
 from mindprobe.cli import main
+from mindprobe.core.prompt_file import apply_prompt_file, read_prompt_file
 from mindprobe.testing import TestServer
 
 
@@ -18,7 +20,7 @@ def _cli(capsys, *args) -> tuple[int, str, str]:
     return code, out, " ".join(err.split())
 
 
-def test_data_prompts_prints_upstreams_templates(shared_data, capsys):
+def test_data_prompts_prints_upstreams_templates(shared_data, capsys, tmp_path):
     root = shared_data("already_said_that")
     code, out, _ = _cli(capsys, "data", "prompts", "already_said_that", "--data-dir", root)
     assert code == 0
@@ -30,6 +32,14 @@ def test_data_prompts_prints_upstreams_templates(shared_data, capsys):
                         shared_data("mr_gsm8k"))
     assert code == 0
     assert list(yaml.safe_load(out)) == ["eval_0shot", "eval_kshot", "demo_intro", "demo", "grade"]
+    # Given back as a prompt file, the printed templates send exactly upstream's wording.
+    upstream = templates(shared_data("mr_gsm8k"))
+    path = tmp_path / "same.yaml"
+    path.write_text(out)
+    same = apply_prompt_file(upstream, read_prompt_file(path))
+    for name, tpl in upstream.items():
+        values = {slot: f"<{slot} {{x}}\n>" for slot in tpl.slots}
+        assert same[name].render(values) == tpl.render(values), name
     code, _, err = _cli(capsys, "data", "prompts", "worldsense")
     assert code == 2 and "worldsense has no prompt templates" in err
 
