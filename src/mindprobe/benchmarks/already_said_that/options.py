@@ -20,6 +20,7 @@ class AlreadySaidThatOptions:
                                        "the published runs' setting from upstream's solver "
                                        "registry, 1); another value is labelled as a "
                                        "deviation (prompting label -tempT)", minimum=0,
+                                       metavar="T",
                                        maximum=2)
     n_samples: int = option(DEFAULT_N_SAMPLES, "samples drawn from the 500", minimum=1,
                             maximum=500)
