@@ -22,7 +22,7 @@ from mindprobe.benchmarks.already_said_that import (
 D1 = Turn.distractor("Is 2 kilograms of eggshells heavier than 1 kilogram of gold bars?", "yes")
 D2 = Turn.distractor("Is 10 kilograms of granite slabs heavier than 20 kilograms of balloons?", "no")
 M = Turn.main
-SYSTEM = "the task description (its wording is tested in test_upstream_requests)"
+SYSTEM = "the task description (its wording is tested in test_ast_upstream_requests)"
 
 SCRIPTS = {
     "A": [

@@ -1,6 +1,6 @@
 """Prompt layout (spec section 3) and judge prompt contents (section 6), from upstream's script.
 
-Byte-for-byte equality with what the script sends is in test_upstream_requests.py."""
+Byte-for-byte equality with what the script sends is in test_mr_upstream_requests.py."""
 
 from __future__ import annotations
 

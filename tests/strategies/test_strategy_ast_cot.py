@@ -2,7 +2,7 @@
 later prompts (only the second call's reply does, upstream's persistent_memory=False), prompts
 grow linearly, tokens are reported per solver and per call kind, and --estimate prices the CoT
 solver's extra calls. Byte-for-byte equality with upstream's requests is in
-tests/already_said_that/test_upstream_requests.py."""
+tests/already_said_that/test_ast_upstream_requests.py."""
 
 from __future__ import annotations
 
