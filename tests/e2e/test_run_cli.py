@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from mindprobe.core.requests import replies_of
 from mindprobe.core.store import read_records
 from mindprobe.testing import TestServer
 from mindprobe.testing.responders import worldsense_answer
@@ -249,5 +250,5 @@ def test_invalid_answers_are_reasked_then_blank(cli, tmp_path):
             assert code == 0, err
     one = read_records(_run_dir(tmp_path / "one") / "records.jsonl")
     two = read_records(_run_dir(tmp_path / "two") / "records.jsonl")
-    assert all(r["resp"] == "" and len(r["raw"]) == 2 for r in one)
-    assert all(r["resp"] in r["expectedresp"] and len(r["raw"]) == 3 for r in two)
+    assert all(r["resp"] == "" and len(replies_of(r)) == 2 for r in one)
+    assert all(r["resp"] in r["expectedresp"] and len(replies_of(r)) == 3 for r in two)

@@ -296,7 +296,7 @@ def test_random_model_is_deterministic(tmp_path, capsys, shared_data):
                for r in map(json.loads, sample.read_text().splitlines())}
     assert len(records) == 40
     for rec in records:
-        assert rec["response"] in baseline_choices(n_steps[rec["uuid"]])
+        assert rec["reply"] in baseline_choices(n_steps[rec["uuid"]])
     assert 0 < doc["tn"] < 40  # both kinds of reply occur
     code, out2, _ = _cli(capsys, *base, "--runs-dir", str(tmp_path / "b"))
     assert code == 0 and json.loads(out2)["tn"] == doc["tn"]

@@ -109,7 +109,7 @@ def test_parse_failures_count_against_the_label(make_item, text):
     scored = score_item(make_item("wrong", step=3), text)
     assert scored["outcome"] == "fp"
     assert scored["judgement"] == PARSE_ERROR
-    assert scored["response"] == (text or "")
+    assert scored["reply"] == (text or "")
     assert score_item(make_item("correct"), text)["outcome"] == "fn"
 
 

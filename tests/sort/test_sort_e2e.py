@@ -10,8 +10,12 @@ from mindprobe.core.store import read_records
 
 
 @pytest.fixture
-def sort_data(shared_data):
-    return shared_data("sort")
+def sort_data(shared_data, monkeypatch):
+    """The shared data, also as the data cache: upstream's prompt files are found there when
+    --data-dir is a folder of Book-SORT tables or books only (as after `data fetch sort`)."""
+    data = shared_data("sort")
+    monkeypatch.setenv("MINDPROBE_DATA_DIR", str(data.parent))
+    return data
 
 
 def _run(cli, tmp_path, data, *extra):

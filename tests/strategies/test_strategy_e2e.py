@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from mindprobe.benchmarks.worldsense import strategies as st
+from mindprobe.core.requests import replies_of
 from mindprobe.core.store import read_records
 from mindprobe.testing import TestServer
 
@@ -80,7 +81,7 @@ def test_each_strategy_end_to_end(cli, tmp_path, recorder, strategy):
         assert all(len(r["shots"]) == 3 for r in records)
         assert prompt["examples"]["source"].startswith("generated")
     if strategy == "cot":
-        assert all("Step 1" in r["raw"][0] for r in records)  # the reasoning is kept
+        assert all("Step 1" in replies_of(r)[0] for r in records)  # the reasoning is kept
 
 
 def test_incontext_examples_follow_the_category(cli, tmp_path, recorder):
@@ -107,7 +108,7 @@ def test_cot_without_answer_line_is_reasked_then_invalid(cli, tmp_path, recorder
         doc = _run(cli, tmp_path, srv, "--prompting", "cot", "--no-cache")
     run = Path(doc["run"])
     records = read_records(run / "records.jsonl")
-    assert all(r["resp"] == "" and len(r["raw"]) == 2 for r in records)
+    assert all(r["resp"] == "" and len(replies_of(r)) == 2 for r in records)
     assert doc["n_invalid"] == len(records)
     reask = next(b for b in rec.bodies if len(b["messages"]) == 3)["messages"]
     assert reask[-1]["content"] == st.reask_message("cot", _allowed(reask[0]["content"]))

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from mindprobe.core.requests import replies_of
 from mindprobe.core.store import read_records
 from mindprobe.models.base import Completion, Request, Usage, split_reasoning
 from mindprobe.models.openai_compat import OPENAI_URL, OpenAICompatModel
@@ -144,7 +145,7 @@ def test_worldsense_thinking_reply_is_a_valid_answer(cli, tmp_path, recorder, pa
     assert doc["n_invalid"] == 0 and doc["n_truncated_in_reasoning"] == 0
     assert all(r["resp"] in ("TRUE", "POSSIBLE", "1") for r in records)
     assert all(r["reasoning"] == ["FALSE? IMPOSSIBLE? (3)? Let me check."] for r in records)
-    assert all("<think>" not in r["raw"][0] for r in records)
+    assert all("<think>" not in replies_of(r)[0] for r in records)
     assert (doc["usage"]["reasoning_tokens"] > 0) is parser  # reported by parsers only
 
 
@@ -230,7 +231,7 @@ def test_mr_gsm8k_parses_the_answer_not_the_thinking(cli, tmp_path, shared_data,
     assert len(records) == 3
     for r in records:
         assert r["judgement"] == "wrong" and r["error_text"] == "the real answer"
-        assert r["response"] == REAL and DECOY in r["reasoning"]
+        assert r["reply"] == REAL and DECOY in r["reasoning"]
 
 
 def test_reasoning_flags_do_not_leak_between_commands(cli, tmp_path):

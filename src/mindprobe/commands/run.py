@@ -283,6 +283,8 @@ async def _run_all(args: argparse.Namespace, bench: Benchmark, opts: Any,
                 if not model.can(cap):
                     raise ModelError(f"{why}, which {model.spec} does not offer "
                                      f"(it offers: {', '.join(sorted(model.capabilities)) or 'none'})")
+        for _, plan in plans:
+            await bench.prepare(plan, model)
         for r in resources.values():
             await r.start()
         for variant, plan in plans:

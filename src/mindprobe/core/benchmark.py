@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from mindprobe.core.results import Results
     from mindprobe.core.session import Session
     from mindprobe.core.upstream_source import Template
+    from mindprobe.models.base import Model
 
 
 @dataclass
@@ -113,6 +114,12 @@ class Benchmark(abc.ABC):
         """The benchmark's results from finished records alone (errored ones are passed too)."""
 
     # -- optional capabilities ---------------------------------------------------------------
+    async def prepare(self, plan: RunPlan, model: Model) -> None:
+        """Settings that need the started model under test (e.g. what its tokenizer does),
+        put into `plan.config`, which the manifest records and episodes read (default:
+        none)."""
+        return None
+
     def combine(self, by_variant: dict[str, Results]) -> Results | None:
         """One view over several variants of one run command (None: show each on its own)."""
         return None

@@ -106,9 +106,25 @@ async def _play(play: Play, item: Item, session: Session, settings: PassSettings
         rec = {"id": item.id, "error": f"internal error: {tb}"}
     finally:
         session.release()
+    _attach_request(rec, session, settings.progress_role)
     rec["usage"] = session.usage_dict()
     rec["latency"] = round(session.latency, 6)
     return rec, connection
+
+
+def _attach_request(rec: dict[str, Any], session: Session, primary: str) -> None:
+    """What the item sent and got back (`request`, `reply`), unless its episode stored it
+    itself (a chat's turns, a judge's verdict); another role's calls go under
+    `<role>_request` / `<role>_reply`. An errored item keeps the calls that did succeed."""
+    for role in session.sent.roles():
+        field = "request" if role == primary else f"{role}_request"
+        answer = "reply" if role == primary else f"{role}_reply"
+        if field in rec:
+            continue
+        request, reply = session.take_request(role)
+        rec[field] = request
+        if reply is not None and answer not in rec:
+            rec[answer] = reply
 
 
 class _Writer:
@@ -178,7 +194,7 @@ async def execute(
                     identities=identities, config=settings.config, prompting=settings.prompting,
                     resources=settings.resources,
                     on_usage=bar.tokens if settings.progress_role in models else None,
-                    usage_role=settings.progress_role,
+                    usage_role=settings.progress_role, texts=store.texts,
                 )
                 try:
                     rec, connection = await _play(play, item, session, settings)

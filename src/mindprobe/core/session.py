@@ -13,6 +13,7 @@ from typing import Any
 
 from mindprobe.core.cache import ResponseCache, cache_key
 from mindprobe.core.chat import Chat
+from mindprobe.core.requests import CallLog, TextStore, call_of
 from mindprobe.errors import ModelError, UsageError
 from mindprobe.models.base import CallContext, ChoiceScores, Completion, Model, Request, Usage
 
@@ -31,6 +32,7 @@ class Session:
         resources: dict[str, Any] | None = None,
         on_usage: Callable[[int, int, int], None] | None = None,
         usage_role: str = "model",
+        texts: TextStore | None = None,
     ) -> None:
         self._models = models
         self.item_id = item_id
@@ -47,6 +49,10 @@ class Session:
         self._slots: dict[str, int] = {}
         self.usage: dict[str, Usage] = {}
         self.latency = 0.0
+        #: Every call this item made (what was sent, what came back), for its record.
+        self.sent = CallLog()
+        self._texts = texts
+        self._shared: list[str] = []
 
     @property
     def roles(self) -> list[str]:
@@ -61,6 +67,20 @@ class Session:
             return self._resources[name]
         except KeyError:
             raise UsageError(f"this run has no resource {name!r}") from None
+
+    def take_request(self, role: str | None = None) -> tuple[Any, Any]:
+        """(request, reply) of the calls made since the last take, as records store them
+        (`core.requests`): a chat stores each turn's under that turn, the runner stores
+        what is left under the record's `request` and `reply`."""
+        request, reply = self.sent.take(role)
+        if request is not None and self._texts is not None:
+            request = self._texts.share(request, tuple(self._shared))
+        return request, reply
+
+    def share_text(self, text: str) -> None:
+        """Name a long text this item sends inside a message and other items send too (an
+        excerpt several questions quote): records then store it once per run."""
+        self._shared.append(text)
 
     def chat(self, system: str | None = None, role: str = "model") -> Chat:
         """A conversation with one model: `await chat.ask(text)` appends both turns."""
@@ -102,10 +122,13 @@ class Session:
             hit = self._cache.get(key)
             if hit is not None:
                 self._usage(role).cache_hits += 1
-                return Completion.from_cached(hit)
+                comp = Completion.from_cached(hit)
+                self.sent.add(role, call_of(request), comp.text)
+                return comp
         if model.supports_slots:
             request.slot = await self._slot(model, role)
         comp = await model.complete(request, self._context(role))
+        self.sent.add(role, call_of(request), comp.text)
         self._account(role, comp)
         if request.constrain and request.choices:
             check_constrained(model, request.choices, comp)
@@ -130,7 +153,9 @@ class Session:
             hit = self._cache.get(key)
             if hit is not None:
                 self._usage(role).cache_hits += 1
+                self.sent.add(role, call_of(request, score=list(candidates)), None)
                 return ChoiceScores.from_dict(hit)
+        self.sent.add(role, call_of(request, score=list(candidates)), None)
         if model.supports_slots:
             request.slot = await self._slot(model, role)
         scores = await model.score_choices(request, candidates, self._context(role))

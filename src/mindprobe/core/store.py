@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import fcntl
+import functools
 import json
 import os
 import sys
@@ -23,6 +24,7 @@ from typing import Any
 import orjson
 
 from mindprobe import __version__
+from mindprobe.core.requests import TEXTS, TextStore, read_texts
 from mindprobe.errors import DataError, UsageError
 
 MANIFEST = "manifest.json"
@@ -146,6 +148,8 @@ class RunStore:
         self.manifest: dict[str, Any] = {}
         self._fd: int | None = None
         self._lock: RunLock | None = None
+        #: Long texts shared by items, written once (core.requests); set when opened.
+        self.texts: TextStore | None = None
         #: Records dropped on open because their id was already recorded (older versions).
         self.duplicates_dropped = 0
 
@@ -216,6 +220,7 @@ class RunStore:
         try:
             write_json_atomic(self.manifest_path, manifest)
             self._fd = os.open(self.records_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            self.texts = TextStore(self.records_path.parent)
         except OSError as exc:
             raise UsageError(f"cannot write the run in {self.dir}: {exc.strerror} "
                              "(choose a writable --runs-dir)") from None
@@ -331,6 +336,11 @@ class Run:
     records: list[dict[str, Any]]
     duplicates_dropped: int = 0
     warnings: list[str] = field(default_factory=list)
+
+    @functools.cached_property
+    def texts(self) -> dict[str, str]:
+        """The run's shared long texts by sha256 (what records reference as {"sha256": …})."""
+        return read_texts(self.dir / TEXTS)
 
     @property
     def benchmark(self) -> str:

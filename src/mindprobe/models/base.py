@@ -235,8 +235,9 @@ class Model:
     default_concurrency: int = 8
     interactive: bool = False
     #: What this backend can do beyond plain replies: "logprobs" (score_choices), "prefix"
-    #: (continue an assistant turn), "tokenize" (count_tokens with the model's own tokenizer),
-    #: "grammar" (constrained answers). Recorded in each manifest.
+    #: (continue an assistant turn), "tokenize" (count_tokens and tokenize with the model's own
+    #: tokenizer), "template" (apply_template: the model's chat template as text), "grammar"
+    #: (constrained answers). Recorded in each manifest.
     capabilities: frozenset[str] = frozenset()
     #: Tokens the model can attend to per conversation (None: unknown).
     context_window: int | None = None
@@ -263,6 +264,16 @@ class Model:
     async def score_choices(self, request: Request, candidates: list[str],
                             ctx: CallContext) -> ChoiceScores:
         raise TypeError(f"{type(self).__name__} cannot score choices")
+
+    async def tokenize(self, text: str, add_special: bool = True) -> list[int]:
+        """Token ids of `text` by the model's own tokenizer ("tokenize"), special tokens (BOS)
+        added when `add_special`, as Hugging Face's `tokenizer.encode` does."""
+        raise TypeError(f"{type(self).__name__} has no tokenizer to ask")
+
+    async def apply_template(self, messages: list[dict[str, str]]) -> str:
+        """The prompt text the model's chat template makes of `messages`, generation prompt
+        included ("template"): what a benchmark extends to continue an assistant turn."""
+        raise TypeError(f"{type(self).__name__} does not expose its chat template")
 
     async def start(self) -> None:
         """Open connections / start servers; called once before the first request."""

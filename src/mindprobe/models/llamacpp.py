@@ -13,12 +13,53 @@ import aiohttp
 from mindprobe.models.base import CallContext, ChoiceScores, Completion, Request, TransientError
 
 
+class LlamaServerTools:
+    """llama.cpp's endpoints outside /v1 for any client of a llama.cpp server: its tokenizer
+    (`tokenize`, exact `count_tokens`) and its chat template (`apply_template`), used when the
+    client declares "tokenize" / "template"; otherwise the base model's behaviour."""
+
+    base_url: str
+    _session: aiohttp.ClientSession | None
+
+    async def _post_root(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        """POST to a llama.cpp endpoint outside /v1 (tokenize, apply-template)."""
+        assert self._session is not None, "model not started"
+        url = self.base_url.removesuffix("/v1") + path
+        try:
+            async with self._session.post(url, json=body) as resp:
+                payload = await resp.json(content_type=None)
+                status = resp.status
+        except (TimeoutError, OSError, ValueError, aiohttp.ClientError) as exc:
+            raise TransientError(f"llama.cpp {path} failed: {exc}") from None
+        if status != 200 or not isinstance(payload, dict):
+            raise TransientError(f"llama.cpp {path} answered HTTP {status}")
+        return payload
+
+    async def tokenize(self, text: str, add_special: bool = True) -> list[int]:
+        if not self.can("tokenize"):
+            return await super().tokenize(text, add_special)  # type: ignore[misc]
+        out = await self._post_root("/tokenize", {"content": text, "add_special": add_special})
+        return [int(t) for t in out.get("tokens") or []]
+
+    async def apply_template(self, messages: list[dict[str, str]]) -> str:
+        if not self.can("template"):
+            return await super().apply_template(messages)  # type: ignore[misc]
+        return str((await self._post_root("/apply-template", {"messages": messages}))["prompt"])
+
+    async def count_tokens(self, messages: list[dict[str, str]] | str) -> int:
+        """Tokens of the prompt exactly as the server would build it (chat template applied)."""
+        if not self.can("tokenize"):
+            return await super().count_tokens(messages)  # type: ignore[misc]
+        text = messages if isinstance(messages, str) else await self.apply_template(messages)
+        return len(await self.tokenize(text))
+
+
 class LlamaCppFeatures:
     """Mixin for an OpenAI-compatible client of a llama.cpp server (before it in the MRO)."""
 
     token_count_method = "llama.cpp tokenizer of the GGUF"
     score_method = "llama.cpp forced canonical tokens (logit bias)"
-    capabilities = frozenset({"logprobs", "prefix", "tokenize", "grammar"})
+    capabilities = frozenset({"logprobs", "prefix", "tokenize", "template", "grammar"})
     base_url: str
     _session: aiohttp.ClientSession | None
 
@@ -31,30 +72,6 @@ class LlamaCppFeatures:
             request = replace(request, messages=None, prompt=head + msgs[-1]["content"],
                               continue_final=False)
         return await super().complete(request, ctx)  # type: ignore[misc]
-
-    # -- capabilities ------------------------------------------------------------------------
-    async def _post_root(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
-        """POST to a llama.cpp endpoint outside /v1 (tokenize, apply-template)."""
-        assert self._session is not None, "model not started"
-        url = self.base_url.removesuffix("/v1") + path
-        try:
-            async with self._session.post(url, json=body) as resp:
-                payload = await resp.json(content_type=None)
-                status = resp.status
-        except (TimeoutError, OSError, ValueError) as exc:
-            raise TransientError(f"llama.cpp {path} failed: {exc}") from None
-        if status != 200 or not isinstance(payload, dict):
-            raise TransientError(f"llama.cpp {path} answered HTTP {status}")
-        return payload
-
-    async def count_tokens(self, messages: list[dict[str, str]] | str) -> int:
-        """Tokens of the prompt exactly as the server would build it (chat template applied)."""
-        if isinstance(messages, str):
-            text = messages
-        else:
-            text = (await self._post_root("/apply-template", {"messages": messages}))["prompt"]
-        out = await self._post_root("/tokenize", {"content": text, "add_special": True})
-        return len(out.get("tokens") or [])
 
     async def score_choices(self, request: Request, candidates: list[str],
                             ctx: CallContext) -> ChoiceScores:

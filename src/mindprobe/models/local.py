@@ -147,7 +147,7 @@ class LocalModel(LlamaCppFeatures, OpenAICompatModel):
             model=label, base_url="http://127.0.0.1:1/v1", api_key=None, spec=spec,
             label=f"local-{label}" if path is not None else label, grammar="llama",
         )
-        self.capabilities = frozenset({"logprobs", "prefix", "tokenize", "grammar"})
+        self.capabilities = frozenset({"logprobs", "prefix", "tokenize", "template", "grammar"})
         self.grammar_fixed = True
         self.context_window = ctx_per_slot
         self._server: Any = None

@@ -28,6 +28,7 @@ from mindprobe.models.base import (
     TransientError,
     split_reasoning,
 )
+from mindprobe.models.llamacpp import LlamaServerTools
 from mindprobe.models.wire import (
     RETRYABLE_STATUS,
     error_text,
@@ -57,7 +58,7 @@ def _env_reasoning() -> tuple[str | None, bool]:
                          f"{', '.join(REASONING_EFFORTS)}")
     thinks = (os.environ.get(REASONING_ENV) or "").strip().lower() in ("1", "true", "yes", "on")
     return effort, thinks or effort is not None
-class OpenAICompatModel(Model):
+class OpenAICompatModel(LlamaServerTools, Model):
     """A model served behind `/v1/chat/completions` and `/v1/completions`."""
 
     default_concurrency = 16
@@ -184,11 +185,14 @@ class OpenAICompatModel(Model):
         else:
             self.grammar = None
         self.supports_grammar = self.grammar is not None
-        caps = set(self.capabilities) - {"grammar", "prefix"}
+        caps = set(self.capabilities) - {"grammar", "prefix", "tokenize", "template"}
         if self.grammar:
             caps.add("grammar")
         if self.grammar in ("llama", "vllm"):
             caps.add("prefix")
+        if owners & {"llamacpp", "llama.cpp"}:  # its tokenizer and chat template, exactly
+            caps |= {"tokenize", "template"}
+            self.token_count_method = "llama.cpp tokenizer of the server"
         self.capabilities = frozenset(caps)
 
     def _auth_message(self, status: int) -> str:

@@ -363,6 +363,16 @@ class RouterModel(Model):
             lambda c, local: c.score_choices(replace(request, slot=local), candidates, ctx),
             lambda s: s.cost)
 
+    async def tokenize(self, text: str, add_special: bool = True) -> list[int]:
+        if not self.can("tokenize"):
+            return await super().tokenize(text, add_special)
+        return await self._call(None, lambda c, _: c.tokenize(text, add_special), lambda _: None)
+
+    async def apply_template(self, messages: list[dict[str, str]]) -> str:
+        if not self.can("template"):
+            return await super().apply_template(messages)
+        return await self._call(None, lambda c, _: c.apply_template(messages), lambda _: None)
+
     async def count_tokens(self, messages: list[dict[str, str]] | str) -> int:
         if not self.can("tokenize"):
             return await super().count_tokens(messages)

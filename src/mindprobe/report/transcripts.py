@@ -3,8 +3,10 @@ filterable by run, variant, group (problem / question type) and outcome.
 
 Model output is untrusted: every string goes through `html.escape` and is shown as text (a reply
 holding `<script>` is displayed, never run). The records' fields are shown generically, so a new
-benchmark's records appear without code here: a `transcript` or `messages` list becomes a chat,
-`raw` replies and a `response` become model turns, scalar fields a small facts table.
+benchmark's records appear without code here: what each item sent (`request`: messages or
+prompt, and the sampling parameters; a chat's turns each carry theirs) and got back (`reply`)
+becomes a chat, with the run's shared texts put back (`core.requests`); scalar fields a small
+facts table. Records of older runs (`messages`, `raw`, `response`) are shown as before.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import json
 from html import escape
 from typing import Any
 
+from mindprobe.core.requests import calls_of
+from mindprobe.core.requests import resolve_text as _text
 from mindprobe.report.collect import ReportData, RunEntry
 from mindprobe.report.compare import ANSWER_FIELDS, item_score
 
@@ -20,7 +24,7 @@ MAX_ITEMS = 300
 GROUP_FIELDS = ("problemname", "question_type", "problem", "category", "type")
 PROMPT_FIELDS = ("prompt", "question", "text", "input")
 SKIP_FACTS = {"id", "usage", "transcript", "messages", "raw", "response", "judge", "latency",
-              *PROMPT_FIELDS}
+              "request", "reply", *PROMPT_FIELDS}
 LONG = 160
 GOLD_FIELDS = ("goldresp", "label", "gold", "expected")
 
@@ -54,7 +58,39 @@ def _bubble(role: str, text: Any, label: str = "", meta: str = "") -> str:
             f"<pre>{escape(body)}</pre>{extra}</div>")
 
 
-def _turns(turns: list[Any]) -> list[str]:
+def _params(params: Any) -> str:
+    if not isinstance(params, dict):
+        return ""
+    return "sent with " + ", ".join(f"{k} {json.dumps(v, ensure_ascii=False)}"
+                                    for k, v in params.items())
+
+
+def _sent(request: Any, texts: dict[str, str], reply: Any = None, head: str = "") -> list[str]:
+    """What was sent: each call's messages (only those new to it; `history` says how many
+    earlier ones it repeats) or prompt, its parameters, and each call's reply."""
+    calls = calls_of(request)
+    out = []
+    for i, call in enumerate(calls):
+        meta = _params(call.get("params"))
+        if call.get("history"):
+            out.append(f'<p class="muted small">then, after the {call["history"]} earlier '
+                       "message(s) of this conversation:</p>")
+        if "prompt" in call:
+            out.append(_bubble("user", _text(call["prompt"], texts),
+                               f"prompt {head}".strip(), meta))
+        for j, m in enumerate(call.get("messages") or []):
+            if isinstance(m, dict):
+                last = j == len(call["messages"]) - 1
+                out.append(_bubble(str(m.get("role", "user")), _text(m.get("content"), texts),
+                                   f"{m.get('role', 'user')} {head}".strip(),
+                                   meta if last else ""))
+        answer = call.get("reply", reply if i == len(calls) - 1 else None)
+        if answer is not None:
+            out.append(_bubble("assistant", answer, "model"))
+    return out
+
+
+def _turns(turns: list[Any], texts: dict[str, str] | None = None) -> list[str]:
     out = []
     for t in turns:
         if not isinstance(t, dict):
@@ -64,6 +100,13 @@ def _turns(turns: list[Any]) -> list[str]:
             out.append(_bubble(str(t["role"]), t["content"]))
             continue
         head = " · ".join(str(t[k]) for k in ("turn", "kind") if t.get(k) not in (None, ""))
+        if t.get("request") is not None:  # what this turn sent, then its reply
+            facts = [f"{k} {t[k]}" for k in ("expected", "answer", "correct", "violation")
+                     if k in t and t[k] is not None]
+            out += _sent(t["request"], texts or {}, t.get("reply"), head)
+            if facts:
+                out.append(f'<div class="meta">{escape(" · ".join(facts))}</div>')
+            continue
         user = t.get("user", t.get("prompt", t.get("question")))
         if user is not None:
             out.append(_bubble("user", user, f"user {head}".strip()))
@@ -77,9 +120,16 @@ def _turns(turns: list[Any]) -> list[str]:
     return out
 
 
-def conversation(rec: dict[str, Any]) -> str:
-    """The item's exchange, as chat bubbles, in the order it happened."""
-    parts: list[str] = []
+def conversation(rec: dict[str, Any], texts: dict[str, str] | None = None) -> str:
+    """The item's exchange, as chat bubbles, in the order it happened: what it sent (the
+    record's `request`) and got back (`reply`); `texts`: the run's shared texts."""
+    texts = texts or {}
+    if rec.get("request") is not None:
+        parts = _sent(rec["request"], texts, rec.get("reply"))
+        if isinstance(rec.get("transcript"), list):
+            parts += _turns(rec["transcript"], texts)
+        return "".join(parts + _tail(rec))
+    parts = []
     for k in PROMPT_FIELDS:
         if isinstance(rec.get(k), str):
             parts.append(_bubble("user", rec[k], k))
@@ -92,7 +142,7 @@ def conversation(rec: dict[str, Any]) -> str:
     if isinstance(rec.get("messages"), list):
         parts += _turns(rec["messages"])
     if isinstance(rec.get("transcript"), list):
-        parts += _turns(rec["transcript"])
+        parts += _turns(rec["transcript"], texts)
     raw = rec.get("raw")
     if isinstance(raw, list):
         for i, reply in enumerate(raw):
@@ -103,13 +153,20 @@ def conversation(rec: dict[str, Any]) -> str:
         parts.append(_bubble("assistant", raw, "model"))
     if isinstance(rec.get("response"), str):
         parts.append(_bubble("assistant", rec["response"], "model"))
+    parts += _tail(rec)
+    if not parts:
+        parts.append('<p class="muted">no conversation recorded for this item</p>')
+    return "".join(parts)
+
+
+def _tail(rec: dict[str, Any]) -> list[str]:
+    """A judge's verdict and the item's error, after the exchange."""
+    parts = []
     if isinstance(rec.get("judge"), (dict, str)):
         parts.append(_bubble("judge", rec["judge"], "judge"))
     if "error" in rec:
         parts.append(_bubble("error", str(rec["error"]), "error"))
-    if not parts:
-        parts.append('<p class="muted">no conversation recorded for this item</p>')
-    return "".join(parts)
+    return parts
 
 
 def facts(rec: dict[str, Any]) -> str:
@@ -157,7 +214,7 @@ def item_html(e: RunEntry, index: int, rec: dict[str, Any]) -> str:
                + (f'<span class="ans">{escape(_short(answer))}</span>' if answer else ""))
     return (f'<details class="item" id="{item_anchor(e, index)}" data-outcome="{escape(out)}" '
             f'data-group="{escape(group)}"><summary>{summary}</summary>'
-            f'<div class="convo">{conversation(rec)}</div>{facts(rec)}</details>')
+            f'<div class="convo">{conversation(rec, e.run.texts)}</div>{facts(rec)}</details>')
 
 
 def item_anchor(e: RunEntry, index: int) -> str:

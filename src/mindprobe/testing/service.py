@@ -66,6 +66,11 @@ class ServerConfig:
     #: Keep one entry per answered completion in /stats (`log`): which conversation (a digest of
     #: its first two messages, or of the prompt's first 200 characters), its length and tokens.
     request_log: bool = False
+    #: llama.cpp's `POST /apply-template` ({"messages"} -> {"prompt"}) and `POST /tokenize`
+    #: ({"content", "add_special"} -> {"tokens"}), served when given: a chat template
+    #: (messages -> prompt text) and a tokenizer ((text, add_special) -> token ids).
+    chat_template: Callable[[list[dict[str, Any]]], str] | None = None
+    tokenizer: Callable[[str, bool], list[int]] | None = None
 
 
 def conversation_key(body: dict[str, Any]) -> str:
@@ -147,6 +152,7 @@ class Service:
             for m in config.models
         ]
         self.models_body = json.dumps({"object": "list", "data": cards}).encode()
+        self.chat_template, self.tokenizer = config.chat_template, config.tokenizer
 
     def app(self) -> web.Application:
         app = web.Application(client_max_size=64 * 1024**2)
@@ -155,6 +161,10 @@ class Service:
         app.router.add_get(MODELS_PATH, self.list_models)
         app.router.add_get("/stats", self.get_stats)
         app.router.add_post("/reset-stats", self.reset_stats)
+        if self.chat_template is not None:
+            app.router.add_post("/apply-template", self.apply_template)
+        if self.tokenizer is not None:
+            app.router.add_post("/tokenize", self.tokenize)
         return app
 
     def _authorize(self, request: web.Request) -> None:
@@ -173,6 +183,17 @@ class Service:
             self.stats.reject(exc.status)
             return error_response(exc.status, exc.message, code=exc.code)
         return web.Response(body=self.models_body, content_type=JSON_TYPE)
+
+    async def apply_template(self, request: web.Request) -> web.Response:
+        body = json.loads(await request.read())
+        assert self.chat_template is not None
+        return web.json_response({"prompt": self.chat_template(body["messages"])})
+
+    async def tokenize(self, request: web.Request) -> web.Response:
+        body = json.loads(await request.read())
+        assert self.tokenizer is not None
+        tokens = self.tokenizer(body["content"], bool(body.get("add_special", False)))
+        return web.json_response({"tokens": tokens})
 
     async def get_stats(self, request: web.Request) -> web.Response:
         return web.json_response(self.stats.snapshot())

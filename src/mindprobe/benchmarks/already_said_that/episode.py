@@ -25,13 +25,16 @@ class Reply:
     `text` is scored (spec §7) and enters the chat for later turns, as upstream's eval appends
     the solver's output; a chain-of-thought solver's `cot_reasoning` (its first call's reply)
     does not (upstream's `persistent_memory=False`). `reasoning` (a reasoning model's
-    thinking) and `completion_tokens` are only recorded."""
+    thinking) and `completion_tokens` are only recorded. `request` is what the turn sent
+    (`Session.take_request`: only the turn's new messages, the history being the turns before
+    it), stored with the turn."""
 
     text: str
     cot_reasoning: str | None = None
     reasoning: str | None = None
     truncated_in_reasoning: bool = False
     completion_tokens: int | None = None
+    request: Any = None
 
 
 ReplyFn = Callable[[list[dict[str, str]]], Awaitable["str | Reply"]]
@@ -237,6 +240,8 @@ class Episode:
         }
         if r.cot_reasoning is not None:
             entry["cot_reasoning"] = r.cot_reasoning
+        if r.request is not None:
+            entry["request"] = r.request
         if r.reasoning is not None:
             entry["reasoning"] = r.reasoning
         if r.truncated_in_reasoning:

@@ -147,7 +147,8 @@ class AlreadySaidThatBenchmark(Benchmark):
             comp = await ask(messages, "answer")
             return Reply(comp.text, cot_reasoning=reasoning, reasoning=comp.reasoning,
                          truncated_in_reasoning=comp.truncated_in_reasoning,
-                         completion_tokens=comp.completion_tokens)
+                         completion_tokens=comp.completion_tokens,
+                         request=session.take_request()[0])
 
         p = item.payload
         record = await run_episode(

@@ -1,7 +1,8 @@
 """The paper's prompts for the three FanOutQA settings (spec §2), as pure message builders.
 
 Template strings are the benchmark-defining prompts of the FanOutQA paper (Zhu et al., ACL
-2024) as given verbatim in mindprobe's spec §2; everything else here is mindprobe's own code.
+2024), verbatim; the authority is upstream's code (zhudotexe/fanoutqa, the `fanoutqa` package's
+baseline prompts), which spec §2 quotes; everything else here is mindprobe's own code.
 Messages are ``{"role": ..., "content": ...}`` dicts; the lead's runner sends them.
 """
 

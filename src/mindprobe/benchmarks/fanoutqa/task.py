@@ -307,7 +307,8 @@ async def judge_answer(session: Session, q: Question, answer: str) -> dict[str, 
                   max_tokens=int(session.config.get("max_tokens") or JUDGE_MAX_TOKENS),
                   temperature=0.0, seed=SEED, choices=JUDGE_CHOICES)
     comp = await session.generate(req, role="judge")
-    out: dict[str, Any] = {"label": label, "reply": comp.text, "letter": judge_letter(comp.text),
+    out: dict[str, Any] = {"label": label, "request": session.take_request("judge")[0],
+                           "reply": comp.text, "letter": judge_letter(comp.text),
                            "verdict": parse_judge(comp.text)}
     if len(answer) > 4000:
         out["answer_cut_to"] = 4000

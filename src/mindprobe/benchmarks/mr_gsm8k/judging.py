@@ -87,6 +87,7 @@ async def judge_one(
     decision = parse_judge(comp.text)[2]
     out = {
         "label": session.model("judge").label,
+        "request": session.take_request("judge")[0],
         "reply": comp.text,
         "decision": decision,
         "verdict": reason_hit(decision),

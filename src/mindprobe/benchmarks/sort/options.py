@@ -30,6 +30,10 @@ class SortOptions:
                           "the first answer token (as the paper scores); text: parse the reply "
                           "(only for backends without log-probs; recorded)",
                           choices=["logprob", "text"])
+    space: str = option("auto", "a space after upstream's answer prefix: auto decides as "
+                        "upstream does, from the model's tokenizer (spaces as separate tokens: "
+                        "yes), where the backend exposes one, else no; recorded in the manifest",
+                        choices=["auto", "yes", "no"])
     books: str | None = option(None, "only these Gutenberg ids, comma-separated", metavar="IDS")
     excerpts: int | None = option(None, "only the first N excerpts of each book and condition, "
                                   "with all their segment pairs (a quick run that still shows "

@@ -1,127 +1,109 @@
-"""SORT prompts (spec §4.1–§4.2): 13 configs as data, rendered exactly in upstream's order.
+"""SORT prompts rendered exactly as upstream's `sort/evaluation/evaluation.py` renders them.
 
-The wording is mindprobe's own (upstream's YAML text is not reproduced); what is kept is the
-structure that scores depend on: which pre-excerpt and post-excerpt family each config uses,
-the ``<tag>`` substitution order, pre + post with **no separator** (the published excerpt's
-trailing blank line separates them), label substitution last, and the answer prefix
-``Answer: Segment`` so that the next token is the label.
+The wording is upstream's own, read from its files (`upstream.py`): a configuration's YAML
+fields and the segments f-string of `evaluation.py`. What is kept here is upstream's procedure:
+
+1. segments: upstream's f-string, the earlier segment first iff `present_seg1_first`;
+2. pre = pre_excerpt with `<booktitle>`, `<tasktype>`, `<excerpt>` replaced, in that order
+   (no-context: pre = "");  post = post_excerpt with `<booktitle>`, `<tasktype>`, `<segments>`;
+   system = system_prompt with `<tasktype>`;
+3. user = pre + post, **no separator**; messages = [system, user] (or [user] without the
+   system prompt);
+4. chat APIs (upstream's `openai` path): no answer prefix; a space appended to the user
+   message when the model's tokenizer encodes spaces as separate tokens; the labels
+   `<label_list[0]>`, `<label_list[1]>` replaced in that message only;
+5. local models (upstream's vLLM/HF path): the chat template applied to the messages (tags
+   still in them) with the generation prompt, then `model_answer_prefix`, then that space, and
+   the labels replaced in the whole prompt.
+
+`render_pre_excerpt` / `render_post_excerpt` fill one configuration's parts on their own (the
+fine-tune corpus renders the pre-excerpt of a configuration with a book chunk).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from mindprobe.benchmarks.sort.upstream import (
+    EvaluationCode,
+    PromptConfig,
+    evaluation_code,
+    load_config,
+)
 from mindprobe.errors import UsageError
 
 LABELS: tuple[str, str] = ("A", "B")
+#: `first` is upstream's (its sweep's only choice); `last` asks for the later segment.
 TASK_TYPES: tuple[str, ...] = ("first", "last")
-ANSWER_PREFIX = "Answer: Segment"
-
-_SYSTEM = "You are an assistant who is helpful, respectful and honest."
-_SYSTEM_STRICT = (_SYSTEM + " Reply only with <label_list[0]> or <label_list[1]>, "
-                  "nothing else.")
-
-PRE_EXCERPT: dict[str, str] = {
-    "Pa": ("Please read the following extract from the book <booktitle> slowly, making sure "
-           "you understand it fully. Here is the extract: <excerpt>"),
-    "Pb": ("I need you to read the following extract from the book <booktitle> slowly, "
-           "making sure you understand it fully. Here is the extract: <excerpt>"),
-    "Pc": "Read the following excerpt with care. This is the relevant passage: <excerpt>",
-}
-_ASK = "<label_list[0]> or <label_list[1]>?"
-POST_EXCERPT: dict[str, str] = {
-    "Q0": ("Below are pairs of text fragments from <booktitle>. For each pair, decide which "
-           "fragment occurs <tasktype> in the book. There will be 10 such pairs.\n<segments>"
-           "Which fragment occurs <tasktype> in the book, " + _ASK),
-    "Q1": ("Your goal is to tell which segment, <label_list[0]> or <label_list[1]>, comes "
-           "<tasktype> in <booktitle>. Read both segments closely to work out their order, "
-           "then reply with <label_list[0]> or <label_list[1]>.\n<segments>"
-           "Which segment comes <tasktype> in the book, " + _ASK),
-    "Q2": ("Try to recall which segment, <label_list[0]> or <label_list[1]>, appears "
-           "<tasktype> in <booktitle>. Read both segments closely and remember their order, "
-           "then reply with <label_list[0]> or <label_list[1]>.\n<segments>"
-           "Which segment appears <tasktype> in the book, " + _ASK),
-    "Q3": ("Here are two segments of <booktitle>, labelled <label_list[0]> and "
-           "<label_list[1]>. Recall the order in which they occur in the book and say which "
-           "one comes <tasktype>.\n<segments>Which segment comes <tasktype>, " + _ASK),
-    "Q4": ("You will see two short passages of a book, marked <label_list[0]> and "
-           "<label_list[1]>. Say which passage occurs <tasktype> in <booktitle>; think back "
-           "to where each one comes from.\n<segments>Which passage occurs <tasktype>, "
-           + _ASK),
-    "Q5": ("This is your task: you are given two segments of <booktitle>, <label_list[0]> "
-           "and <label_list[1]>. State which segment occurs <tasktype>; try to remember where "
-           "each one appears.\n<segments>Which segment occurs <tasktype>, " + _ASK),
-}
-# Config number → (pre family, post family), the mapping of spec §4.2.
-FAMILIES: tuple[tuple[str, str], ...] = (
-    ("Pa", "Q0"), ("Pb", "Q1"), ("Pb", "Q2"), ("Pb", "Q3"), ("Pb", "Q4"), ("Pb", "Q5"),
-    ("Pc", "Q0"), ("Pc", "Q1"), ("Pc", "Q2"), ("Pc", "Q3"), ("Pc", "Q4"), ("Pc", "Q5"),
-    ("Pb", "Q2"),
-)
-
-
-@dataclass(frozen=True)
-class PromptConfig:
-    """One prompt config (the fields of an upstream prompt YAML) plus its family names."""
-
-    name: str
-    system_prompt: str
-    pre_excerpt: str
-    post_excerpt: str
-    model_answer_prefix: str = ANSWER_PREFIX
-    pre_family: str = ""
-    post_family: str = ""
-
-
-PROMPT_CONFIGS: dict[str, PromptConfig] = {
-    f"prompt_{i}": PromptConfig(
-        name=f"prompt_{i}", system_prompt=_SYSTEM_STRICT if i == 12 else _SYSTEM,
-        pre_excerpt=PRE_EXCERPT[pre], post_excerpt=POST_EXCERPT[post],
-        pre_family=pre, post_family=post)
-    for i, (pre, post) in enumerate(FAMILIES)
-}
 DEFAULT_PROMPT = "prompt_0"
+_LABEL_TAGS = ("<label_list[0]>", "<label_list[1]>")
 
 
-def get_prompt_config(name: str) -> PromptConfig:
-    """Config by name (``prompt_0`` … ``prompt_12``, ``.yaml`` suffix tolerated)."""
-    key = name.removesuffix(".yaml")
-    if key not in PROMPT_CONFIGS:
-        raise UsageError(f"unknown SORT prompt {name!r}; known: {', '.join(PROMPT_CONFIGS)}")
-    return PROMPT_CONFIGS[key]
+def fill_labels(text: str, labels: Sequence[str] = LABELS) -> str:
+    """Upstream's last step: `<label_list[0]>` -> A, then `<label_list[1]>` -> B."""
+    return text.replace(_LABEL_TAGS[0], labels[0]).replace(_LABEL_TAGS[1], labels[1])
+
+
+def render_pre_excerpt(config: PromptConfig, book_title: str, excerpt: str,
+                       task_type: str = "first") -> str:
+    """A configuration's pre-excerpt for one excerpt (labels not yet filled)."""
+    return (config.pre_excerpt.replace("<booktitle>", book_title)
+            .replace("<tasktype>", task_type).replace("<excerpt>", excerpt))
+
+
+def render_post_excerpt(config: PromptConfig, book_title: str, segments: str,
+                        task_type: str = "first") -> str:
+    """A configuration's post-excerpt around a rendered segments block (labels not filled)."""
+    return (config.post_excerpt.replace("<booktitle>", book_title)
+            .replace("<tasktype>", task_type).replace("<segments>", segments))
+
+
+def render_segments(code: EvaluationCode, segment_1: str, segment_2: str,
+                    present_seg1_first: int | bool, labels: Sequence[str] = LABELS) -> str:
+    """Upstream's segments block (its f-string), the earlier segment first iff
+    present_seg1_first."""
+    template = code.segments_first if present_seg1_first else code.segments_swapped
+    return template.render(cfg_label_list_0=labels[0], cfg_label_list_1=labels[1],
+                           segment_1=segment_1, segment_2=segment_2)
 
 
 @dataclass(frozen=True)
 class RenderedPrompt:
-    """A rendered SORT prompt: system text, user text and the assistant answer prefix."""
+    """One row rendered up to upstream's `messages` (label tags still in them), ready for
+    either of upstream's two paths."""
 
-    system: str
-    user: str
+    messages: tuple[Mapping[str, str], ...]
     answer_prefix: str
-    use_system_prompt: bool = True
+    labels: tuple[str, str] = LABELS
 
-    def messages(self, system_role: bool = True) -> list[dict[str, str]]:
-        """Chat messages; without a system role the system text opens the user turn."""
-        if not self.use_system_prompt:
-            return [{"role": "user", "content": self.user}]
-        if system_role:
-            return [{"role": "system", "content": self.system},
-                    {"role": "user", "content": self.user}]
-        return [{"role": "user", "content": f"{self.system}\n\n{self.user}"}]
+    def template_messages(self) -> list[dict[str, str]]:
+        """The messages upstream hands to `apply_chat_template` (label tags unfilled)."""
+        return [dict(m) for m in self.messages]
 
-    def prefix(self, add_space: bool = False) -> str:
-        """Answer prefix for local chat models (+1 space for tokenizers with space tokens)."""
-        return self.answer_prefix + (" " if add_space else "")
+    def chat(self, add_space: bool = False) -> list[dict[str, str]]:
+        """Upstream's chat-API messages: the last message gets the space (if any), then its
+        labels; no answer prefix."""
+        out = self.template_messages()
+        last = out[-1]["content"] + (" " if add_space else "")
+        out[-1] = {**out[-1], "content": fill_labels(last, self.labels)}
+        return out
 
-    def raw(self, add_space: bool = False) -> str:
-        """Plain completion prompt: system, blank line, user, newline, answer prefix.
+    def completion(self, head: str, add_space: bool = False) -> str:
+        """Upstream's prompt for local models: `head` (the chat template applied to
+        `template_messages()` with the generation prompt) + answer prefix + space, labels
+        filled in the whole text."""
+        return fill_labels(head + self.answer_prefix + (" " if add_space else ""), self.labels)
 
-        mindprobe's choice for completion-only backends; upstream always used chat templates.
-        """
-        head = f"{self.system}\n\n" if self.use_system_prompt else ""
-        return f"{head}{self.user}\n{self.prefix(add_space)}"
+    def prefix_messages(self, add_space: bool = False) -> list[dict[str, str]]:
+        """For servers that continue a final assistant turn but do not expose their template:
+        the messages and the answer prefix as that turn, labels filled everywhere."""
+        out = [{**m, "content": fill_labels(m["content"], self.labels)}
+               for m in self.template_messages()]
+        prefix = fill_labels(self.answer_prefix + (" " if add_space else ""), self.labels)
+        return [*out, {"role": "assistant", "content": prefix}]
 
 
 def is_wrapped(text: str) -> bool:
@@ -139,46 +121,44 @@ def published_excerpt(text: str) -> str:
     return text if is_wrapped(text) else f"*{text}*\n\n"
 
 
-def render_segments(segment_1: str, segment_2: str, present_seg1_first: int | bool) -> str:
-    """``Segment <A>: … Segment <B>: …`` + LF; the earlier segment is A iff present_seg1_first."""
-    first, second = (segment_1, segment_2) if present_seg1_first else (segment_2, segment_1)
-    return f"Segment <label_list[0]>: {first} Segment <label_list[1]>: {second}\n"
-
-
-def _labelled(text: str, labels: Sequence[str]) -> str:
-    return text.replace("<label_list[0]>", labels[0]).replace("<label_list[1]>", labels[1])
+def get_prompt_config(name: str, data_dir: Path | None = None) -> PromptConfig:
+    """Upstream's configuration by name (`prompt_0` … `prompt_12`, `.yaml` tolerated)."""
+    return load_config(name, data_dir)
 
 
 def render_prompt(config: PromptConfig | str, row: Mapping[str, Any], *,
                   in_context: bool = True, task_type: str = "first",
                   labels: Sequence[str] = LABELS, use_system_prompt: bool = True,
-                  wrap: bool = True, excerpt: str | None = None) -> RenderedPrompt:
-    """Render one dataset row (spec §4.1 steps 1–7).
+                  wrap: bool = True, excerpt: str | None = None,
+                  code: EvaluationCode | None = None,
+                  data_dir: Path | None = None) -> RenderedPrompt:
+    """Render one dataset row as upstream's `experiment()` does (module docstring, 1-3).
 
     ``row`` needs book_title, segment_1, segment_2, present_seg1_first and, in context,
-    excerpt_text. ``wrap`` puts unwrapped texts into the published ``*…*`` form.
-    ``excerpt`` replaces the row's excerpt (e.g. retrieved passages) in context.
+    excerpt_text. ``wrap`` puts unwrapped texts into the published ``*…*`` form (the rows
+    upstream reads are so wrapped). ``excerpt`` replaces the row's excerpt (retrieved
+    passages, mindprobe's retrieval condition). ``code``: upstream's evaluation.py as read
+    (else read from ``data_dir`` or the data cache).
     """
-    cfg = get_prompt_config(config) if isinstance(config, str) else config
+    cfg = load_config(config, data_dir) if isinstance(config, str) else config
     if task_type not in TASK_TYPES:
         raise UsageError(f"unknown task type {task_type!r}; choose first or last")
+    code = code or evaluation_code(data_dir)
     seg1, seg2 = str(row["segment_1"]), str(row["segment_2"])
     if wrap:
         seg1, seg2 = published_segment(seg1), published_segment(seg2)
-    segments = render_segments(seg1, seg2, int(row["present_seg1_first"]))
+    segments = render_segments(code, seg1, seg2, int(row["present_seg1_first"]), labels)
     title = str(row["book_title"])
     pre = ""
     if in_context:
         text = str(row["excerpt_text"]) if excerpt is None else excerpt
-        text = published_excerpt(text) if wrap else text
-        pre = (cfg.pre_excerpt.replace("<booktitle>", title).replace("<tasktype>", task_type)
-               .replace("<excerpt>", text))
-    post = (cfg.post_excerpt.replace("<booktitle>", title).replace("<tasktype>", task_type)
-            .replace("<segments>", segments))
+        pre = render_pre_excerpt(cfg, title, published_excerpt(text) if wrap else text,
+                                 task_type)
+    user = pre + render_post_excerpt(cfg, title, segments, task_type)
     system = cfg.system_prompt.replace("<tasktype>", task_type)
-    return RenderedPrompt(system=_labelled(system, labels), user=_labelled(pre + post, labels),
-                          answer_prefix=_labelled(cfg.model_answer_prefix, labels),
-                          use_system_prompt=use_system_prompt)
+    messages = ({"role": "system", "content": system}, {"role": "user", "content": user}) \
+        if use_system_prompt else ({"role": "user", "content": user},)
+    return RenderedPrompt(messages, cfg.model_answer_prefix, (labels[0], labels[1]))
 
 
 def ground_truth(present_seg1_first: int | bool, task_type: str = "first",
@@ -188,3 +168,19 @@ def ground_truth(present_seg1_first: int | bool, task_type: str = "first",
     if task_type == "last":
         earlier_is_a = not earlier_is_a
     return labels[0] if earlier_is_a else labels[1]
+
+
+def whitespace_probe(data_dir: Path | None = None) -> str:
+    """The sentence upstream tokenizes to decide the space after the answer prefix."""
+    return evaluation_code(data_dir).whitespace_probe
+
+
+async def needs_space(tokenize: Any, probe: str) -> bool:
+    """Upstream's rule: a space goes after the answer prefix iff the tokenizer turns every
+    space of `probe` into the token it encodes `" "` as (spaces as separate tokens).
+    `tokenize(text)` gives token ids with special tokens added, like `tokenizer.encode`."""
+    spaces = await tokenize(" ")
+    if not spaces:
+        return False
+    space = spaces[-1]
+    return probe.count(" ") == sum(t == space for t in await tokenize(probe))

@@ -23,14 +23,14 @@ TopLogprobs = Mapping[str, float] | Sequence[Any]
 
 @dataclass(frozen=True)
 class ScoredAnswer:
-    """One scored row: ``answer`` is A, B or X; ``method`` is ``logprobs`` or ``text``."""
+    """One scored row: ``answer`` is A, B or X; ``method`` is ``logprobs`` or ``text`` (the
+    reply itself is the record's ``reply``, as in every benchmark)."""
 
     answer: str
     ground_truth: str
     correct: bool
     prob_A: float | None
     prob_B: float | None
-    raw_answer: str
     method: str
 
     def as_dict(self) -> dict[str, Any]:
@@ -107,14 +107,13 @@ def answer_from_logprobs(values: Mapping[str, float], labels: Sequence[str] = LA
 
 def score_logprobs(top: TopLogprobs | None, present_seg1_first: int | bool, *,
                    task_type: str = "first", space_appended: bool = False,
-                   labels: Sequence[str] = LABELS, raw_answer: str = "",
-                   k: int = TOP_K) -> ScoredAnswer:
+                   labels: Sequence[str] = LABELS, k: int = TOP_K) -> ScoredAnswer:
     """Score one row from the first answer token's top-k log-probabilities (the default)."""
     values = label_logprobs(top, space_appended, labels, k)
     answer = answer_from_logprobs(values, labels)
     truth = ground_truth(present_seg1_first, task_type, labels)
     return ScoredAnswer(answer, truth, answer == truth, values[labels[0]], values[labels[1]],
-                        raw_answer, "logprobs")
+                        "logprobs")
 
 
 def parse_answer_text(text: str, labels: Sequence[str] = LABELS, lenient: bool = False) -> str:
@@ -142,4 +141,4 @@ def score_text(text: str, present_seg1_first: int | bool, *, task_type: str = "f
     """Fallback when an endpoint gives no logprobs: parse the text (``method='text'``)."""
     answer = parse_answer_text(text, labels, lenient)
     truth = ground_truth(present_seg1_first, task_type, labels)
-    return ScoredAnswer(answer, truth, answer == truth, None, None, text, "text")
+    return ScoredAnswer(answer, truth, answer == truth, None, None, "text")

@@ -1,9 +1,11 @@
 """SORT / Book-SORT as a mindprobe benchmark: which of two segments of a text came first.
 
-One item per dataset row. The prompt (spec §4.1) ends with the assistant prefix `Answer:
-Segment`; the answer is the label whose first token has the higher log-probability among the
-top 20 (spec §4.3). Rows sharing an excerpt are consecutive, so a prefix-caching backend keeps
-the excerpt's KV cache from one question to the next.
+One item per dataset row, sent as upstream's `evaluation.py` sends it (`prompts.py`): with a
+backend that exposes its chat template (llama.cpp), the rendered prompt ending in upstream's
+answer prefix; with a chat API, upstream's messages. The answer is the label whose first token
+has the higher log-probability among the top 20 (spec §4.3). Rows sharing an excerpt are
+consecutive, so a prefix-caching backend keeps the excerpt's KV cache from one question to the
+next.
 """
 
 from __future__ import annotations
@@ -11,15 +13,19 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from mindprobe.benchmarks.sort import sources
+from mindprobe.benchmarks.sort import sources, upstream
 from mindprobe.benchmarks.sort.options import NO_EXCERPT, SortOptions
 from mindprobe.core.benchmark import Benchmark, Item, PlanContext, RunPlan
 from mindprobe.core.results import Results
 from mindprobe.core.session import Session
+from mindprobe.core.upstream_source import Template
 from mindprobe.errors import UsageError
-from mindprobe.models.base import Request
+from mindprobe.models.base import Model, Request
 
 SEGMENT_FIELDS = ("segment_1", "segment_2", "excerpt_text")
+#: Upstream's sampling (`sample_n_tokens` 1 and `n_logprobs` 20 of its hydra config, greedy as
+#: `evaluation_utils.load_model_tokenizer` fixes it); the text fallback leaves room for a word.
+MAX_TOKENS, TOP_LOGPROBS, TEXT_MAX_TOKENS = 1, 20, 8
 #: Rough tokens per word of English prose plus the prompt's own text, for the fit check.
 TOKENS_PER_WORD, PROMPT_OVERHEAD = 1.45, 200
 
@@ -39,7 +45,7 @@ def estimated_tokens(excerpt_length: int, in_context: bool) -> int:
 class SortBenchmark(Benchmark):
     name = "sort"
     Options = SortOptions
-    data_files = sources.DATA_FILES
+    data_files = [*sources.DATA_FILES, *upstream.DATA_FILES]
 
     def plan(self, ctx: PlanContext, opts: SortOptions) -> RunPlan:
         from mindprobe.benchmarks.sort.cell import CONDITIONS
@@ -49,8 +55,13 @@ class SortBenchmark(Benchmark):
             load_booksort,
         )
         from mindprobe.benchmarks.sort.prompts import get_prompt_config
+        from mindprobe.core.prompt_file import apply_prompt_file
 
-        get_prompt_config(opts.prompt)
+        prompt = get_prompt_config(opts.prompt, ctx.data_dir)
+        if ctx.prompt_file is not None:
+            wording = apply_prompt_file(upstream.templates_of(prompt), ctx.prompt_file)
+            prompt = upstream.with_texts(prompt, {n: wording[n] for n in wording.replaced})
+        self._wording = (prompt, upstream.evaluation_code(ctx.data_dir))
         book_ids = _ids(opts.books, "--books")
         wanted = parse_condition(ctx.variant)
         in_context = opts.condition not in NO_EXCERPT
@@ -97,7 +108,7 @@ class SortBenchmark(Benchmark):
         config = {"prompt": opts.prompt, "condition": opts.condition, "task": opts.task,
                   "split": opts.split, "scoring": opts.scoring, "books": book_ids,
                   "retrieval_k": opts.retrieval_k if opts.condition == "retrieval" else None,
-                  "excerpts": opts.excerpts,
+                  "excerpts": opts.excerpts, "space": opts.space,
                   **({"base_model": opts.base_model,
                       "held_out": _ids(opts.held_out, "--held-out")}
                      if opts.condition == "long-term" else {}),
@@ -110,7 +121,10 @@ class SortBenchmark(Benchmark):
         if opts.split != "test":
             prompting += f"-{opts.split}"
         return RunPlan(items=items, prompting=prompting, config=config, limit_applied=True,
-                       provenance={"source": origin, "dataset": "Book-SORT"},
+                       provenance={"source": origin, "dataset": "Book-SORT", "prompt": {
+                           "file": upstream.PROMPTS_DIR + prompt.name + ".yaml",
+                           "sha256": prompt.sha256, "repository": upstream.REPO,
+                           "commit": upstream.COMMIT}},
                        requires=requires)
 
     @staticmethod
@@ -140,36 +154,71 @@ class SortBenchmark(Benchmark):
         return {r["row_id"]: passages_text(indexes[r["book_idx"]].for_pair(
             _bare(r["segment_1"]), _bare(r["segment_2"]), k=opts.retrieval_k)) for r in rows}
 
+    async def prepare(self, plan: RunPlan, model: Model) -> None:
+        """Upstream's space after the answer prefix, decided once per run from the model's
+        tokenizer (its test sentence: does every space become the token `" "` encodes to?),
+        recorded in the manifest with how it was decided."""
+        from mindprobe.benchmarks.sort.prompts import needs_space
+
+        cfg = plan.config
+        if cfg.get("space", "auto") != "auto":
+            add, how = cfg["space"] == "yes", f"--space {cfg['space']}"
+        elif model.can("tokenize"):
+            probe = self._wording[1].whitespace_probe
+            add = await needs_space(model.tokenize, probe)
+            how = ("the model's tokenizer encodes spaces as separate tokens" if add else
+                   "the model's tokenizer merges spaces into the next token")
+        else:
+            add, how = False, ("the backend exposes no tokenizer: no space (what upstream "
+                               "decides for OpenAI's tiktoken and for tokenizers that merge "
+                               "spaces into words); override with --space yes")
+        cfg["extra_space"], cfg["extra_space_decided_by"] = add, how
+
     async def run_item(self, item: Item, session: Session) -> dict[str, Any]:
-        from mindprobe.benchmarks.sort.prompts import render_prompt
+        from mindprobe.benchmarks.sort.prompts import published_excerpt, render_prompt
         from mindprobe.benchmarks.sort.scoring import score_logprobs, score_text
 
         row, cfg = item.payload, session.config
-        prompt = render_prompt(cfg["prompt"], row, in_context=cfg["condition"] not in NO_EXCERPT,
-                               task_type=cfg["task"], excerpt=row.get("retrieved"))
+        config, code = self._wording
+        in_context = cfg["condition"] not in NO_EXCERPT
+        prompt = render_prompt(config, row, in_context=in_context, task_type=cfg["task"],
+                               excerpt=row.get("retrieved"), code=code)
+        if in_context:  # the excerpt is quoted by several questions
+            session.share_text(published_excerpt(str(row.get("retrieved")
+                                                      or row["excerpt_text"])))
+        space = bool(cfg.get("extra_space"))
         model = session.model()
-        messages = prompt.messages(system_role=True)
-        if cfg["scoring"] == "logprob" and model.can("prefix"):
-            messages.append({"role": "assistant", "content": prompt.prefix()})
-            req = Request(messages=messages, max_tokens=1, temperature=0.0, logprobs=20,
-                          continue_final=True, choices=["A", "B"])
-        elif cfg["scoring"] == "logprob":  # chat APIs: no prefix (spec §4.1.6)
-            req = Request(messages=messages, max_tokens=1, temperature=0.0, logprobs=20,
-                          choices=["A", "B"])
-        else:
-            req = Request(messages=messages, max_tokens=8, temperature=0.0,
-                          choices=["A", "B"])
+        logprob = cfg["scoring"] == "logprob"
+        sampling: dict[str, Any] = {"max_tokens": MAX_TOKENS, "temperature": 0.0,
+                                    "logprobs": TOP_LOGPROBS, "choices": ["A", "B"]}
+        if not logprob:
+            sampling.update(max_tokens=TEXT_MAX_TOKENS, logprobs=None)
+        if logprob and model.can("template"):  # upstream's local path, byte for byte
+            head = await model.apply_template(prompt.template_messages())
+            req = Request(prompt=prompt.completion(head, space), **sampling)
+        elif logprob and model.can("prefix"):  # the server applies its template itself
+            req = Request(messages=prompt.prefix_messages(space), continue_final=True,
+                          **sampling)
+        else:  # chat APIs: upstream's openai path, no answer prefix
+            req = Request(messages=prompt.chat(space), **sampling)
         comp = await session.generate(req)
-        if cfg["scoring"] == "logprob":
+        if logprob:
             top = comp.logprobs[0]["top"] if comp.logprobs else None
             scored = score_logprobs(top, row["present_seg1_first"], task_type=cfg["task"],
-                                    space_appended=False, raw_answer=comp.text)
+                                    space_appended=space)
         else:
             scored = score_text(comp.text, row["present_seg1_first"], task_type=cfg["task"])
         rec = {k: v for k, v in row.items() if k not in (*SEGMENT_FIELDS, "retrieved")}
         rec.update(scored.as_dict(), context=cfg["condition"], prompt=cfg["prompt"],
-                   logprobs_missing=cfg["scoring"] == "logprob" and not comp.logprobs)
+                   logprobs_missing=logprob and not comp.logprobs)
         return rec
+
+    def prompt_templates(self, data_dir: Path | None) -> dict[str, Template]:
+        """Upstream's default configuration's fields; a prompt file replaces those of the
+        configuration chosen with --prompt."""
+        from mindprobe.benchmarks.sort.prompts import DEFAULT_PROMPT
+
+        return upstream.templates_of(upstream.load_config(DEFAULT_PROMPT, data_dir))
 
     def results(self, records: list[dict[str, Any]], plan: RunPlan) -> Results:
         from mindprobe.benchmarks.sort.tables import results_of_records

@@ -229,7 +229,6 @@ class WorldSenseBenchmark(Benchmark):
             return rec
         max_tokens = cfg.get("max_tokens", st.ANSWER_MAX_TOKENS)
         room = cfg.get("max_tokens_thinking", max_tokens)
-        raws: list[str] = []
         thoughts: list[str | None] = []
         resp, truncated = "", False
         attempts = 1 + cfg.get("reasks", 1)
@@ -244,7 +243,6 @@ class WorldSenseBenchmark(Benchmark):
             if comp.truncated_in_reasoning and room > req.max_tokens:
                 # cut off while still thinking: once more with the larger budget allowed
                 comp = await session.generate(replace(req, max_tokens=room))
-            raws.append(comp.text)
             thoughts.append(comp.reasoning)
             if comp.truncated_in_reasoning:
                 truncated = True  # no answer at all; re-asking would be cut off again
@@ -256,7 +254,8 @@ class WorldSenseBenchmark(Benchmark):
             if attempt + 1 < attempts:
                 messages += [{"role": "assistant", "content": comp.text},
                              {"role": "user", "content": st.reask_message(strategy, allowed)}]
-        rec.update(resp=resp, raw=raws, correct=is_correct(resp, t["goldresp"]))
+        # The replies themselves are the record's `reply` / `request` (core.requests).
+        rec.update(resp=resp, correct=is_correct(resp, t["goldresp"]))
         if any(x is not None for x in thoughts):
             rec["reasoning"] = thoughts
         if truncated:
