@@ -12,6 +12,7 @@ continue-the-assistant-turn path, with and without the extra space.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from pathlib import Path
 
@@ -166,6 +167,8 @@ def test_prompt_path_equals_upstreams_vllm_prompt(cli, tmp_path, data, prompt, c
     manifest = yaml.safe_load(next((tmp_path / "runs").rglob("manifest.json")).read_text())
     assert manifest["config"]["extra_space"] is add
     assert "tokenizer" in manifest["config"]["extra_space_decided_by"]
+    assert manifest["config"]["request_path"] == "prompt" and "deviations" not in manifest[
+        "config"]
 
 
 @pytest.mark.parametrize("prompt, context, space", [
@@ -181,6 +184,11 @@ def test_chat_path_equals_upstreams_openai_messages(cli, tmp_path, data, prompt,
                                 api="openai", add_whitespace=space == "yes")
         assert _wire(body) == want
         assert expand_calls([rec["request"]], texts)[0]["messages"] == want["messages"]
+    config = json.loads(next((tmp_path / "runs").rglob("manifest.json")).read_text())["config"]
+    assert config["request_path"] == "chat" and config["extra_space"] is (space == "yes")
+    notes = " | ".join(config["deviations"])
+    assert "path for chat APIs" in notes and f"space after the answer prefix: --space {space}" \
+        in notes
 
 
 def test_assistant_prefix_path_continues_upstreams_prefix(cli, tmp_path, data):
@@ -209,3 +217,21 @@ def test_no_sentence_of_upstream_is_typed_into_mindprobe(data):
             for sentence in re.split(r"(?<=[.?:]) ", text):
                 if len(sentence) > 25:
                     assert sentence not in code, (path.name, sentence)
+
+
+def test_printed_templates_given_back_send_upstreams_wording(cli, tmp_path, data, capsys,
+                                                             monkeypatch):
+    """`mindprobe data prompts sort`, edited into nothing and given back as --prompt-file,
+    sends exactly what upstream's own configuration sends."""
+    from mindprobe.cli import main
+
+    monkeypatch.setenv("MINDPROBE_DATA_DIR", str(data.parent))
+    assert main(["data", "prompts", "sort"]) == 0
+    pf = tmp_path / "same.yaml"
+    pf.write_text(capsys.readouterr().out)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    own, _ = _run(cli, tmp_path / "a", data, {"owned_by": "someone-else"})
+    given, recs = _run(cli, tmp_path / "b", data, {"owned_by": "someone-else"},
+                       "--prompt-file", pf)
+    assert [_wire(b) for b in given] == [_wire(b) for b in own]

@@ -16,6 +16,7 @@ from typing import Any
 from mindprobe.benchmarks.sort import sources, upstream
 from mindprobe.benchmarks.sort.options import NO_EXCERPT, SortOptions
 from mindprobe.core.benchmark import Benchmark, Item, PlanContext, RunPlan
+from mindprobe.core.prompt_file import DEVIATIONS, wording_notes
 from mindprobe.core.results import Results
 from mindprobe.core.session import Session
 from mindprobe.core.upstream_source import Template
@@ -161,11 +162,15 @@ class SortBenchmark(Benchmark):
         from mindprobe.benchmarks.sort.prompts import needs_space
 
         cfg = plan.config
+        rule = None
+        if model.can("tokenize"):
+            rule = await needs_space(model.tokenize, self._wording[1].whitespace_probe)
         if cfg.get("space", "auto") != "auto":
             add, how = cfg["space"] == "yes", f"--space {cfg['space']}"
-        elif model.can("tokenize"):
-            probe = self._wording[1].whitespace_probe
-            add = await needs_space(model.tokenize, probe)
+            if rule is not None and rule != add:
+                how += f" (upstream's rule on this model's tokenizer: {'yes' if rule else 'no'})"
+        elif rule is not None:
+            add = rule
             how = ("the model's tokenizer encodes spaces as separate tokens" if add else
                    "the model's tokenizer merges spaces into the next token")
         else:
@@ -173,6 +178,18 @@ class SortBenchmark(Benchmark):
                                "decides for OpenAI's tiktoken and for tokenizers that merge "
                                "spaces into words); override with --space yes")
         cfg["extra_space"], cfg["extra_space_decided_by"] = add, how
+        cfg["request_path"] = path = request_path(model, cfg["scoring"])
+        notes = [PATHS[path]] if path != "prompt" else []
+        if rule is None or rule != add:
+            notes.append(f"the space after the answer prefix: {how}")
+        if cfg["scoring"] == "text":
+            notes.append("answers parsed from the reply text (upstream scores log-probs)")
+        if cfg["task"] != "first":
+            notes.append(f"--task {cfg['task']} (upstream asks for the first segment)")
+        if cfg["condition"] == "retrieval":
+            notes.append("retrieved passages replace the excerpt (mindprobe's condition)")
+        if notes:
+            cfg[DEVIATIONS] = notes
 
     async def run_item(self, item: Item, session: Session) -> dict[str, Any]:
         from mindprobe.benchmarks.sort.prompts import published_excerpt, render_prompt
@@ -189,14 +206,15 @@ class SortBenchmark(Benchmark):
         space = bool(cfg.get("extra_space"))
         model = session.model()
         logprob = cfg["scoring"] == "logprob"
+        path = cfg.get("request_path") or request_path(model, cfg["scoring"])
         sampling: dict[str, Any] = {"max_tokens": MAX_TOKENS, "temperature": 0.0,
                                     "logprobs": TOP_LOGPROBS, "choices": ["A", "B"]}
         if not logprob:
             sampling.update(max_tokens=TEXT_MAX_TOKENS, logprobs=None)
-        if logprob and model.can("template"):  # upstream's local path, byte for byte
+        if path == "prompt":  # upstream's local path, byte for byte
             head = await model.apply_template(prompt.template_messages())
             req = Request(prompt=prompt.completion(head, space), **sampling)
-        elif logprob and model.can("prefix"):  # the server applies its template itself
+        elif path == "prefix":  # the server applies its template itself
             req = Request(messages=prompt.prefix_messages(space), continue_final=True,
                           **sampling)
         else:  # chat APIs: upstream's openai path, no answer prefix
@@ -223,7 +241,30 @@ class SortBenchmark(Benchmark):
     def results(self, records: list[dict[str, Any]], plan: RunPlan) -> Results:
         from mindprobe.benchmarks.sort.tables import results_of_records
 
-        return results_of_records(records, plan)
+        res = results_of_records(records, plan)
+        res.notes += wording_notes(plan.config)
+        return res
+
+
+#: How a request is sent (recorded as the manifest's `request_path`), and what it means.
+PATHS = {
+    "prompt": "prompt: the backend's chat template applied to upstream's messages, then "
+              "upstream's answer prefix (upstream's vLLM/HF path)",
+    "prefix": "messages with upstream's answer prefix as an assistant turn to continue: the "
+              "server renders it with its own template (upstream renders the template, then "
+              "appends the prefix)",
+    "chat": "messages without the answer prefix (upstream's path for chat APIs)",
+}
+
+
+def request_path(model: Model, scoring: str) -> str:
+    """`prompt` where the backend exposes its chat template (upstream's path for local
+    models), `prefix` where it continues an assistant turn, else `chat`."""
+    if scoring == "logprob" and model.can("template"):
+        return "prompt"
+    if scoring == "logprob" and model.can("prefix"):
+        return "prefix"
+    return "chat"
 
     def compare_runs(self, runs: list[Any]) -> Results | None:
         """The memory conditions side by side (in-context, retrieval, no-context, long-term)."""
