@@ -26,11 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from mindprobe.benchmarks.sort.preprocess import Book, BookSpec
-from mindprobe.benchmarks.sort.upstream_prompts import (
-    PromptConfig,
-    fill_labels,
-    render_pre_excerpt,
-)
+from mindprobe.benchmarks.sort.prompts import fill_labels, render_pre_excerpt
+from mindprobe.benchmarks.sort.upstream import PromptConfig
 from mindprobe.errors import DataError, UsageError
 
 RULES = ("sentence", "upstream")
@@ -246,7 +243,7 @@ def export_corpus(data_dir: Path | None, out: Path, opts: CorpusOptions,
     """Chunk the books, render each chunk with the upstream prompt, write JSONL + sidecar."""
     from mindprobe.benchmarks.sort import sources
     from mindprobe.benchmarks.sort.preprocess import BOOK_ORDER, load_specs
-    from mindprobe.benchmarks.sort.upstream_prompts import load_config
+    from mindprobe.benchmarks.sort.upstream import load_config
 
     root = sources.books_root(data_dir)
     unknown = sorted(set(opts.held_out) - set(BOOK_ORDER))

@@ -8,14 +8,14 @@ from pathlib import Path
 from typing import Any
 
 from mindprobe.benchmarks.sort.preprocess import SOURCE_SHA256, load_books
-from mindprobe.benchmarks.sort.upstream_prompts import PROMPT_FILES
+from mindprobe.benchmarks.sort.upstream import DATA_FILES as UPSTREAM_FILES
 from mindprobe.core.data import DataFile, data_dir_for
 from mindprobe.core.paths import cache_dir
 from mindprobe.errors import DataError
 
 GUTENBERG = "https://www.gutenberg.org/files/{id}/{id}-0.txt"
 DATA_FILES = [DataFile(f"pg/full_text/{i}-0.txt", GUTENBERG.format(id=i), sha)
-              for i, sha in SOURCE_SHA256.items()] + PROMPT_FILES
+              for i, sha in SOURCE_SHA256.items()] + UPSTREAM_FILES
 
 
 def books_root(data_dir: Path | None) -> Path:

@@ -46,7 +46,7 @@ def estimated_tokens(excerpt_length: int, in_context: bool) -> int:
 class SortBenchmark(Benchmark):
     name = "sort"
     Options = SortOptions
-    data_files = [*sources.DATA_FILES, *upstream.DATA_FILES]
+    data_files = sources.DATA_FILES
 
     def plan(self, ctx: PlanContext, opts: SortOptions) -> RunPlan:
         from mindprobe.benchmarks.sort.cell import CONDITIONS
@@ -245,6 +245,12 @@ class SortBenchmark(Benchmark):
         res.notes += wording_notes(plan.config)
         return res
 
+    def compare_runs(self, runs: list[Any]) -> Results | None:
+        """The memory conditions side by side (in-context, retrieval, no-context, long-term)."""
+        from mindprobe.benchmarks.sort.tables import memory_results
+
+        return memory_results(runs)
+
 
 #: How a request is sent (recorded as the manifest's `request_path`), and what it means.
 PATHS = {
@@ -265,13 +271,6 @@ def request_path(model: Model, scoring: str) -> str:
     if scoring == "logprob" and model.can("prefix"):
         return "prefix"
     return "chat"
-
-    def compare_runs(self, runs: list[Any]) -> Results | None:
-        """The memory conditions side by side (in-context, retrieval, no-context, long-term)."""
-        from mindprobe.benchmarks.sort.tables import memory_results
-
-        return memory_results(runs)
-
 
 def _ids(text: str | None, flag: str) -> list[int] | None:
     if not text:
