@@ -52,15 +52,30 @@ table{border-collapse:collapse;font-size:13.5px}
 table.data,table.profile{min-width:40%}
 table.data caption,table.profile caption{caption-side:top;text-align:left;font-weight:600;
 padding:0 0 6px;font-size:13.5px}
-th,td{padding:5px 10px;border-bottom:1px solid var(--line);text-align:left;vertical-align:top}
-thead th{border-bottom:2px solid #b8b8be;font-weight:600;background:var(--soft);white-space:nowrap}
+th,td{padding:5px 8px;border-bottom:1px solid var(--line);text-align:left;vertical-align:top;
+overflow-wrap:anywhere}
+thead th{border-bottom:2px solid #b8b8be;font-weight:600;background:var(--soft)}
 tbody tr:nth-child(even) td{background:#fafafb}
-.num{text-align:right;white-space:nowrap}
+.num{text-align:right;overflow-wrap:normal}
 table.profile td,table.profile th{padding:7px 12px}
 table.profile td.missing{color:#9a9aa0;text-align:center}
 table.profile td a{color:inherit;text-decoration:none}
 table.profile .n{display:block;font-size:11.5px;color:var(--muted)}
-table.profile td.ref{color:#b00020}
+table.profile{width:100%}
+table.profile .metric,table.profile .base{display:block;font-weight:400;font-size:11.5px;
+color:var(--muted)}
+table.profile .base{color:#b00020}
+table.profile .setting{display:block;font-size:11px;color:var(--muted)}
+table.profile .setting.off{color:var(--warn)}
+table.profile th.sortable{cursor:pointer}
+table.profile th.sortable::after{content:" ⇅";color:#aaa;font-weight:400}
+table.profile th[aria-sort=ascending]::after{content:" ▲";color:#333}
+table.profile th[aria-sort=descending]::after{content:" ▼";color:#333}
+table.profile tr.pub th,table.profile tr.pub td{background:#f7f9fc;font-style:italic}
+.badge.pub{background:#e8eefc;color:#1d3f8a;font-style:normal}
+dl.defs{font-size:13px;margin:8px 0}
+dl.defs dt{font-weight:600;margin-top:4px}dl.defs dd{margin:0 0 2px 16px}
+ul.small{font-size:12.5px;margin:2px 0 8px}
 .swatch{display:inline-block;width:10px;height:10px;border-radius:2px;margin-right:6px}
 table.kv th{width:210px;font-weight:600;background:none;color:#333;white-space:nowrap}
 table.kv td{word-break:break-word;font-size:13px}
@@ -83,7 +98,7 @@ padding:5px 10px;margin:6px 0}
 .error{color:var(--bad);background:#fff1f0;border-left:3px solid var(--bad);padding:6px 10px}
 .figs{display:grid;grid-template-columns:repeat(auto-fit,minmax(520px,1fr));gap:14px 22px;
 margin:10px 0}
-.figs.small{grid-template-columns:repeat(auto-fill,minmax(340px,1fr))}
+.figs.small{grid-template-columns:repeat(auto-fill,minmax(460px,1fr))}
 figure{margin:0;break-inside:avoid}
 svg.chart{max-width:100%;height:auto;display:block;background:#fff}
 .run{margin:8px 0 14px;padding:2px 0 6px 14px;border-left:3px solid var(--line)}
@@ -109,7 +124,7 @@ details.item .convo,details.item>details{margin:8px 12px}
 .iid{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12.5px}
 .grp{margin-left:10px;color:var(--muted)}
 .ans{margin-left:10px;font-size:12.5px;color:#444}
-table.cmp-summary td.model{white-space:nowrap}
+
 .msg{margin:6px 0;max-width:900px;border-radius:8px;padding:6px 10px;border:1px solid var(--line)}
 .msg.user{background:#f3f6fb}.msg.assistant{background:#f4fbf5;margin-left:28px}
 .msg.judge{background:#fbf7f0;margin-left:28px}.msg.error{background:#fff1f0}
@@ -135,7 +150,9 @@ footer{padding:18px 0 30px;color:var(--muted);font-size:13px}
  .num{white-space:normal}
  tr,figure,.cmp,.msg{page-break-inside:avoid}
  h2,h3{page-break-after:avoid}
- section.block{border:none}
+ section.block{border:none;break-before:page}
+ section#profile{break-before:auto}
+ table.profile th.sortable::after{content:none}
  section#transcripts details.item:not([open]){display:none}
  a{color:inherit;text-decoration:none}
  tbody tr:nth-child(even) td{background:none}
@@ -151,6 +168,29 @@ PRINT_JS = """
   });
   window.addEventListener('afterprint',function(){
     opened.forEach(function(d){d.open=false;});opened=[];
+  });
+})();
+"""
+
+
+SORT_JS = """
+(function(){
+  var t=document.getElementById('profile-table'); if(!t) return;
+  t.querySelectorAll('th.sortable').forEach(function(th){
+    th.addEventListener('click',function(){
+      var col=+th.dataset.col, desc=th.getAttribute('aria-sort')!=='descending';
+      t.querySelectorAll('th.sortable').forEach(function(h){h.removeAttribute('aria-sort');});
+      th.setAttribute('aria-sort',desc?'descending':'ascending');
+      var body=t.tBodies[0], rows=Array.prototype.slice.call(body.rows);
+      rows.sort(function(a,b){
+        var x=a.cells[col].dataset.v||'', y=b.cells[col].dataset.v||'';
+        if(x===''&&y==='') return 0; if(x==='') return 1; if(y==='') return -1;
+        var nx=parseFloat(x), ny=parseFloat(y);
+        var c=(isNaN(nx)||isNaN(ny))?x.localeCompare(y):nx-ny;
+        return desc?-c:c;
+      });
+      rows.forEach(function(r){body.appendChild(r);});
+    });
   });
 })();
 """
@@ -226,8 +266,10 @@ def _run_html(e: RunEntry, open_: bool) -> str:
     """A run's block, folded to its title and headline when the benchmark has many runs."""
     status = e.partial()
     badge = f' <span class="badge warn">partial: {escape(status)}</span>' if status else ""
+    if e.failed():
+        badge = f' <span class="badge err">failed: {escape(e.failed() or "")} — not scored</span>'
     head_line = ""
-    if e.results is not None and e.results.headline is not None:
+    if e.results is not None and e.results.headline is not None and not e.failed():
         head_line = f' <span class="hl">{escape(profile.headline_cell(e.results.headline))}</span>'
     summary = (f'<summary><h3 id="run-{e.slug}">{escape(e.title)}{head_line}{badge} '
                f"<small>{escape(str(e.run.dir))}</small></h3></summary>")
@@ -238,6 +280,29 @@ def _run_html(e: RunEntry, open_: bool) -> str:
         warns = "".join(f'<p class="warning">warning: {escape(w)}</p>' for w in e.run.warnings)
         body = warns + results_html(e.results, e.slug)
     return f'<details class="run"{" open" if open_ else ""}>{summary}{body}</details>'
+
+
+def _definitions(bench: str) -> str:
+    """The benchmark's metrics, each in one sentence and its formula, and its baseline."""
+    from mindprobe.registry import BENCHMARKS, get_benchmark
+
+    if bench not in BENCHMARKS:
+        return ""
+    defs = get_benchmark(bench).metric_definitions()
+    if not defs:
+        return ""
+    items = "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in defs.items())
+    return f'<dl class="defs">{items}</dl>'
+
+
+def _sweep_runs(bench: str, entries: list[RunEntry]) -> list[RunEntry]:
+    """Runs the benchmark never takes as a headline (a prompt sweep's validation runs)."""
+    from mindprobe.registry import BENCHMARKS, get_benchmark
+
+    if bench not in BENCHMARKS:
+        return []
+    b = get_benchmark(bench)
+    return [e for e in entries if b.setting_rank(e.run.variant, e.setting) is None]
 
 
 def benchmark_html(data: ReportData, bench: str) -> str:
@@ -252,8 +317,18 @@ def benchmark_html(data: ReportData, bench: str) -> str:
         items = "; ".join(f"{e.title}: {e.partial()}" for e in partial)
         parts.append(f'<p class="partial">{len(partial)} of {len(entries)} run(s) are partial '
                      f"— {escape(items)}. Their numbers cover only the recorded items.</p>")
-    runs = [e.run for e in entries]
-    results = [e.results for e in entries]
+    parts.append(_definitions(bench))
+    sweep = _sweep_runs(bench, entries)
+    if sweep:
+        items = "".join(f'<li><a href="#run-{e.slug}">{escape(e.title)}</a>: '
+                        f"{escape(profile.headline_cell(e.results.headline if e.results else None))}"
+                        "</li>" for e in sweep)
+        parts.append(f'<div id="sweep-{escape(bench)}"><p class="small"><b>Sweep</b>: these '
+                     "validation runs chose a setting; they are never a headline and their "
+                     f'plots are left out.</p><ul class="small">{items}</ul></div>')
+    shown = [e for e in entries if e not in sweep]
+    runs = [e.run for e in shown]
+    results = [e.results for e in shown]
     parts.append(_figs(plots.plots_for(bench, runs, results)))
     across = across_runs_of(bench, [e.run for e in entries if e.results is not None])
     if across is not None and across.tables:
@@ -326,10 +401,12 @@ def render_html(data: ReportData, comparisons: list[Comparison], compare_how: st
         f"<p>{escape(summary)}</p></div></header>",
         f'<nav class="toc"><div class="wrap">{toc}</div></nav><main class="wrap">',
         '<section class="block" id="profile"><h2>Cognitive profile</h2>'
-        '<p class="lead">One headline per benchmark and variant, with its 95% confidence '
-        "interval; — marks a benchmark the model has not run. The last column gives the "
-        "chance level where the benchmark states one, and the score of a run of the "
-        "<code>random</code> model where there is one.</p>",
+        '<p class="lead">One row per model, one column per benchmark: the headline of the '
+        "model's run chosen by the benchmark's rule (below; a setting other than the paper's "
+        "default is named in amber), with its 95% confidence interval [low, high] and the "
+        "number of items n; — marks a benchmark the model has not run. Column heads give the "
+        "chance level (what guessing scores) and the <code>random</code> model's score. "
+        "Click a column head to sort.</p>",
         profile.profile_html(data),
         _figs(profile.profile_charts(data), small=True),
         "</section>",
@@ -345,7 +422,7 @@ def render_html(data: ReportData, comparisons: list[Comparison], compare_how: st
         "nothing from the network.</footer></main>",
         '<script type="application/json" id="mindprobe-data">'
         + data_json(data, comparisons, price) + "</script>",
-        f"<script>{transcripts.FILTER_JS}{PRINT_JS}</script>",
+        f"<script>{transcripts.FILTER_JS}{PRINT_JS}{SORT_JS}</script>",
     ]
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             '<meta name="viewport" content="width=device-width, initial-scale=1">'

@@ -169,6 +169,23 @@ class MRGSM8KBenchmark(Benchmark):
         res.notes += wording_notes(cfg)
         return res
 
+    # -- the report -------------------------------------------------------------------------
+    setting_rule = "the paper's 0-shot prompt first, then k-shot"
+
+    def setting_rank(self, variant: str, setting: dict[str, str]) -> int | None:
+        return 0 if setting.get("prompting", "").startswith("0shot") else 1
+
+    def metric_definitions(self) -> dict[str, str]:
+        return {
+            "MR-Score": "The paper's weighted score of judging a solution right or wrong, "
+            "finding its first wrong step and explaining why: MR-Score = 0.2 × max(MCC, 0) + "
+            "0.3 × Accuracy(step) + 0.5 × Accuracy(reason).",
+            "MR-Score (lower bound)": "MR-Score with every unjudged error reason counted "
+            "wrong: 0.2 × max(MCC, 0) + 0.3 × Accuracy(step) + 0.5 × Accuracy(reason, judged).",
+            "chance": "A random verdict has MCC 0 and almost never names the first wrong "
+            "step, so MR-Score ≈ 0; the `random` model's run measures it.",
+        }
+
     # -- judge passes (`mindprobe judge`) ----------------------------------------------------
     def judge_items(self, records: list[dict[str, Any]], plan: RunPlan) -> list[Item]:
         """One item per T2 hit: the judge reads the record, never the model under test."""
