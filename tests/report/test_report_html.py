@@ -121,7 +121,7 @@ def test_compare_flag_and_seeded(cli, report_runs, tmp_path):
 
 def test_transcripts_and_provenance(page, report_runs):
     assert 'data-filter="outcome"' in page and 'class="item"' in page
-    assert re.search(r'data-outcome="(correct|incorrect)"', page)
+    assert re.search(r'data-outcome="(correct|wrong|invalid)"', page)
     if report_runs.ast:
         assert "MAIN TASK - " in page  # the chat of an Already Said That sample
     data = data_of(page)

@@ -128,6 +128,10 @@ details.item .convo,details.item>details{margin:8px 12px}
 .msg{margin:6px 0;max-width:900px;border-radius:8px;padding:6px 10px;border:1px solid var(--line)}
 .msg.user{background:#f3f6fb}.msg.assistant{background:#f4fbf5;margin-left:28px}
 .msg.judge{background:#fbf7f0;margin-left:28px}.msg.error{background:#fff1f0}
+.msg.system{background:#f6f3fb}
+.req{border-left:3px solid #c9d2e3;padding-left:8px;margin:6px 0}
+.req>.who{font-size:11.5px;font-weight:600;color:var(--muted)}
+.badge.neutral{background:#eee}
 .msg .who{font-size:11.5px;font-weight:600;color:var(--muted);text-transform:uppercase;
 letter-spacing:.03em}
 .msg .meta{font-size:12px;color:var(--muted)}

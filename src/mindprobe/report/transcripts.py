@@ -14,29 +14,50 @@ from html import escape
 from typing import Any
 
 from mindprobe.report.collect import ReportData, RunEntry
-from mindprobe.report.compare import ANSWER_FIELDS, item_score
+from mindprobe.report.compare import ANSWER_FIELDS
 
 MAX_ITEMS = 300
 GROUP_FIELDS = ("problemname", "question_type", "problem", "category", "type")
 PROMPT_FIELDS = ("prompt", "question", "text", "input")
 SKIP_FACTS = {"id", "usage", "transcript", "messages", "raw", "response", "judge", "latency",
-              *PROMPT_FIELDS}
+              "request", "reply", *PROMPT_FIELDS}
 LONG = 160
 GOLD_FIELDS = ("goldresp", "label", "gold", "expected")
 
 
+def _bench(benchmark: str) -> Any:
+    from mindprobe.registry import BENCHMARKS, get_benchmark
+
+    return get_benchmark(benchmark) if benchmark in BENCHMARKS else None
+
+
 def outcome(benchmark: str, rec: dict[str, Any]) -> tuple[str, str]:
-    """(filter value, shown text) of an item: correct / incorrect / error, or how it ended."""
-    if "error" in rec:
-        return "error", "error"
-    score, binary, _ = item_score(benchmark)
-    s = score(rec)
-    if binary and s is not None:
-        return ("correct", "correct") if s else ("incorrect", "incorrect")
-    if rec.get("end"):
-        text = str(rec["end"])
-        return text, text + (f" · {s:g}" if s is not None else "")
-    return ("scored", f"{s:g}") if s is not None else ("unscored", "unscored")
+    """(filter value, shown text) of an item, as its benchmark judges it: correct / wrong /
+    invalid / error, or the benchmark's own word (e.g. how a chat ended)."""
+    bench = _bench(benchmark)
+    if bench is None:
+        return ("error", "error") if "error" in rec else ("unscored", "unscored")
+    out = bench.item_outcome(rec)
+    return out, out
+
+
+def scores_html(benchmark: str, rec: dict[str, Any]) -> str:
+    """The item's scores by name (the benchmark's `item_scores`)."""
+    bench = _bench(benchmark)
+    scores = bench.item_scores(rec) if bench is not None and "error" not in rec else {}
+    if not scores:
+        return ""
+    cells = "".join(f"<div><dt>{escape(str(k))}</dt><dd>{escape(_score_text(v))}</dd></div>"
+                    for k, v in scores.items())
+    return f'<dl class="facts scores"><div><dt>scores</dt><dd></dd></div>{cells}</dl>'
+
+
+def _score_text(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    if isinstance(v, (dict, list)):
+        return json.dumps(v, ensure_ascii=False)
+    return str(v)
 
 
 def group_of(rec: dict[str, Any]) -> str:
@@ -77,9 +98,56 @@ def _turns(turns: list[Any]) -> list[str]:
     return out
 
 
+def _requests(rec: dict[str, Any]) -> list[dict[str, Any]]:
+    """The record's stored requests (`request`: one, or a list for episodes of many calls)."""
+    req = rec.get("request")
+    if isinstance(req, dict):
+        return [req]
+    if isinstance(req, list):
+        return [r for r in req if isinstance(r, dict)]
+    return []
+
+
+def _replies(rec: dict[str, Any], n: int) -> list[Any]:
+    reply = rec.get("reply")
+    if isinstance(reply, list):
+        return list(reply) + [None] * (n - len(reply))
+    return [reply] + [None] * (n - 1)
+
+
+def request_bubbles(rec: dict[str, Any]) -> list[str]:
+    """Each request exactly as sent (system, user, assistant turns, or a completion prompt,
+    with its sampling parameters), each followed by the model's raw reply."""
+    reqs = _requests(rec)
+    out: list[str] = []
+    for i, (req, reply) in enumerate(zip(reqs, _replies(rec, len(reqs)), strict=True)):
+        params = req.get("params")
+        meta = json.dumps(params, ensure_ascii=False, sort_keys=True) if params else ""
+        call = f"request {i + 1} of {len(reqs)}" if len(reqs) > 1 else "request"
+        out.append(f'<div class="req"><div class="who">{escape(call)} as sent'
+                   + (f' <span class="meta">{escape(meta)}</span>' if meta else "") + "</div>")
+        if isinstance(req.get("messages"), list):
+            for m in req["messages"]:
+                if isinstance(m, dict):
+                    out.append(_bubble(str(m.get("role", "user")), m.get("content", "")))
+        elif req.get("prompt") is not None:
+            out.append(_bubble("user", req["prompt"], "prompt (completion)"))
+        out.append("</div>")
+        if reply is not None:
+            out.append(_bubble("assistant", reply, "reply (raw)"))
+    return out
+
+
 def conversation(rec: dict[str, Any]) -> str:
-    """The item's exchange, as chat bubbles, in the order it happened."""
-    parts: list[str] = []
+    """The item's exchange, as chat bubbles, in the order it happened: the stored requests as
+    sent and their raw replies where the record has them, else what older records hold."""
+    parts: list[str] = request_bubbles(rec)
+    if parts:
+        if isinstance(rec.get("judge"), (dict, str)):
+            parts.append(_bubble("judge", rec["judge"], "judge"))
+        if "error" in rec:
+            parts.append(_bubble("error", str(rec["error"]), "error"))
+        return "".join(parts)
     for k in PROMPT_FIELDS:
         if isinstance(rec.get(k), str):
             parts.append(_bubble("user", rec[k], k))
@@ -150,14 +218,15 @@ def item_html(e: RunEntry, index: int, rec: dict[str, Any]) -> str:
     """One item: a summary line (id, group, outcome, answer), unfolding to the conversation."""
     out, out_text = outcome(e.benchmark, rec)
     group, answer = group_of(rec), answer_of(rec)
-    cls = {"correct": "ok", "incorrect": "bad", "error": "bad"}.get(out, "neutral")
+    cls = {"correct": "ok", "wrong": "bad", "invalid": "warn", "error": "bad"}.get(out, "neutral")
     summary = (f'<span class="iid">{escape(str(rec["id"]))}</span>'
                + (f'<span class="grp">{escape(group)}</span>' if group else "")
                + f'<span class="badge {cls}">{escape(out_text)}</span>'
                + (f'<span class="ans">{escape(_short(answer))}</span>' if answer else ""))
     return (f'<details class="item" id="{item_anchor(e, index)}" data-outcome="{escape(out)}" '
             f'data-group="{escape(group)}"><summary>{summary}</summary>'
-            f'<div class="convo">{conversation(rec)}</div>{facts(rec)}</details>')
+            f'<div class="convo">{conversation(rec)}</div>{scores_html(e.benchmark, rec)}'
+            f"{facts(rec)}</details>")
 
 
 def item_anchor(e: RunEntry, index: int) -> str:
