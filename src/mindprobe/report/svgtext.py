@@ -33,7 +33,7 @@ _W.update(dict.fromkeys("0123456789", .636))
 def text_width(text: str, size: float, bold: bool = False) -> float:
     """Width in px of `text` at font size `size` (a little generous)."""
     em = sum(_W.get(ch, 1.0 if ord(ch) > 0x2E80 else .72) for ch in text)
-    return em * size * (1.08 if bold else 1.0) + 1
+    return em * size * (1.16 if bold else 1.0) + 1
 
 
 def fit(text: str, room: float, size: float, bold: bool = False) -> str:

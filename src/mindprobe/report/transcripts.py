@@ -110,9 +110,8 @@ def _requests(rec: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _replies(rec: dict[str, Any], n: int) -> list[Any]:
     reply = rec.get("reply")
-    if isinstance(reply, list):
-        return list(reply) + [None] * (n - len(reply))
-    return [reply] + [None] * (n - 1)
+    replies = list(reply) if isinstance(reply, list) else [reply]
+    return (replies + [None] * n)[:n]
 
 
 def request_bubbles(rec: dict[str, Any]) -> list[str]:
