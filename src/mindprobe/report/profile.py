@@ -48,6 +48,9 @@ class Column:
     metric: str = "–"
     percent: bool = False
     definitions: dict[str, str] = field(default_factory=dict)
+    #: (variant, setting, dataset version) of the column: other cells are marked, not charted.
+    like: tuple[str, str, str | None] | None = None
+    label: str = ""
 
 
 def setting_text(variant: str, setting: dict[str, str]) -> str:
@@ -77,6 +80,15 @@ def models_of(data: ReportData) -> list[str]:
     return [m for m in models if m != "random"] + [m for m in models if m == "random"]
 
 
+def _setting_key(setting: dict[str, str]) -> str:
+    return ",".join(f"{k}={v}" for k, v in sorted(setting.items()))
+
+
+def _like(e: RunEntry) -> tuple[str, str, str | None]:
+    """(variant, setting, dataset version): what must match to share a chart."""
+    return e.like()[1:]
+
+
 def _choice_key(e: RunEntry, rank: int, default_variant: str) -> tuple:
     return (rank, e.run.variant != default_variant, bool(e.partial()), -len(e.run.records))
 
@@ -92,7 +104,7 @@ def columns(data: ReportData) -> list[Column]:
         col = Column(b, bench.setting_rule if bench else "")
         if bench is not None:
             col.definitions = bench.metric_definitions()
-        chosen: dict[str, tuple[tuple, RunEntry]] = {}
+        ranked: list[tuple[tuple, RunEntry]] = []
         sweeps: dict[str, list[RunEntry]] = {}
         for e in data.of(b):
             why = e.error or e.failed()
@@ -103,18 +115,27 @@ def columns(data: ReportData) -> list[Column]:
             if rank is None:
                 sweeps.setdefault(e.model, []).append(e)
                 continue
-            key = _choice_key(e, rank, default_variant)
-            if e.model not in chosen or key < chosen[e.model][0]:
-                chosen[e.model] = (key, e)
+            ranked.append((_choice_key(e, rank, default_variant), e))
+        # the column's setting: the best-ranked one, among those the most models share
+        share: dict[tuple, set[str]] = {}
+        for _, e in ranked:
+            share.setdefault(_like(e), set()).add(e.model)
+        best = min(ranked, key=lambda ke: (ke[0][:2], -len(share[_like(ke[1])])), default=None)
+        col.like = _like(best[1]) if best else None
+        col.label = setting_text(best[1].run.variant, best[1].setting) if best else ""
+        chosen: dict[str, tuple[tuple, RunEntry]] = {}
+        for key, e in ranked:
+            mine = (_like(e) != col.like, *key)
+            if e.model not in chosen or mine < chosen[e.model][0]:
+                chosen[e.model] = (mine, e)
         for model, (key, e) in chosen.items():
             assert e.results is not None
-            col.cells[model] = Cell(e.results.headline, e, off_default=key[0] > 0,
+            col.cells[model] = Cell(e.results.headline, e, off_default=bool(key[0]),
                                     sweep=sweeps.get(model, []))
         for ref in data.references.get(b, []):
+            like = (ref.variant, _setting_key(ref.setting), ref.dataset_version)
             col.cells.setdefault(f"{ref.model} (published)",
-                                 Cell(ref.headline, reference=ref,
-                                      off_default=(bench.setting_rank(ref.variant, ref.setting)
-                                                   if bench else 0) != 0))
+                                 Cell(ref.headline, reference=ref, off_default=like != col.like))
         for cell in col.cells.values():
             h = cell.headline
             if h is not None and h.name and col.metric == "–":
@@ -122,7 +143,7 @@ def columns(data: ReportData) -> list[Column]:
             if h is not None and ok(h.chance) and col.chance is None:
                 col.chance = h.chance
         rand = col.cells.get("random")
-        if rand is not None and rand.headline is not None:
+        if rand is not None and rand.headline is not None and not rand.off_default:
             col.random = rand.headline.value
         out.append(col)
     return out
@@ -189,9 +210,9 @@ def profile_html(data: ReportData) -> str:
         return '<p class="muted">No run to profile.</p>'
     head = "".join(
         f'<th class="num sortable" data-col="{i + 1}" title="click to sort">'
-        f'<a href="#bench-{escape(c.benchmark)}">{escape(c.benchmark)}</a>'
-        f'<span class="metric">{escape(c.metric)}</span>'
-        f'<span class="base">{escape(baseline_text(c))}</span></th>'
+        f'<a href="#bench-{escape(c.benchmark)}">{escape(c.benchmark)}</a> '
+        f'<span class="metric">{escape(c.metric)} · {escape(c.label)}</span>'
+        f' <span class="base">{escape(baseline_text(c))}</span></th>'
         for i, c in enumerate(cols))
     lines = ['<div class="tablewrap"><table class="profile" id="profile-table"><thead><tr>'
              f'<th class="sortable" data-col="0" title="click to sort">model</th>{head}</tr>'
@@ -229,8 +250,8 @@ def _cell_html(name: str, cell: Cell | None) -> str:
     n = f"n={h.n:,}" if h is not None and h.n is not None else ""
     setting = escape(cell.setting)
     cls = "setting off" if cell.off_default else "setting"
-    return (f'<td class="num" data-v="{_sort_value(cell)}">{value}{"".join(notes)}'
-            f'<span class="n">{escape(n)}</span><span class="{cls}">{setting}</span></td>')
+    return (f'<td class="num" data-v="{_sort_value(cell)}">{value}{"".join(notes)} '
+            f'<span class="n">{escape(n)}</span> <span class="{cls}">{setting}</span></td>')
 
 
 def _profile_notes(data: ReportData, cols: list[Column]) -> str:
@@ -277,7 +298,7 @@ def profile_charts(data: ReportData) -> list[str]:
     names = row_names(data, cols)
     out = []
     for c in cols:
-        shown = [m for m in names if m in c.cells]
+        shown = [m for m in names if m in c.cells and not c.cells[m].off_default]
         heads = [c.cells[m].headline for m in shown]
         vals = [h.value if h else None for h in heads]
         if not any(ok(v) for v in vals):
@@ -294,6 +315,7 @@ def profile_charts(data: ReportData) -> list[str]:
             colors=[data.color(m) for m in shown],
             markers=[marker_for(names.index(m)) for m in shown],
             hollow=[c.cells[m].reference is not None for m in shown],
-            title=f"{c.benchmark}: {c.metric}", refs=refs, percent=c.percent,
+            title=f"{c.benchmark}: {c.metric}" + (f" ({c.label})" if c.label else ""),
+            refs=refs, percent=c.percent,
             x_range=(0.0, 1.0) if unit_range and c.percent else None))
     return out

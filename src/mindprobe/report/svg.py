@@ -13,15 +13,22 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 
-from mindprobe.report.svgtext import FONT_FAMILY, fit, marker, marker_for, text_width, wrap
+from mindprobe.report.svgtext import (
+    FONT_FAMILY,
+    PALETTE,
+    REF,
+    _legend,
+    _text,
+    distinct_colors,
+    fit,
+    marker,
+    marker_for,
+    text_width,
+    wrap,
+)
 
-#: Okabe–Ito, readable for the common colour-vision deficiencies and in greyscale print.
-PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442",
-           "#000000")
 AXIS = "#444"
 GRID = "#e3e3e3"
-REF = "#b00020"
-FONT = 12
 
 
 @dataclass
@@ -87,16 +94,6 @@ def _range(values: Sequence[float], y_range: tuple[float, float] | None,
     return ticks[0], ticks[-1], ticks
 
 
-def _text(x: float, y: float, s: str, *, anchor: str = "middle", size: int = FONT,
-          weight: str = "normal", fill: str = "#222", rotate: float | None = None,
-          tip: str = "") -> str:
-    tr = f' transform="rotate({rotate:g} {x:.1f} {y:.1f})"' if rotate else ""
-    bold = f' font-weight="{weight}"' if weight != "normal" else ""
-    title = f"<title>{escape(tip)}</title>" if tip else ""
-    return (f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}" font-size="{size}"'
-            f'{bold} fill="{fill}"{tr}>{escape(s)}{title}</text>')
-
-
 def _title(x: float, title: str, room: float) -> tuple[list[str], float]:
     """The chart's title, wrapped to its width (at most three lines, the whole of it as a
     tooltip when cut); returns the elements and the y where the plot may start."""
@@ -112,44 +109,6 @@ def _svg(width: int, height: int, body: list[str], title: str, label: str = "") 
     head = (f'<svg class="chart" viewBox="0 0 {width} {height}" width="{width}" '
             f'height="{height}" role="img" aria-label="{aria}" font-family="{FONT_FAMILY}">')
     return head + "".join(body) + "</svg>"
-
-
-def distinct_colors(colors: Sequence[str | None]) -> list[str]:
-    """The colours asked for, with a repeat (two runs of one model) replaced by an unused
-    palette colour, so every series of a chart has its own."""
-    out: list[str] = []
-    for i, c in enumerate(colors):
-        c = c or PALETTE[i % len(PALETTE)]
-        if c in out:
-            c = next((p for p in PALETTE if p not in out), c)
-        out.append(c)
-    return out
-
-
-def _legend(names: Sequence[tuple[str, str]], x: float, y: float, width: float,
-            shapes: Sequence[str | None] = ()) -> tuple[list[str], float]:
-    """Swatches (or markers) left to right, wrapping; long names are cut to the width;
-    returns the elements and the height used."""
-    out, cx, cy = [], x, y
-    for i, (name, color) in enumerate(names):
-        label = fit(name, width - 22, 11)
-        w = 18 + text_width(label, 11)
-        if cx + w > x + width and cx > x:
-            cx, cy = x, cy + 18
-        shape = shapes[i] if i < len(shapes) else None
-        if shape == "dash":
-            out.append(f'<line x1="{cx:.1f}" x2="{cx + 12:.1f}" y1="{cy - 3:.1f}" '
-                       f'y2="{cy - 3:.1f}" stroke="{color}" stroke-width="1.6" '
-                       'stroke-dasharray="4 2"/>')
-        elif shape:
-            out.append(marker(shape, cx + 6, cy - 3, color, 5))
-        else:
-            out.append(f'<rect x="{cx:.1f}" y="{cy - 9:.1f}" width="12" height="12" rx="2" '
-                       f'fill="{color}"/>')
-        out.append(_text(cx + 16, cy + 1, label, anchor="start", size=11,
-                         tip=name if label != name else ""))
-        cx += w + 12
-    return out, cy - y + 18
 
 
 def _y_axis(body: list[str], ticks: Sequence[float], scale, left: float, right: float,
@@ -375,7 +334,7 @@ def interval_chart(labels: Sequence[str], values: Sequence[float | None],
 
     body: list[str] = list(title_el)
     taken = 0.0  # right edge of the last tick label drawn: a label that would touch it waits
-    for i, t in enumerate(ticks):
+    for t in ticks:
         x = sx(t)
         body.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{top:.1f}" y2="{bottom:.1f}" '
                     f'stroke="{GRID}"/>')

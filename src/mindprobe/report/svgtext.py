@@ -1,5 +1,5 @@
 """Text in the report's charts: how wide a label is, wrapping and abbreviating it to the room
-it has, and the markers that tell runs apart besides colour.
+it has, legends, and the colours and markers that tell runs apart.
 
 Widths are DejaVu Sans advance widths (the charts ask for DejaVu Sans first, and it is wider than
 Arial, Helvetica or Liberation Sans, so a label measured here fits in those too); the browser
@@ -8,7 +8,14 @@ test measures the rendered boxes to keep this honest.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from html import escape
+
+#: Okabe–Ito, readable for the common colour-vision deficiencies and in greyscale print.
+PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442",
+           "#000000")
+REF = "#b00020"
+FONT = 12
 
 FONT_FAMILY = "'DejaVu Sans',Verdana,Arial,Helvetica,sans-serif"
 
@@ -103,3 +110,53 @@ def marker(shape: str, x: float, y: float, color: str, r: float = 4.5, hollow: b
     }[shape]
     d = " ".join(f"{x + px * r:.1f},{y + py * r:.1f}" for px, py in pts)
     return f'<polygon points="{d}" {style}>{title}</polygon>'
+
+
+def _text(x: float, y: float, s: str, *, anchor: str = "middle", size: int = FONT,
+          weight: str = "normal", fill: str = "#222", rotate: float | None = None,
+          tip: str = "") -> str:
+    tr = f' transform="rotate({rotate:g} {x:.1f} {y:.1f})"' if rotate else ""
+    bold = f' font-weight="{weight}"' if weight != "normal" else ""
+    title = f"<title>{escape(tip)}</title>" if tip else ""
+    return (f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}" font-size="{size}"'
+            f'{bold} fill="{fill}"{tr}>{escape(s)}{title}</text>')
+
+
+
+def distinct_colors(colors: Sequence[str | None]) -> list[str]:
+    """The colours asked for, with a repeat (two runs of one model) replaced by an unused
+    palette colour, so every series of a chart has its own."""
+    out: list[str] = []
+    for i, c in enumerate(colors):
+        c = c or PALETTE[i % len(PALETTE)]
+        if c in out:
+            c = next((p for p in PALETTE if p not in out), c)
+        out.append(c)
+    return out
+
+
+
+def _legend(names: Sequence[tuple[str, str]], x: float, y: float, width: float,
+            shapes: Sequence[str | None] = ()) -> tuple[list[str], float]:
+    """Swatches (or markers) left to right, wrapping; long names are cut to the width;
+    returns the elements and the height used."""
+    out, cx, cy = [], x, y
+    for i, (name, color) in enumerate(names):
+        label = fit(name, width - 22, 11)
+        w = 18 + text_width(label, 11)
+        if cx + w > x + width and cx > x:
+            cx, cy = x, cy + 18
+        shape = shapes[i] if i < len(shapes) else None
+        if shape == "dash":
+            out.append(f'<line x1="{cx:.1f}" x2="{cx + 12:.1f}" y1="{cy - 3:.1f}" '
+                       f'y2="{cy - 3:.1f}" stroke="{color}" stroke-width="1.6" '
+                       'stroke-dasharray="4 2"/>')
+        elif shape:
+            out.append(marker(shape, cx + 6, cy - 3, color, 5))
+        else:
+            out.append(f'<rect x="{cx:.1f}" y="{cy - 9:.1f}" width="12" height="12" rx="2" '
+                       f'fill="{color}"/>')
+        out.append(_text(cx + 16, cy + 1, label, anchor="start", size=11,
+                         tip=name if label != name else ""))
+        cx += w + 12
+    return out, cy - y + 18
