@@ -224,7 +224,7 @@ def render_html(data: ReportData, comparisons: list[Comparison], compare_how: st
         summary += f" · {n_partial} partial run(s)"
     anchors = transcripts.anchors(data, max_items)
     cmp_html = comparisons_html(comparisons, anchors) if comparisons else (
-        '<p class="muted">No two runs of the same benchmark and variant share items; run a '
+        '<p class="muted">No two models ran the same benchmark, variant, setting and data on shared items; run a '
         "second model on the same items (or pass --compare A B) to compare them.</p>")
     body = [
         f'<header class="top"><div class="wrap"><h1>{escape(data.title)}</h1>'
