@@ -71,6 +71,33 @@ def test_export_uses_stored_requests(cli, report_runs, tmp_path):
     assert s.output.completion == "TRUE"
 
 
+def test_export_chained_calls_and_shared_texts(cli, report_runs, tmp_path):
+    """Several calls of one item (a re-ask continuing the chat holds only its new messages,
+    `history` counting the ones it repeats) and a long text stored once per run."""
+    src = report_runs.of("worldsense")[0]
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "manifest.json").write_text((src / "manifest.json").read_text())
+    rec = _records(src)[0]
+    rec["request"] = [
+        {"messages": [{"role": "system", "content": {"sha256": "ab" * 32}},
+                      {"role": "user", "content": ["Is it ", {"sha256": "ab" * 32}, "?"]}],
+         "params": {"max_tokens": 16}, "reply": "maybe"},
+        {"history": 3, "messages": [{"role": "user", "content": "Only TRUE or FALSE."}],
+         "params": {"max_tokens": 16}, "reply": "FALSE"}]
+    rec["reply"] = "FALSE"
+    (run / "records.jsonl").write_text(json.dumps(rec) + "\n")
+    (run / "texts.jsonl").write_text(json.dumps({"sha256": "ab" * 32, "text": "LONG"}) + "\n")
+    out = tmp_path / "c.eval"
+    code, _, err = cli("export", "--format", "inspect", "--run", run, "--out", out)
+    assert code == 0, err
+    (s,) = log.read_eval_log(str(out)).samples
+    assert [(m.role, m.text) for m in s.messages] == [
+        ("system", "LONG"), ("user", "Is it LONG?"), ("assistant", "maybe"),
+        ("user", "Only TRUE or FALSE."), ("assistant", "FALSE")]
+    assert s.output.completion == "FALSE"
+
+
 @pytest.mark.parametrize("args, message", [
     (["--run", "{tmp}/nope", "--out", "{tmp}/x.eval"], "not a run directory"),
     (["--run", "{ws}", "--out", "{tmp}/x.txt"], "named .eval"),

@@ -32,7 +32,7 @@ th,td{padding:5px 8px;border-bottom:1px solid var(--line);text-align:left;vertic
 overflow-wrap:anywhere}
 thead th{border-bottom:2px solid #b8b8be;font-weight:600;background:var(--soft)}
 tbody tr:nth-child(even) td{background:#fafafb}
-.num{text-align:right;overflow-wrap:normal}
+.num{text-align:right}td.num{overflow-wrap:normal}
 table.profile td,table.profile th{padding:7px 12px}
 table.profile td.missing{color:#9a9aa0;text-align:center}
 table.profile td a{color:inherit;text-decoration:none}

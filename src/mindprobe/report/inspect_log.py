@@ -27,30 +27,51 @@ def _import_inspect() -> Any:
     return log
 
 
-def _text(v: Any) -> str:
-    return v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, default=str)
+def _text(v: Any, texts: dict[str, str] | None = None) -> str:
+    """A message's content as text: a shared text (`{"sha256": …}`, stored once per run in
+    texts.jsonl) put back, a list of parts joined."""
+    if isinstance(v, str):
+        return v
+    if isinstance(v, dict) and isinstance(v.get("sha256"), str):
+        return (texts or {}).get(v["sha256"], f"[shared text {v['sha256'][:12]}… not found]")
+    if isinstance(v, list) and all(isinstance(x, (str, dict)) for x in v):
+        return "".join(_text(x, texts) for x in v)
+    return json.dumps(v, ensure_ascii=False, default=str)
 
 
-def exchange(rec: dict[str, Any]) -> list[tuple[str, str]]:
-    """(role, text) of the item's exchange in order: the stored requests and replies where
-    the record has them, else the chat or transcript older records hold."""
+def shared_texts(run_dir: Path) -> dict[str, str]:
+    """The run's shared long texts (texts.jsonl: one {"sha256", "text"} per line), if any."""
+    path = run_dir / "texts.jsonl"
+    out: dict[str, str] = {}
+    if path.is_file():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                doc = json.loads(line)
+            except ValueError:
+                continue  # a torn last line: the text is shown as not found
+            if isinstance(doc, dict) and isinstance(doc.get("sha256"), str):
+                out[doc["sha256"]] = str(doc.get("text", ""))
+    return out
+
+
+def exchange(rec: dict[str, Any], texts: dict[str, str] | None = None) -> list[tuple[str, str]]:
+    """(role, text) of the item's exchange in order: the stored calls (`request`: one call or a
+    list; a call continuing the previous one holds only its new messages) with their replies,
+    else the chat or transcript older records hold."""
     reqs = rec.get("request")
-    reqs = [reqs] if isinstance(reqs, dict) else [r for r in reqs or [] if isinstance(r, dict)]
-    if reqs:
-        replies = rec.get("reply")
-        replies = replies if isinstance(replies, list) else [replies]
+    calls = [reqs] if isinstance(reqs, dict) else [r for r in reqs or [] if isinstance(r, dict)]
+    if calls:
         out: list[tuple[str, str]] = []
-        for i, req in enumerate(reqs):
-            msgs = req.get("messages")
+        for i, call in enumerate(calls):
+            msgs = call.get("messages")
             if isinstance(msgs, list):
-                # later calls of an episode resend the history: only the new turns are added
-                new = [m for m in msgs if isinstance(m, dict)][len(out):] if i else msgs
-                out += [(str(m.get("role", "user")), _text(m.get("content", ""))) for m in new
-                        if isinstance(m, dict)]
-            elif req.get("prompt") is not None:
-                out.append(("user", _text(req["prompt"])))
-            if i < len(replies) and replies[i] is not None:
-                out.append(("assistant", _text(replies[i])))
+                out += [(str(m.get("role", "user")), _text(m.get("content", ""), texts))
+                        for m in msgs if isinstance(m, dict)]
+            elif call.get("prompt") is not None:
+                out.append(("user", _text(call["prompt"], texts)))
+            reply = call.get("reply", rec.get("reply") if i == len(calls) - 1 else None)
+            if reply is not None:
+                out.append(("assistant", _text(reply, texts)))
         return out
     for key in ("messages", "transcript"):
         turns = rec.get(key)
@@ -58,14 +79,14 @@ def exchange(rec: dict[str, Any]) -> list[tuple[str, str]]:
             out = []
             for t in turns:
                 if isinstance(t, dict) and "role" in t and "content" in t:
-                    out.append((str(t["role"]), _text(t["content"])))
+                    out.append((str(t["role"]), _text(t["content"], texts)))
                 elif isinstance(t, dict):
                     user = t.get("user", t.get("prompt"))
                     reply = t.get("reply", t.get("response"))
                     if user is not None:
-                        out.append(("user", _text(user)))
+                        out.append(("user", _text(user, texts)))
                     if reply is not None:
-                        out.append(("assistant", _text(reply)))
+                        out.append(("assistant", _text(reply, texts)))
             if out:
                 return out
     raw = rec.get("raw")
@@ -85,13 +106,14 @@ def _scalar(v: Any) -> bool:
     return isinstance(v, (str, int, float, bool))
 
 
-def sample(bench: Any, rec: dict[str, Any], model: str) -> Any:
+def sample(bench: Any, rec: dict[str, Any], model: str, texts: dict[str, str] | None = None
+           ) -> Any:
     """One Inspect sample of a record."""
     from inspect_ai.log import EvalSample
     from inspect_ai.model import ModelOutput
     from inspect_ai.scorer import Score
 
-    turns = exchange(rec)
+    turns = exchange(rec, texts)
     reply_at = max((i for i, (role, _) in enumerate(turns) if role == "assistant"), default=None)
     inputs = turns[:reply_at] if reply_at is not None else turns
     messages = [_message(r, t) for r, t in turns]
@@ -144,7 +166,8 @@ def export_inspect(run_dir: str | Path, out: str | Path) -> tuple[int, Path]:
     bench = get_benchmark(run.benchmark)
     m = run.manifest
     model = f"mindprobe/{run.model_label}"
-    samples = [sample(bench, rec, model) for rec in run.records]
+    texts = shared_texts(run.dir)
+    samples = [sample(bench, rec, model, texts) for rec in run.records]
     res = results_of(run)
     scores = []
     h = res.headline

@@ -23,7 +23,8 @@ def table_cells(t: Table) -> tuple[list[str], list[list[str]], list[bool]]:
 def table_html(t: Table, key: str) -> str:
     """A captioned HTML table; `key` (run/table name) goes to data-table for tests and links."""
     header, rows, numeric = table_cells(t)
-    th = "".join(f'<th{NUM if n else ""}>{escape(h)}</th>'
+    # a long snake_case header may break after an underscore rather than anywhere
+    th = "".join(f'<th{NUM if n else ""}>{escape(h).replace("_", "_<wbr>")}</th>'
                  for h, n in zip(header, numeric, strict=True))
     body = "".join(
         "<tr>" + "".join(f'<td{NUM if n else ""}>{escape(c)}</td>'

@@ -49,7 +49,7 @@ def scores_html(benchmark: str, rec: dict[str, Any]) -> str:
         return ""
     cells = "".join(f"<div><dt>{escape(str(k))}</dt><dd>{escape(_score_text(v))}</dd></div>"
                     for k, v in scores.items())
-    return f'<dl class="facts scores"><div><dt>scores</dt><dd></dd></div>{cells}</dl>'
+    return f'<p class="small"><b>scores</b></p><dl class="facts scores">{cells}</dl>'
 
 
 def _score_text(v: Any) -> str:
@@ -98,55 +98,9 @@ def _turns(turns: list[Any]) -> list[str]:
     return out
 
 
-def _requests(rec: dict[str, Any]) -> list[dict[str, Any]]:
-    """The record's stored requests (`request`: one, or a list for episodes of many calls)."""
-    req = rec.get("request")
-    if isinstance(req, dict):
-        return [req]
-    if isinstance(req, list):
-        return [r for r in req if isinstance(r, dict)]
-    return []
-
-
-def _replies(rec: dict[str, Any], n: int) -> list[Any]:
-    reply = rec.get("reply")
-    replies = list(reply) if isinstance(reply, list) else [reply]
-    return (replies + [None] * n)[:n]
-
-
-def request_bubbles(rec: dict[str, Any]) -> list[str]:
-    """Each request exactly as sent (system, user, assistant turns, or a completion prompt,
-    with its sampling parameters), each followed by the model's raw reply."""
-    reqs = _requests(rec)
-    out: list[str] = []
-    for i, (req, reply) in enumerate(zip(reqs, _replies(rec, len(reqs)), strict=True)):
-        params = req.get("params")
-        meta = json.dumps(params, ensure_ascii=False, sort_keys=True) if params else ""
-        call = f"request {i + 1} of {len(reqs)}" if len(reqs) > 1 else "request"
-        out.append(f'<div class="req"><div class="who">{escape(call)} as sent'
-                   + (f' <span class="meta">{escape(meta)}</span>' if meta else "") + "</div>")
-        if isinstance(req.get("messages"), list):
-            for m in req["messages"]:
-                if isinstance(m, dict):
-                    out.append(_bubble(str(m.get("role", "user")), m.get("content", "")))
-        elif req.get("prompt") is not None:
-            out.append(_bubble("user", req["prompt"], "prompt (completion)"))
-        out.append("</div>")
-        if reply is not None:
-            out.append(_bubble("assistant", reply, "reply (raw)"))
-    return out
-
-
 def conversation(rec: dict[str, Any]) -> str:
-    """The item's exchange, as chat bubbles, in the order it happened: the stored requests as
-    sent and their raw replies where the record has them, else what older records hold."""
-    parts: list[str] = request_bubbles(rec)
-    if parts:
-        if isinstance(rec.get("judge"), (dict, str)):
-            parts.append(_bubble("judge", rec["judge"], "judge"))
-        if "error" in rec:
-            parts.append(_bubble("error", str(rec["error"]), "error"))
-        return "".join(parts)
+    """The item's exchange, as chat bubbles, in the order it happened."""
+    parts: list[str] = []
     for k in PROMPT_FIELDS:
         if isinstance(rec.get(k), str):
             parts.append(_bubble("user", rec[k], k))

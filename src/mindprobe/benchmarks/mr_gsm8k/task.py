@@ -186,6 +186,18 @@ class MRGSM8KBenchmark(Benchmark):
             "step, so MR-Score ≈ 0; the `random` model's run measures it.",
         }
 
+    def item_outcome(self, record: dict[str, Any]) -> str:
+        """T1: the verdict on the solution (right or wrong) against the label."""
+        if "error" in record:
+            return "error"
+        if record.get("pred") not in ("correct", "wrong"):
+            return "invalid"
+        return "correct" if record.get("t1_hit") else "wrong"
+
+    def item_scores(self, record: dict[str, Any]) -> dict[str, Any]:
+        keys = ("t1_hit", "t2_hit", "pred", "label", "pred_step", "label_step", "outcome")
+        return {k: record[k] for k in keys if record.get(k) is not None}
+
     # -- judge passes (`mindprobe judge`) ----------------------------------------------------
     def judge_items(self, records: list[dict[str, Any]], plan: RunPlan) -> list[Item]:
         """One item per T2 hit: the judge reads the record, never the model under test."""

@@ -186,6 +186,20 @@ class SortBenchmark(Benchmark):
             return None
         return 0 if "-in-context-" in prompting else 1
 
+    def item_outcome(self, record: dict[str, Any]) -> str:
+        if "error" in record:
+            return "error"
+        if record.get("answer") not in ("A", "B"):
+            return "invalid"
+        return "correct" if record.get("correct") else "wrong"
+
+    def item_scores(self, record: dict[str, Any]) -> dict[str, Any]:
+        keys = ("correct", "answer", "ground_truth", "prob_A", "prob_B")
+        out = {k: record[k] for k in keys if k in record}
+        if "ground_truth" in out:
+            out["gold"] = out.pop("ground_truth")
+        return out
+
     def metric_definitions(self) -> dict[str, str]:
         return {
             "accuracy (macro over conditions)": "Share of segment pairs whose order the model "
