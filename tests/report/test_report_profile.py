@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 from report_helpers import data_of, report, tables_of
 
@@ -59,3 +60,21 @@ def test_text_measure_fit_and_wrap():
     assert fit("short", 80, 11) == "short"
     lines = wrap("WorldSense test_set · basic: accuracy by problem (95% CI)", 200, 13, True)
     assert len(lines) >= 2 and all(text_width(x, 13, True) <= 200 for x in lines)
+
+
+def test_mr_gsm8k_published_table_as_references():
+    """MR-GSM8K's README table (read as data from the seed copy) gives one reference per
+    model: MR-Score/A on the full set, its shots as the setting, the file cited."""
+    import pytest
+
+    from mindprobe.benchmarks.mr_gsm8k.task import MRGSM8KBenchmark
+
+    seeds = Path(__file__).resolve().parents[2].parent / "shared" / "seeds"
+    if not (seeds / "mr_gsm8k_README.md").is_file():
+        pytest.skip(f"no MR-GSM8K README copy in {seeds}")
+    refs = {r.model: r for r in MRGSM8KBenchmark().references([seeds], print)}
+    gpt4 = refs["GPT4"]
+    assert gpt4.headline.value == pytest.approx(0.512) and gpt4.headline.name == "MR-Score"
+    assert gpt4.variant == "full" and gpt4.setting == {"prompting": "0shot"}
+    assert refs["MetaMath-70B"].setting == {"prompting": "3shot"}
+    assert "mr_gsm8k_README.md" in gpt4.source and "MR-Score/A" in gpt4.source

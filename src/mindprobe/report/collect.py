@@ -206,7 +206,7 @@ def dataset_version(manifest: dict[str, Any]) -> str | None:
     data = manifest.get("data") or {}
     if not isinstance(data, dict):
         return None
-    for key in ("dataset_version", "version", "sha256"):
+    for key in ("dataset_version", "version", "sha256", "git_blob"):
         if data.get(key):
             return str(data[key])
     if data.get("generator") is not None:

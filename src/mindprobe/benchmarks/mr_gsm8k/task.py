@@ -17,11 +17,12 @@ the record says `truncated_in_reasoning` (its reply has no answer: PARSE_ERROR, 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from mindprobe.core.benchmark import Benchmark, Item, PlanContext, RunPlan
+from mindprobe.core.benchmark import Benchmark, Item, PlanContext, Reference, RunPlan
 from mindprobe.core.judges import primary_judge
 from mindprobe.core.prompt_file import DEVIATIONS, apply_prompt_file, wording_notes
 from mindprobe.core.results import Results
@@ -185,6 +186,11 @@ class MRGSM8KBenchmark(Benchmark):
             "chance": "A random verdict has MCC 0 and almost never names the first wrong "
             "step, so MR-Score ≈ 0; the `random` model's run measures it.",
         }
+
+    def references(self, data_dirs: list[Path], warn: Callable[[str], None]) -> list[Reference]:
+        from mindprobe.benchmarks.mr_gsm8k.report import published_references
+
+        return published_references(data_dirs)
 
     def item_outcome(self, record: dict[str, Any]) -> str:
         """T1: the verdict on the solution (right or wrong) against the label."""
