@@ -211,7 +211,8 @@ def profile_html(data: ReportData) -> str:
     head = "".join(
         f'<th class="num sortable" data-col="{i + 1}" title="click to sort">'
         f'<a href="#bench-{escape(c.benchmark)}">{escape(c.benchmark)}</a> '
-        f'<span class="metric">{escape(c.metric)} · {escape(c.label)}</span>'
+        f'<span class="metric" title="{escape(c.definitions.get(c.metric, ""))}">'
+        f'{escape(c.metric)} · {escape(c.label)}</span>'
         f' <span class="base">{escape(baseline_text(c))}</span></th>'
         for i, c in enumerate(cols))
     lines = ['<div class="tablewrap"><table class="profile" id="profile-table"><thead><tr>'
