@@ -192,8 +192,10 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
             v.add_argument("--out", required=True, help="the .eval file to write")
             continue
         if bench and verb == command and verb not in BENCHMARKS[bench].verbs:
+            any_run = ("; any run exports to Inspect: mindprobe export --format inspect --run "
+                       "DIR --out FILE.eval") if verb == "export" else ""
             raise MindprobeError(f"{bench} has no `{verb}`; benchmarks that do: "
-                                 f"{', '.join(offered)}")
+                                 f"{', '.join(offered)}{any_run}")
         if bench and verb in verbs_of(bench):
             verbs_of(bench)[verb].add_arguments(v)
     if bench and "analyse" in verbs_of(bench):
