@@ -230,4 +230,4 @@ def test_worldsense_published_models(cli, report_runs, shared_data, tmp_path):
     md = cli("report", *report_runs.of("worldsense"), "--references", testset, "--format",
              "md", "--out", tmp_path / "t.md")
     text = (tmp_path / "t.md").read_text()
-    assert md[0] == 0 and "| GPT4 (published) | 75.6% [" in text
+    assert md[0] == 0 and "| GPT4 (published, worldsense) | 75.6% [" in text

@@ -101,6 +101,10 @@ class Reference:
     source: str
     dataset_version: str | None = None
 
+    def row_name(self, benchmark: str) -> str:
+        """The profile row: one per paper's model (two papers' "GPT4" are not one model)."""
+        return f"{self.model} (published, {benchmark})"
+
 
 #: What an item came to, as the report filters it: right, wrong, no valid answer, or failed.
 OUTCOMES = ("correct", "wrong", "invalid", "error")

@@ -260,7 +260,7 @@ def collect(run_dirs: Iterable[Path], warn: Callable[[str], None] = lambda m: No
     entries.sort(key=lambda e: (order.get(e.benchmark, len(order)), e.benchmark, e.run.variant,
                                 e.run.prompting, e.model == "random", e.model))
     models = list(dict.fromkeys(e.model for e in entries))
-    models += [f"{r.model} (published)" for refs in references.values() for r in refs]
+    models += [r.row_name(b) for b, refs in references.items() for r in refs]
     # the random baseline keeps a neutral grey, so real models get the strong colours
     colors, i = {}, 0
     for m in models:

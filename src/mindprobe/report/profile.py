@@ -134,7 +134,7 @@ def columns(data: ReportData) -> list[Column]:
                                     sweep=sweeps.get(model, []))
         for ref in data.references.get(b, []):
             like = (ref.variant, _setting_key(ref.setting), ref.dataset_version)
-            col.cells.setdefault(f"{ref.model} (published)",
+            col.cells.setdefault(ref.row_name(b),
                                  Cell(ref.headline, reference=ref, off_default=like != col.like))
         for cell in col.cells.values():
             h = cell.headline
@@ -192,7 +192,7 @@ def profile_table(data: ReportData) -> tuple[list[str], list[list[str]], list[st
     for c in cols:
         for ref in {id(x.reference): x.reference for x in c.cells.values()
                     if x.reference is not None}.values():
-            notes.append(f"{ref.model} (published): {ref.source}")
+            notes.append(f"{ref.row_name(c.benchmark)}: {ref.source}")
         notes += [f"{c.benchmark}: {e.model} · {e.run.variant} failed ({why}): not scored"
                   for e, why in c.failed]
     notes += [f"unreadable run {d}: {why}" for d, why in data.unreadable]
@@ -222,7 +222,7 @@ def profile_html(data: ReportData) -> str:
         published = any(c.cells.get(name) and c.cells[name].reference for c in cols)
         swatch = ("" if published else
                   f'<span class="swatch" style="background:{data.color(name)}"></span>')
-        label = escape(name.removesuffix(" (published)"))
+        label = escape(name.split(" (published, ")[0])
         tag = ' <span class="badge pub">published</span>' if published else ""
         tds = [f'<th scope="row" data-v="{escape(name)}">{swatch}{label}{tag}</th>']
         for c in cols:
@@ -310,8 +310,10 @@ def profile_charts(data: ReportData) -> list[str]:
         if ok(c.random) and "random" not in shown:
             refs.append((c.random, "random run"))
         unit_range = all(ok(v) and -1e-9 <= v <= 1 + 1e-9 for v in vals + [r for r, _ in refs])
+        labels = [m.split(" (published, ")[0] + " (published)" if c.cells[m].reference else m
+                  for m in shown]
         out.append(interval_chart(
-            shown, vals, [h.ci_low if h else None for h in heads],
+            labels, vals, [h.ci_low if h else None for h in heads],
             [h.ci_high if h else None for h in heads],
             colors=[data.color(m) for m in shown],
             markers=[marker_for(names.index(m)) for m in shown],
