@@ -103,8 +103,8 @@ def _run_html(e: RunEntry, open_: bool) -> str:
         head_line = f' <span class="hl">{escape(profile.headline_cell(e.results.headline))}</span>'
     summary = (f'<summary><h3 id="run-{e.slug}">{escape(e.title)}{head_line}{badge} '
                f"<small>{escape(str(e.run.dir))}</small></h3></summary>")
-    if e.error:
-        body = f'<p class="error">{escape(e.error)}</p>'
+    if e.error or e.failed():
+        body = f'<p class="error">{escape(e.error or e.failed() or "")}: not scored</p>'
     else:
         assert e.results is not None
         warns = "".join(f'<p class="warning">warning: {escape(w)}</p>' for w in e.run.warnings)
@@ -156,7 +156,7 @@ def benchmark_html(data: ReportData, bench: str) -> str:
         parts.append(f'<div id="sweep-{escape(bench)}"><p class="small"><b>Sweep</b>: these '
                      "validation runs chose a setting; they are never a headline and their "
                      f'plots are left out.</p><ul class="small">{items}</ul></div>')
-    shown = [e for e in entries if e not in sweep]
+    shown = [e for e in entries if e not in sweep and not e.failed()]
     runs = [e.run for e in shown]
     results = [e.results for e in shown]
     parts.append(_figs(plots.plots_for(bench, runs, results)))
