@@ -30,6 +30,7 @@ table.data caption,table.profile caption{caption-side:top;text-align:left;font-w
 padding:0 0 6px;font-size:13.5px}
 th,td{padding:5px 8px;border-bottom:1px solid var(--line);text-align:left;vertical-align:top;
 overflow-wrap:break-word}
+thead th{overflow-wrap:anywhere}
 thead th{border-bottom:2px solid #b8b8be;font-weight:600;background:var(--soft)}
 tbody tr:nth-child(even) td{background:#fafafb}
 .num{text-align:right}td.num{overflow-wrap:normal}

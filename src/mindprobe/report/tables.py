@@ -20,23 +20,13 @@ def table_cells(t: Table) -> tuple[list[str], list[list[str]], list[bool]]:
     return header, rows, numeric
 
 
-def breakable(text: str) -> str:
-    """Escaped text that may break after _ / . and · in a narrow column (a snake_case name or
-    a path), so wide tables fit the page without breaking words anywhere."""
-    out = escape(text)
-    for ch in ("_", "/", "·"):
-        out = out.replace(ch, ch + "<wbr>")
-    return out
-
-
 def table_html(t: Table, key: str) -> str:
     """A captioned HTML table; `key` (run/table name) goes to data-table for tests and links."""
     header, rows, numeric = table_cells(t)
-    # a long snake_case header may break after an underscore rather than anywhere
-    th = "".join(f'<th{NUM if n else ""}>{breakable(h)}</th>'
+    th = "".join(f'<th{NUM if n else ""}>{escape(h)}</th>'
                  for h, n in zip(header, numeric, strict=True))
     body = "".join(
-        "<tr>" + "".join(f'<td{NUM if n else ""}>{breakable(c)}</td>'
+        "<tr>" + "".join(f'<td{NUM if n else ""}>{escape(c)}</td>'
                          for c, n in zip(row, numeric, strict=True)) + "</tr>"
         for row in rows)
     if not rows:
