@@ -38,6 +38,13 @@ class _Parser(argparse.ArgumentParser):
         raise MindprobeError(f"{message} (see `{where} --help`)")
 
 
+def _inspect_format(argv: list[str]) -> bool:
+    """`export --format inspect` (or --format=inspect): the benchmark-independent export."""
+    return "--format=inspect" in argv or any(
+        a == "--format" and i + 1 < len(argv) and argv[i + 1] == "inspect"
+        for i, a in enumerate(argv))
+
+
 def _bench_in_argv(argv: list[str]) -> str | None:
     """The benchmark named after a bench verb, if any and if registered."""
     from mindprobe.registry import BENCHMARKS, split_bench_spec
@@ -171,10 +178,24 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
                            description=f"{help_text[0].upper()}{help_text[1:]}; offered by "
                            f"{', '.join(offered)}. `mindprobe {verb} BENCH --help` lists its "
                            "options.")
-        v.add_argument("benchmark", help=f"one of {', '.join(offered)}")
+        inspect_export = verb == "export" and _inspect_format(argv)
+        v.add_argument("benchmark", nargs="?" if verb == "export" else None,
+                       help=f"one of {', '.join(offered)}"
+                       + (" (not needed with --format inspect)" if verb == "export" else ""))
+        if verb == "export":
+            v.add_argument("--format", choices=["upstream", "inspect"], default="upstream",
+                           help="upstream: the benchmark's own result format (default); "
+                           "inspect: an Inspect evaluation log (.eval) of any run, for "
+                           "`inspect view` (needs `pip install \"mindprobe[inspect]\"`)")
+        if inspect_export and verb == command:
+            v.add_argument("--run", required=True, help="the run directory to export")
+            v.add_argument("--out", required=True, help="the .eval file to write")
+            continue
         if bench and verb == command and verb not in BENCHMARKS[bench].verbs:
+            any_run = ("; any run exports to Inspect: mindprobe export --format inspect --run "
+                       "DIR --out FILE.eval") if verb == "export" else ""
             raise MindprobeError(f"{bench} has no `{verb}`; benchmarks that do: "
-                                 f"{', '.join(offered)}")
+                                 f"{', '.join(offered)}{any_run}")
         if bench and verb in verbs_of(bench):
             verbs_of(bench)[verb].add_arguments(v)
     if bench and "analyse" in verbs_of(bench):

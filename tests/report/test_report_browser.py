@@ -1,6 +1,8 @@
 """The report in a real browser (headless Chromium): it renders (a non-blank screenshot), every
-section is in the DOM after its script ran, no console error, and nothing is fetched from the
-network (the page is loaded behind a dead proxy and its HTML names no external resource)."""
+section is in the DOM after its script ran, no console error, nothing is fetched from the
+network (the page is loaded behind a dead proxy and its HTML names no external resource), and
+the layout holds at 1280 px (measured: chart text inside its chart, no overlaps, no sideways
+scrolling)."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import pytest
 from report_helpers import report
 
 CHROMIUM = Path("/usr/bin/chromium")
+SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 SECTIONS = ("profile", "bench-worldsense", "comparisons", "transcripts", "provenance")
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(),
@@ -78,3 +81,50 @@ def test_report_in_headless_chromium(cli, report_runs, tmp_path):
     for log in (shot.stderr, dom.stderr):
         assert "Uncaught" not in log and "Refused to" not in log, log[-2000:]
         assert "ERR_PROXY_CONNECTION_FAILED" not in log
+
+
+LAYOUT_JS = (Path(__file__).with_name("layout_check.js")).read_text(encoding="utf-8")
+
+
+def measure_layout(tmp_path: Path, html: str, width: int = 1280) -> dict:
+    """The page measured in Chromium at `width` px with every folded block open."""
+    page = tmp_path / "measured.html"
+    page.write_text(html.replace("</body>", f"<script>{LAYOUT_JS}</script></body>"),
+                    encoding="utf-8")
+    dom = _chromium(tmp_path, f"--window-size={width},2000", "--hide-scrollbars",
+                    "--virtual-time-budget=10000", "--dump-dom", page.as_uri())
+    found = re.search(r'<pre id="layout-report">(.*?)</pre>', dom.stdout, re.S)
+    assert found, dom.stderr[-2000:]
+    import html as html_module
+
+    return json.loads(html_module.unescape(found.group(1)))
+
+
+def test_layout_check_sees_clipped_text_and_wide_tables(tmp_path):
+    """The measurement can fail: a label past its chart's edge, two labels on top of each
+    other and a table wider than the page are all reported."""
+    cells = "".join(f"<td>{'x' * 30}{i}</td>" for i in range(80))
+    bad = ("<html><body><svg class=\"chart\" viewBox=\"0 0 100 50\" width=\"100\" height=\"50\">"
+           "<text x=\"90\" y=\"20\">a long label</text><text x=\"5\" y=\"40\">over</text>"
+           "<text x=\"8\" y=\"40\">lap</text></svg>"
+           f"<div class=\"tablewrap\" style=\"overflow-x:auto\"><table><tr>{cells}</tr></table>"
+           f"</div><div style=\"width:2000px\">wide</div></body></html>")
+    got = measure_layout(tmp_path, bad)
+    kinds = {p["kind"] for p in got["problems"]}
+    assert kinds == {"clipped", "overlap", "table scrolls"}, got
+    assert got["scrollWidth"] > got["innerWidth"]
+
+
+def test_report_layout_holds_at_1280(cli, report_runs, shared_data, tmp_path):
+    """Every chart's text inside its chart and not overlapping, every table inside its box, and
+    no sideways scrolling at 1280 px, with folded runs and transcripts open; the paper's
+    WorldSense models are there as published rows when the test set is."""
+    args: list[object] = ["--runs-dir", report_runs.root / "runs"]
+    testset = SHARED / "worldsense" / "test_set"
+    if (testset / "results").is_dir():
+        args += ["--references", testset]
+    html, _ = report(cli, *args, out=tmp_path / "report.html")
+    got = measure_layout(tmp_path, html)
+    assert got["charts"] >= 3 and got["texts"] > 50, got
+    assert got["problems"] == [], got["problems"][:10]
+    assert got["scrollWidth"] == got["innerWidth"] == 1280

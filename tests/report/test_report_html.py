@@ -12,7 +12,8 @@ import pytest
 from report_helpers import data_of, report, tables_of
 from scipy import stats
 
-from mindprobe.core.results import _fmt
+from mindprobe.core.results import Headline, _fmt
+from mindprobe.report.profile import headline_cell
 from mindprobe.testing import TestServer
 
 SECTIONS = ("profile", "bench-worldsense", "comparisons", "transcripts", "provenance")
@@ -58,22 +59,25 @@ def test_numbers_equal_analyse_json(cli, page, report_runs):
 
 
 def test_sections_profile_and_missing(page, report_runs):
+    """The curated profile: one row per model (random last), one column per benchmark with its
+    metric, chosen setting and baselines; a benchmark a model has not run is —, never 0."""
     for section in SECTIONS:
         assert f'id="{section}"' in page
     profile = tables_of(page)["profile"]
     header = profile[0]
-    assert header[:2] == ["benchmark", "metric"] and header[-1] == "chance / random"
-    assert header[2:-1] == [report_runs.label, "random"]  # the random baseline last
+    assert header[0] == "model" and header[1].startswith("worldsense accuracy · fresh · basic")
+    assert [r[0] for r in profile[1:]] == [report_runs.label, "random"]
     rows = {r[0]: r for r in profile[1:]}
-    ws = rows["worldsense · fresh"]
     data = data_of(page)
     rand = next(r for r in data["runs"] if r["benchmark"] == "worldsense"
                 and r["model"] == "random")["results"]["headline"]
-    assert ws[-1] == f"chance 0.5 · random run {_fmt(rand['value'])}"
-    assert ws[3].startswith(f"{_fmt(rand['value'])} [{_fmt(rand['ci_low'])}, ")
+    shown = headline_cell(Headline(**rand))
+    assert f"chance 50.0% · random run {shown.split(' [')[0]}" in header[1]
+    assert rows["random"][1].startswith(f"{shown} n=")
     if report_runs.ast:  # the scripted model ran one Already Said That variant of five
-        assert rows["already_said_that · first-letters"][2] != "—"
-        assert rows["already_said_that · distractorless"][2] == "—"
+        col = next(i for i, h in enumerate(header) if h.startswith("already_said_that"))
+        assert rows[report_runs.label][col] != "—"
+        assert "first-letters · direct" in rows[report_runs.label][col]
     assert "<svg" in page and "</svg>" in page
 
 
@@ -121,7 +125,7 @@ def test_compare_flag_and_seeded(cli, report_runs, tmp_path):
 
 def test_transcripts_and_provenance(page, report_runs):
     assert 'data-filter="outcome"' in page and 'class="item"' in page
-    assert re.search(r'data-outcome="(correct|incorrect)"', page)
+    assert re.search(r'data-outcome="(correct|wrong|invalid)"', page)
     if report_runs.ast:
         assert "MAIN TASK - " in page  # the chat of an Already Said That sample
     data = data_of(page)
@@ -164,7 +168,11 @@ def test_markdown_and_latex(cli, report_runs, tmp_path):
     md, _ = report(cli, *ws, "--format", "md", out=tmp_path / "r.md")
     tex, _ = report(cli, *ws, "--format", "latex", out=tmp_path / "r.tex")
     assert md.startswith("# mindprobe report") and "## Cognitive profile" in md
-    assert f"| benchmark | metric | {report_runs.label} | random | chance / random |" in md
+    # the same curated profile table as the page: models as rows, benchmarks as columns
+    assert "| model | worldsense: accuracy |" in md
+    assert f"\n| {report_runs.label} | " in md and "\n| random | " in md
+    assert "\n| baselines | chance 50.0% · random run " in md
+    assert r"model & worldsense: accuracy \\" in tex
     assert r"\begin{tabular}" in tex and r"\toprule" in tex and r"\section*{worldsense}" in tex
     code, doc, _ = cli("analyse", "worldsense", "--run", ws[0], "--json")
     row = next(iter(doc["tables"].values()))[0]
@@ -192,20 +200,34 @@ def test_usage_errors(cli, report_runs, tmp_path, args, message):
     assert "Traceback" not in err
 
 
-def test_worldsense_testset_tables(cli, report_runs, shared_data, tmp_path):
-    """The paper's tables: the same numbers as `mindprobe analyse worldsense -t DIR --json`."""
+def test_worldsense_published_models(cli, report_runs, shared_data, tmp_path):
+    """The paper's tables (the same numbers as `mindprobe analyse worldsense -t DIR --json`)
+    and its models as labelled "published" rows of the profile, their headline computed by
+    our own analysis and their source cited."""
     testset = shared_data("worldsense") / "test_set"
     if not (testset / "results").is_dir():
         pytest.skip(f"no upstream results files in {testset}")
     code, expected, err = cli("analyse", "worldsense", "-t", testset, "--json")
     assert code == 0, err
-    html, _ = report(cli, *report_runs.of("worldsense"), "--worldsense-testset", testset,
+    html, _ = report(cli, *report_runs.of("worldsense"), "--references", testset,
                      out=tmp_path / "t.html")
     extra = data_of(html)["extra"]
     (name, doc), = extra.items()
+    assert "published" in name
     assert doc["accuracy"] == expected["accuracy"] and doc["bias"] == expected["bias"]
     overall = {r["model"]: r for r in doc["tables"]["overall"]}
     gpt4 = expected["accuracy"]["basic/GPT4"]["ALL"]
     assert overall["GPT4"]["accuracy"] == pytest.approx(100 * gpt4["mean"])
     cells = {c for rows in tables_of(html).values() for row in rows for c in row}
     assert "90.3 (0.7)" in cells  # GPT4 on Infer.trivial, as the paper prints it
+    profile = tables_of(html)["profile"]
+    rows = {row[0]: row for row in profile[1:]}
+    for model, paper in (("GPT3.5", "55.6"), ("GPT4", "75.6"), ("Llama2-chat", "56.2"),
+                         ("Llama2-FT+1M", "77.4")):
+        row = rows[f"{model} published"]  # the name, then its "published" badge
+        assert row[1].startswith(f"{paper}%"), row  # as the paper's README prints it
+        assert "basic___" + model + "___results.jsonl" in html  # the source, cited
+    md = cli("report", *report_runs.of("worldsense"), "--references", testset, "--format",
+             "md", "--out", tmp_path / "t.md")
+    text = (tmp_path / "t.md").read_text()
+    assert md[0] == 0 and "| GPT4 (published, worldsense) | 75.6% [" in text

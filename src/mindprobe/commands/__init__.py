@@ -11,6 +11,8 @@ import argparse
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from mindprobe.errors import UsageError
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -40,6 +42,12 @@ def dispatch(args: argparse.Namespace, err: Console) -> int:
         from mindprobe.commands.report import cmd_report
 
         return cmd_report(args, err)
+    if cmd == "export" and args.format == "inspect":
+        from mindprobe.commands.export import cmd_export_inspect
+
+        return cmd_export_inspect(args, err)
+    if args.benchmark is None:
+        raise UsageError(f"`mindprobe {cmd}` needs a benchmark: mindprobe {cmd} BENCH …")
     from mindprobe.registry import info as bench_info
 
     name = bench_info(args.benchmark).name

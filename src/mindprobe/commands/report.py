@@ -14,8 +14,6 @@ from mindprobe.errors import UsageError
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from mindprobe.core.results import Results
-
 FORMAT_HELP = "html: one self-contained page; md / latex: the tables only"
 
 
@@ -43,10 +41,10 @@ def add_report_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--max-items", type=int, metavar="N",
                    help="transcripts shown per run (default 300)")
     p.add_argument("--title", help="the page title (default 'mindprobe report')")
-    p.add_argument("--worldsense-testset", metavar="DIR",
-                   help="also include the WorldSense paper's tables from a test-set folder "
-                   "(trials.jsonl.bz2 + results/*___results.jsonl), as `mindprobe analyse "
-                   "worldsense -t DIR` prints them")
+    p.add_argument("--references", action="append", default=[], metavar="DIR",
+                   help="a folder of published results to show beside your models, labelled "
+                   "'published' (e.g. WorldSense's test_set folder with its results/ files; "
+                   "repeatable). The data folders your runs read are searched too")
     return p
 
 
@@ -69,43 +67,6 @@ def _out_path(args: argparse.Namespace) -> Path:
     return out
 
 
-def worldsense_testset(folder: str, warn: Any) -> dict[str, Results]:
-    """The paper's tables of a WorldSense test-set folder as Results (numbers from the same
-    analysis as `mindprobe analyse worldsense -t`)."""
-    import pandas as pd
-
-    from mindprobe.benchmarks.worldsense.metrics import RUN_KEYS
-    from mindprobe.benchmarks.worldsense.report import (
-        TITLE_ACCURACY,
-        TITLE_BIAS,
-        TITLE_OVERALL,
-        analyse_testset_dir,
-        pivot_pretty,
-        to_json,
-    )
-    from mindprobe.core.results import Results
-
-    if not Path(folder).is_dir():
-        raise UsageError(f"--worldsense-testset {folder}: no such folder")
-    analysis = analyse_testset_dir(folder, warn=warn)
-    doc = to_json(analysis)
-    res = Results("worldsense", detail=doc)
-    rows = []
-    for run, problems in doc["accuracy"].items():
-        prompting, _, model = run.partition("/")
-        s = problems.get("ALL", {})
-        rows.append({"model": model, "prompting": prompting,
-                     "accuracy": None if s.get("mean") is None else 100 * s["mean"],
-                     "acc ±95": None if s.get("conf95") is None else 100 * s["conf95"]})
-    res.add_table("overall", pd.DataFrame(rows), TITLE_OVERALL.strip() + " (%)", index=False)
-    for name, table, title in (("accuracy", analysis.accuracy_by_problem, TITLE_ACCURACY),
-                               ("bias", analysis.bias_by_problem, TITLE_BIAS)):
-        res.add_table(name, pivot_pretty(table, list(RUN_KEYS), "problemname"), title.strip())
-    res.notes.append(f"{analysis.n_trials:,} trials from {folder}; cells: value (95% CI "
-                     "half-width)")
-    return {f"WorldSense test set: {Path(folder).name} (upstream results files)": res}
-
-
 def cmd_report(args: argparse.Namespace, err: Console) -> int:
     from mindprobe.report import build_report
 
@@ -116,10 +77,9 @@ def cmd_report(args: argparse.Namespace, err: Console) -> int:
     def warn(message: str) -> None:
         err.print(f"[yellow]warning[/yellow]: {escape(message)}", highlight=False)
 
-    extra = worldsense_testset(args.worldsense_testset, warn) if args.worldsense_testset else None
     text = build_report(args.runs, runs_dir=args.runs_dir, fmt=args.format,
                         compare=args.compare, price=args.price, max_items=args.max_items,
-                        extra=extra, title=args.title, warn=warn)
+                        title=args.title, references=args.references, warn=warn)
     tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
     try:
         tmp.write_text(text, encoding="utf-8")

@@ -19,7 +19,7 @@ from mindprobe.errors import UsageError
 
 if TYPE_CHECKING:
     from mindprobe.core.prompt_file import PromptFile
-    from mindprobe.core.results import Results
+    from mindprobe.core.results import Headline, Results
     from mindprobe.core.session import Session
     from mindprobe.core.upstream_source import Template
     from mindprobe.models.base import Model
@@ -88,6 +88,29 @@ class RunPlan:
     requires: dict[str, str] = field(default_factory=dict)
 
 
+@dataclass
+class Reference:
+    """A published result for the same data and setting (a paper's table, upstream's released
+    results files): shown beside the user's runs, labelled, never used in a paired test."""
+
+    model: str
+    headline: Headline
+    variant: str
+    #: The setting in the same words as a run's (`Benchmark.setting`), e.g. {"prompting": "basic"}.
+    setting: dict[str, str]
+    #: Where the number comes from: a file path, a paper's table (cited on the page).
+    source: str
+    dataset_version: str | None = None
+
+    def row_name(self, benchmark: str) -> str:
+        """The profile row: one per paper's model (two papers' "GPT4" are not one model)."""
+        return f"{self.model} (published, {benchmark})"
+
+
+#: What an item came to, as the report filters it: right, wrong, no valid answer, or failed.
+OUTCOMES = ("correct", "wrong", "invalid", "error")
+
+
 class Benchmark(abc.ABC):
     """Base class: subclasses set `name`, `Options` and implement plan / run_item / results.
 
@@ -152,3 +175,44 @@ class Benchmark(abc.ABC):
     ) -> Results:
         """Results when extra judges' verdicts exist (default: they do not change anything)."""
         return self.results(records, plan)
+
+    # -- the report (optional; every default is neutral) -------------------------------------
+    #: The rule that picks a model's headline run for the profile, in words (shown on the page).
+    setting_rule: str = "the paper's default prompting (basic); other settings below it"
+
+    def setting(self, variant: str, prompting: str, config: dict[str, Any]) -> dict[str, str]:
+        """What, beside variant and dataset version, must match for two runs to be compared
+        item by item: the prompting / solver and options that change what is sent."""
+        return {"prompting": prompting}
+
+    def setting_rank(self, variant: str, setting: dict[str, str]) -> int | None:
+        """0 for the paper's default setting, more for others; None for a run that is never
+        a headline (e.g. a prompt sweep's validation run)."""
+        return 0 if setting.get("prompting") == "basic" else 1
+
+    def metric_definitions(self) -> dict[str, str]:
+        """Metric name -> one sentence and its formula, shown where the metric first appears;
+        "chance" explains the baseline."""
+        return {}
+
+    def references(self, data_dirs: list[Path], warn: Callable[[str], None]) -> list[Reference]:
+        """Published per-model results found in these data folders (none by default)."""
+        return []
+
+    def published_tables(self, data_dirs: list[Path], warn: Callable[[str], None]
+                         ) -> dict[str, Results]:
+        """A paper's or upstream's full published tables found in these folders, by title."""
+        return {}
+
+    def item_outcome(self, record: dict[str, Any]) -> str:
+        """One of OUTCOMES for a finished record (or a word of the benchmark's own, e.g. how a
+        chat ended); the default reads a boolean `correct`."""
+        if "error" in record:
+            return "error"
+        ok = record.get("correct")
+        return "unscored" if not isinstance(ok, bool) else ("correct" if ok else "wrong")
+
+    def item_scores(self, record: dict[str, Any]) -> dict[str, Any]:
+        """The item's scores by name (shown with its transcript and exported)."""
+        ok = record.get("correct")
+        return {"correct": ok} if isinstance(ok, bool) else {}

@@ -25,13 +25,17 @@ def build_report(paths: Iterable[str | Path] = (), *, runs_dir: str | Path | Non
                  fmt: str = "html", compare: Sequence[str] | None = None,
                  price: str | None = None, max_items: int | None = None,
                  extra: dict[str, Results] | None = None, title: str | None = None,
+                 references: Sequence[str | Path] = (),
                  warn: Callable[[str], None] = lambda message: None) -> str:
     """The report of the runs in `paths` (run directories, or folders holding runs; none:
     every run under `runs_dir`) as text in `fmt` ("html", "md" or "latex").
 
     `compare` = (A, B), run directories or model labels, picks the paired comparisons (default:
     runs of one benchmark and variant that share items); `price` = "IN,OUT" USD per million
-    tokens adds costs; `extra` adds Results that come from no run (e.g. a paper's tables).
+    tokens adds costs; `extra` adds Results that come from no run (e.g. a paper's tables);
+    `references` are folders holding published results (e.g. WorldSense's test set with its
+    results files): their models appear as labelled "published" rows and their tables as
+    sections (the data folders of the runs are searched for published results too).
     """
     from mindprobe.errors import UsageError
     from mindprobe.report.collect import collect, find_run_dirs
@@ -47,7 +51,11 @@ def build_report(paths: Iterable[str | Path] = (), *, runs_dir: str | Path | Non
         raise UsageError(f"--max-items must be 0 or more, got {max_items}")
     unit_price = parse_price(price)
     paths = list(paths)
-    if extra and not paths and not Path(runs_dir or "runs").is_dir():
+    ref_dirs = [Path(r) for r in references]
+    for r in ref_dirs:
+        if not r.is_dir():
+            raise UsageError(f"--references {r}: no such folder")
+    if (extra or ref_dirs) and not paths and not Path(runs_dir or "runs").is_dir():
         dirs: list[Path] = []  # the upstream test set alone is a report too
     else:
         dirs = find_run_dirs(paths, runs_dir)
@@ -55,7 +63,7 @@ def build_report(paths: Iterable[str | Path] = (), *, runs_dir: str | Path | Non
         p = Path(spec)
         if (p / "manifest.json").is_file() and p.resolve() not in {d.resolve() for d in dirs}:
             dirs.append(p)
-    data = collect(dirs, warn=warn, extra=extra, title=title)
+    data = collect(dirs, warn=warn, extra=extra, title=title, reference_dirs=ref_dirs)
     cmps, how = comparisons(data, tuple(compare) if compare else None)
     if fmt == "md":
         from mindprobe.report.formats import render_markdown

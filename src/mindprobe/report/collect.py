@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mindprobe.core.benchmark import RunPlan
+from mindprobe.core.benchmark import Reference, RunPlan
 from mindprobe.core.results import Results
 from mindprobe.core.store import MANIFEST, Run, iter_runs, load_run, read_judgements
 from mindprobe.errors import MindprobeError, UsageError
@@ -57,6 +57,35 @@ class RunEntry:
         share = f" ({n / total:.0%})" if short and total else ""
         return f"{of}{share}, status {status}"
 
+    def failed(self) -> str | None:
+        """Why the run has no score (status failed, or every item failed), or None."""
+        if self.run.status == "failed":
+            return "the run failed (status failed)"
+        if self.run.records and self.n_errors == len(self.run.records):
+            return f"all {self.n_errors} items failed"
+        if not self.run.records and self.run.status not in ("running",):
+            return f"no item recorded (status {self.run.status})"
+        return None
+
+    @property
+    def setting(self) -> dict[str, str]:
+        """What must match for a like-for-like comparison, as the benchmark defines it."""
+        from mindprobe.registry import BENCHMARKS, get_benchmark
+
+        if self.benchmark not in BENCHMARKS:
+            return {"prompting": self.run.prompting}
+        return get_benchmark(self.benchmark).setting(
+            self.run.variant, self.run.prompting, self.run.manifest.get("config") or {})
+
+    @property
+    def dataset_version(self) -> str | None:
+        return dataset_version(self.run.manifest)
+
+    def like(self) -> tuple[str, str, str, str | None]:
+        """Runs with the same key are comparable: benchmark, variant, setting, data version."""
+        setting = ",".join(f"{k}={v}" for k, v in sorted(self.setting.items()))
+        return self.benchmark, self.run.variant, setting, self.dataset_version
+
     @property
     def title(self) -> str:
         return f"{self.model} · {self.run.variant}" + (
@@ -72,6 +101,10 @@ class ReportData:
     #: Extra sections of Results, e.g. the WorldSense paper's tables (name -> Results).
     extra: dict[str, Results] = field(default_factory=dict)
     title: str = "mindprobe report"
+    #: Run directories that could not be read, with the reason.
+    unreadable: list[tuple[str, str]] = field(default_factory=list)
+    #: Published results (papers, upstream files) by benchmark: shown, never paired.
+    references: dict[str, list[Reference]] = field(default_factory=dict)
 
     def benchmarks(self) -> list[str]:
         from mindprobe.registry import BENCHMARKS
@@ -167,19 +200,36 @@ def _slug(text: str, taken: set[str]) -> str:
     return slug
 
 
+def dataset_version(manifest: dict[str, Any]) -> str | None:
+    """The data's version as the manifest records it (a declared version, else the file's
+    sha256, else the generator's seed)."""
+    data = manifest.get("data") or {}
+    if not isinstance(data, dict):
+        return None
+    for key in ("dataset_version", "version", "sha256", "git_blob"):
+        if data.get(key):
+            return str(data[key])
+    if data.get("generator") is not None:
+        return f"generated seed {data.get('seed')}"
+    return None
+
+
 def collect(run_dirs: Iterable[Path], warn: Callable[[str], None] = lambda m: None,
-            extra: dict[str, Results] | None = None, title: str | None = None) -> ReportData:
-    """Load every run and compute its Results; a run that cannot be analysed stays in the
-    report with its error (and the warning goes to `warn`)."""
+            extra: dict[str, Results] | None = None, title: str | None = None,
+            reference_dirs: Iterable[Path] = ()) -> ReportData:
+    """Load every run and compute its Results; a run that cannot be read or analysed stays in
+    the report with the reason (and the warning goes to `warn`)."""
     from mindprobe.registry import BENCHMARKS
 
     entries: list[RunEntry] = []
+    unreadable: list[tuple[str, str]] = []
     taken: set[str] = set()
     for d in run_dirs:
         try:
             run = load_run(d)
         except MindprobeError as exc:
             warn(f"skipping {d}: {exc}")
+            unreadable.append((str(d), str(exc)))
             continue
         for w in run.warnings:
             warn(w)
@@ -201,12 +251,16 @@ def collect(run_dirs: Iterable[Path], warn: Callable[[str], None] = lambda m: No
             entries.append(RunEntry(run, None, slug, msg))
             continue
         entries.append(RunEntry(run, res, slug))
-    if not entries and not extra:
-        raise UsageError("none of the given runs could be loaded")
+    extra = dict(extra or {})
+    references = find_references(entries, list(reference_dirs), extra, warn)
+    if not entries and not extra and not references:
+        raise UsageError("none of the given runs could be loaded"
+                         + "".join(f"; {d}: {why}" for d, why in unreadable[:3]))
     order = {b: i for i, b in enumerate(BENCHMARKS)}
     entries.sort(key=lambda e: (order.get(e.benchmark, len(order)), e.benchmark, e.run.variant,
                                 e.run.prompting, e.model == "random", e.model))
     models = list(dict.fromkeys(e.model for e in entries))
+    models += [r.row_name(b) for b, refs in references.items() for r in refs]
     # the random baseline keeps a neutral grey, so real models get the strong colours
     colors, i = {}, 0
     for m in models:
@@ -215,7 +269,48 @@ def collect(run_dirs: Iterable[Path], warn: Callable[[str], None] = lambda m: No
         else:
             colors[m] = PALETTE[i % len(PALETTE)]
             i += 1
-    return ReportData(entries, colors, dict(extra or {}), title or "mindprobe report")
+    return ReportData(entries, colors, extra, title or "mindprobe report", unreadable,
+                      references)
+
+
+def _data_dirs(entries: list[RunEntry], benchmark: str) -> list[Path]:
+    """Where a benchmark's runs read their data (the folders of their data files) and the
+    data cache: published results shipped with the data are found there."""
+    from mindprobe.core.data import data_dir_for
+
+    out = [data_dir_for(benchmark, None)]
+    for e in entries:
+        data = e.run.manifest.get("data") or {}
+        path = data.get("path") if isinstance(data, dict) else None
+        if isinstance(path, str):
+            out.append(Path(path).parent)
+    return list(dict.fromkeys(out))
+
+
+def find_references(entries: list[RunEntry], reference_dirs: list[Path],
+                    extra: dict[str, Results], warn: Callable[[str], None]
+                    ) -> dict[str, list[Reference]]:
+    """Every benchmark's published results: from the data folders of its runs, the data cache
+    and `reference_dirs` (their full tables go to `extra`)."""
+    from mindprobe.registry import BENCHMARKS, get_benchmark
+
+    seen = list(dict.fromkeys(e.benchmark for e in entries if e.benchmark in BENCHMARKS))
+    names = seen if not reference_dirs else list(BENCHMARKS)
+    out: dict[str, list[Reference]] = {}
+    for name in names:
+        dirs = [*reference_dirs, *(_data_dirs([e for e in entries if e.benchmark == name], name)
+                                   if name in seen else [])]
+        bench = get_benchmark(name)
+        try:
+            refs = bench.references(dirs, warn)
+            if reference_dirs:
+                extra.update(bench.published_tables(list(reference_dirs), warn))
+        except MindprobeError as exc:
+            warn(f"{name}: published results not read: {exc}")
+            continue
+        if refs:
+            out[name] = refs
+    return out
 
 
 def headline_json(res: Results | None) -> dict[str, Any] | None:

@@ -151,15 +151,16 @@ def _label(e: RunEntry) -> str:
 
 
 def auto_pairs(data: ReportData) -> tuple[list[tuple[RunEntry, RunEntry]], int]:
-    """Runs of the same benchmark and variant that share item ids, by pairs (capped); and how
-    many pairs there were in all."""
-    groups: dict[tuple[str, str], list[RunEntry]] = {}
+    """Runs of two models with the same benchmark, variant, setting (prompting / solver) and
+    dataset version that share item ids, by pairs (capped); and how many there were in all."""
+    groups: dict[tuple[str, str, str, str | None], list[RunEntry]] = {}
     for e in data.entries:
-        groups.setdefault((e.benchmark, e.run.variant), []).append(e)
+        if e.results is not None and not e.failed():  # like for like: same setting and data
+            groups.setdefault(e.like(), []).append(e)
     pairs = []
     for group in groups.values():
         for x, y in itertools.combinations(group, 2):
-            if (x.model, x.run.prompting) == (y.model, y.run.prompting):
+            if x.model == y.model:
                 continue
             ids = {r["id"] for r in x.run.records}
             if any(r["id"] in ids for r in y.run.records):
@@ -187,11 +188,10 @@ def requested_pairs(data: ReportData, a: str, b: str) -> list[tuple[RunEntry, Ru
             models = ", ".join(data.models())
             raise UsageError(f"--compare {spec}: no such run directory or model label in the "
                              f"report (models: {models})")
-    pairs = [(x, y) for x in ea for y in eb
-             if x.benchmark == y.benchmark and x.run.variant == y.run.variant
-             and x.run.dir != y.run.dir]
+    pairs = [(x, y) for x in ea for y in eb if x.like() == y.like() and x.run.dir != y.run.dir]
     if not pairs:
-        raise UsageError(f"--compare {a} {b}: they share no benchmark and variant")
+        raise UsageError(f"--compare {a} {b}: they share no benchmark, variant, prompting / "
+                         "solver and dataset version (only like-for-like runs are compared)")
     return pairs
 
 
@@ -203,7 +203,8 @@ def comparisons(data: ReportData, requested: tuple[str, str] | None = None
         how = f"requested: {requested[0]} vs {requested[1]}"
     else:
         pairs, total = auto_pairs(data)
-        how = ("automatic: runs of the same benchmark and variant that share item ids"
+        how = ("automatic: runs of two models with the same benchmark, variant, prompting / "
+               "solver and dataset version that share item ids"
                + (f" (first {len(pairs)} of {total} pairs)" if total > len(pairs) else ""))
     return [compare(x, y) for x, y in pairs], how
 

@@ -18,10 +18,11 @@ def _sections(data: ReportData, comparisons: list[Comparison]
                                                  list[bool]]], list[str]]]:
     """(level, heading, [(caption, header, rows, numeric)], notes) in page order."""
     out = []
-    header, rows = profile.profile_table(data)
-    numeric = [False, False] + [True] * (len(header) - 2)
-    out.append((2, "Cognitive profile", [("Headline per benchmark with 95% CI "
-                                          "(— = not run)", header, rows, numeric)], []))
+    header, rows, notes = profile.profile_table(data)
+    numeric = [False] + [True] * (len(header) - 1)
+    out.append((2, "Cognitive profile", [("Headline per benchmark and model with its 95% CI "
+                                          "(— = not run; published = the paper's own models, "
+                                          "never paired)", header, rows, numeric)], notes))
     benches = list(dict.fromkeys([*data.benchmarks(), *(r.benchmark for r in data.extra.values())]))
     for bench in benches:
         out.append((2, bench, [], []))

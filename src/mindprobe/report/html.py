@@ -17,6 +17,7 @@ from typing import Any
 from mindprobe import __version__
 from mindprobe.core.results import Results
 from mindprobe.report import plots, profile, transcripts
+from mindprobe.report.assets import CSS, PRINT_JS, SORT_JS
 from mindprobe.report.collect import ReportData, RunEntry, across_runs_of, combined_of
 from mindprobe.report.compare import Comparison, comparisons_html
 from mindprobe.report.provenance import Price, provenance_html, usage_by_role
@@ -24,137 +25,6 @@ from mindprobe.report.tables import table_html
 
 #: Benchmarks with more runs than this show each run folded (title and headline).
 OPEN_RUNS = 4
-
-CSS = """
-:root{--fg:#1d1d1f;--muted:#6b6b70;--line:#dcdce0;--bg:#fff;--soft:#f5f5f7;--accent:#0b5cad;
---ok:#1a7f37;--bad:#b42318;--warn:#9a6700}
-*{box-sizing:border-box}
-body{margin:0;color:var(--fg);background:var(--bg);font:15px/1.5 system-ui,-apple-system,
-"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif;font-variant-numeric:tabular-nums}
-header.top{background:#14213d;color:#fff;padding:22px 0 14px}
-header.top h1{margin:0;font-size:26px;font-weight:650;letter-spacing:-.01em}
-header.top p{margin:4px 0 0;color:#c9d2e3;font-size:14px}
-.wrap{max-width:1180px;margin:0 auto;padding:0 24px}
-nav.toc{position:sticky;top:0;z-index:5;background:rgba(255,255,255,.96);
-border-bottom:1px solid var(--line);font-size:14px}
-nav.toc a{display:inline-block;padding:9px 12px 9px 0;margin-right:8px;color:var(--accent);
-text-decoration:none}
-nav.toc a:hover{text-decoration:underline}
-section.block{padding:8px 0 18px;border-bottom:1px solid var(--line)}
-h2{font-size:21px;margin:26px 0 6px;letter-spacing:-.01em}
-h3{font-size:16.5px;margin:22px 0 6px}
-h2 small,h3 small{font-weight:400;color:var(--muted);font-size:14px}
-a{color:var(--accent)}
-.muted{color:var(--muted)}
-p.lead{color:var(--muted);margin:2px 0 12px}
-table{border-collapse:collapse;font-size:13.5px}
-.tablewrap{overflow-x:auto;margin:10px 0 14px}
-table.data,table.profile{min-width:40%}
-table.data caption,table.profile caption{caption-side:top;text-align:left;font-weight:600;
-padding:0 0 6px;font-size:13.5px}
-th,td{padding:5px 10px;border-bottom:1px solid var(--line);text-align:left;vertical-align:top}
-thead th{border-bottom:2px solid #b8b8be;font-weight:600;background:var(--soft);white-space:nowrap}
-tbody tr:nth-child(even) td{background:#fafafb}
-.num{text-align:right;white-space:nowrap}
-table.profile td,table.profile th{padding:7px 12px}
-table.profile td.missing{color:#9a9aa0;text-align:center}
-table.profile td a{color:inherit;text-decoration:none}
-table.profile .n{display:block;font-size:11.5px;color:var(--muted)}
-table.profile td.ref{color:#b00020}
-.swatch{display:inline-block;width:10px;height:10px;border-radius:2px;margin-right:6px}
-table.kv th{width:210px;font-weight:600;background:none;color:#333;white-space:nowrap}
-table.kv td{word-break:break-word;font-size:13px}
-dl.facts{display:grid;grid-template-columns:repeat(auto-fill,minmax(250px,1fr));gap:2px 18px;
-font-size:12.5px;margin:8px 12px}
-dl.facts div{display:flex;gap:8px;border-bottom:1px dotted var(--line);padding:2px 0}
-dl.facts dt{font-weight:600;color:#444;min-width:90px}
-dl.facts dd{margin:0;word-break:break-word}
-p.small{font-size:12.5px;margin:4px 0}
-.badge{display:inline-block;font-size:11.5px;font-weight:600;padding:1px 7px;border-radius:10px;
-margin-left:6px;background:#eee;color:#333;vertical-align:1px}
-.badge.ok{background:#dafbe1;color:var(--ok)}.badge.bad{background:#ffebe9;color:var(--bad)}
-.badge.warn{background:#fff8c5;color:var(--warn)}.badge.err{background:#ffebe9;color:var(--bad)}
-.headline{font-size:15px;margin:4px 0 8px}
-.headline b{font-size:17px}
-.note{font-size:13.5px;color:#333;margin:4px 0}
-.warning{font-size:13.5px;color:var(--warn);background:#fffbe6;border-left:3px solid #e0b400;
-padding:5px 10px;margin:6px 0}
-.partial{color:var(--warn);font-weight:600}
-.error{color:var(--bad);background:#fff1f0;border-left:3px solid var(--bad);padding:6px 10px}
-.figs{display:grid;grid-template-columns:repeat(auto-fit,minmax(520px,1fr));gap:14px 22px;
-margin:10px 0}
-.figs.small{grid-template-columns:repeat(auto-fill,minmax(340px,1fr))}
-figure{margin:0;break-inside:avoid}
-svg.chart{max-width:100%;height:auto;display:block;background:#fff}
-.run{margin:8px 0 14px;padding:2px 0 6px 14px;border-left:3px solid var(--line)}
-details.run>summary{list-style:none}
-details.run>summary::-webkit-details-marker{display:none}
-details.run>summary h3{display:inline-block;margin:10px 0 4px}
-details.run>summary h3::before{content:"▸ ";color:var(--muted)}
-details.run[open]>summary h3::before{content:"▾ "}
-.hl{font-weight:500;color:#333;margin-left:6px}
-details.cmp{margin:6px 0}
-details.cmp>summary{font-size:14px;padding:3px 0}
-details>summary{cursor:pointer}
-.filters{display:flex;flex-wrap:wrap;gap:10px 16px;align-items:center;padding:10px 12px;
-background:var(--soft);border:1px solid var(--line);border-radius:8px;margin:10px 0;
-font-size:13.5px;position:sticky;top:38px;z-index:4}
-.filters select,.filters input{font:inherit;padding:3px 6px;border:1px solid #bbb;
-border-radius:5px;background:#fff}
-.filters .count{margin-left:auto;color:var(--muted)}
-details.item{border:1px solid var(--line);border-radius:6px;margin:5px 0;background:#fff}
-details.item>summary{padding:6px 10px;font-size:13.5px}
-details.item[open]>summary{border-bottom:1px solid var(--line);background:var(--soft)}
-details.item .convo,details.item>details{margin:8px 12px}
-.iid{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12.5px}
-.grp{margin-left:10px;color:var(--muted)}
-.ans{margin-left:10px;font-size:12.5px;color:#444}
-table.cmp-summary td.model{white-space:nowrap}
-.msg{margin:6px 0;max-width:900px;border-radius:8px;padding:6px 10px;border:1px solid var(--line)}
-.msg.user{background:#f3f6fb}.msg.assistant{background:#f4fbf5;margin-left:28px}
-.msg.judge{background:#fbf7f0;margin-left:28px}.msg.error{background:#fff1f0}
-.msg .who{font-size:11.5px;font-weight:600;color:var(--muted);text-transform:uppercase;
-letter-spacing:.03em}
-.msg .meta{font-size:12px;color:var(--muted)}
-pre{white-space:pre-wrap;word-break:break-word;margin:2px 0;font:12.5px/1.45 ui-monospace,
-SFMono-Regular,Menlo,Consolas,monospace}
-footer{padding:18px 0 30px;color:var(--muted);font-size:13px}
-@media print{
- @page{size:A4;margin:14mm 12mm}
- body{font-size:10.5pt}
- header.top{background:none;color:#000;padding:0 0 6px;border-bottom:2px solid #000}
- header.top p{color:#333}
- nav.toc,.filters{display:none}
- .wrap{max-width:none;padding:0}
- .figs{display:block}
- .figs.small{display:grid;grid-template-columns:1fr 1fr;gap:4px 12px}
- figure{margin:0 0 8px;page-break-inside:avoid}
- svg.chart{max-width:100%}
- .tablewrap{overflow:visible}
- table{page-break-inside:auto;font-size:8.5pt}th,td{padding:2px 6px}
- .num{white-space:normal}
- tr,figure,.cmp,.msg{page-break-inside:avoid}
- h2,h3{page-break-after:avoid}
- section.block{border:none}
- section#transcripts details.item:not([open]){display:none}
- a{color:inherit;text-decoration:none}
- tbody tr:nth-child(even) td{background:none}
-}
-"""
-
-PRINT_JS = """
-(function(){
-  var opened=[];
-  window.addEventListener('beforeprint',function(){
-    document.querySelectorAll('details:not(.item):not([open])').forEach(function(d){
-      d.open=true;opened.push(d);});
-  });
-  window.addEventListener('afterprint',function(){
-    opened.forEach(function(d){d.open=false;});opened=[];
-  });
-})();
-"""
-
 
 def _clean(v: Any) -> Any:
     if isinstance(v, float) and not math.isfinite(v):
@@ -226,18 +96,43 @@ def _run_html(e: RunEntry, open_: bool) -> str:
     """A run's block, folded to its title and headline when the benchmark has many runs."""
     status = e.partial()
     badge = f' <span class="badge warn">partial: {escape(status)}</span>' if status else ""
+    if e.failed():
+        badge = f' <span class="badge err">failed: {escape(e.failed() or "")} — not scored</span>'
     head_line = ""
-    if e.results is not None and e.results.headline is not None:
+    if e.results is not None and e.results.headline is not None and not e.failed():
         head_line = f' <span class="hl">{escape(profile.headline_cell(e.results.headline))}</span>'
     summary = (f'<summary><h3 id="run-{e.slug}">{escape(e.title)}{head_line}{badge} '
                f"<small>{escape(str(e.run.dir))}</small></h3></summary>")
-    if e.error:
-        body = f'<p class="error">{escape(e.error)}</p>'
+    if e.error or e.failed():
+        body = f'<p class="error">{escape(e.error or e.failed() or "")}: not scored</p>'
     else:
         assert e.results is not None
         warns = "".join(f'<p class="warning">warning: {escape(w)}</p>' for w in e.run.warnings)
         body = warns + results_html(e.results, e.slug)
     return f'<details class="run"{" open" if open_ else ""}>{summary}{body}</details>'
+
+
+def _definitions(bench: str) -> str:
+    """The benchmark's metrics, each in one sentence and its formula, and its baseline."""
+    from mindprobe.registry import BENCHMARKS, get_benchmark
+
+    if bench not in BENCHMARKS:
+        return ""
+    defs = get_benchmark(bench).metric_definitions()
+    if not defs:
+        return ""
+    items = "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in defs.items())
+    return f'<dl class="defs">{items}</dl>'
+
+
+def _sweep_runs(bench: str, entries: list[RunEntry]) -> list[RunEntry]:
+    """Runs the benchmark never takes as a headline (a prompt sweep's validation runs)."""
+    from mindprobe.registry import BENCHMARKS, get_benchmark
+
+    if bench not in BENCHMARKS:
+        return []
+    b = get_benchmark(bench)
+    return [e for e in entries if b.setting_rank(e.run.variant, e.setting) is None]
 
 
 def benchmark_html(data: ReportData, bench: str) -> str:
@@ -252,8 +147,18 @@ def benchmark_html(data: ReportData, bench: str) -> str:
         items = "; ".join(f"{e.title}: {e.partial()}" for e in partial)
         parts.append(f'<p class="partial">{len(partial)} of {len(entries)} run(s) are partial '
                      f"— {escape(items)}. Their numbers cover only the recorded items.</p>")
-    runs = [e.run for e in entries]
-    results = [e.results for e in entries]
+    parts.append(_definitions(bench))
+    sweep = _sweep_runs(bench, entries)
+    if sweep:
+        items = "".join(f'<li><a href="#run-{e.slug}">{escape(e.title)}</a>: '
+                        f"{escape(profile.headline_cell(e.results.headline if e.results else None))}"
+                        "</li>" for e in sweep)
+        parts.append(f'<div id="sweep-{escape(bench)}"><p class="small"><b>Sweep</b>: these '
+                     "validation runs chose a setting; they are never a headline and their "
+                     f'plots are left out.</p><ul class="small">{items}</ul></div>')
+    shown = [e for e in entries if e not in sweep and not e.failed()]
+    runs = [e.run for e in shown]
+    results = [e.results for e in shown]
     parts.append(_figs(plots.plots_for(bench, runs, results)))
     across = across_runs_of(bench, [e.run for e in entries if e.results is not None])
     if across is not None and across.tables:
@@ -319,17 +224,19 @@ def render_html(data: ReportData, comparisons: list[Comparison], compare_how: st
         summary += f" · {n_partial} partial run(s)"
     anchors = transcripts.anchors(data, max_items)
     cmp_html = comparisons_html(comparisons, anchors) if comparisons else (
-        '<p class="muted">No two runs of the same benchmark and variant share items; run a '
+        '<p class="muted">No two models ran the same benchmark, variant, setting and data on shared items; run a '
         "second model on the same items (or pass --compare A B) to compare them.</p>")
     body = [
         f'<header class="top"><div class="wrap"><h1>{escape(data.title)}</h1>'
         f"<p>{escape(summary)}</p></div></header>",
         f'<nav class="toc"><div class="wrap">{toc}</div></nav><main class="wrap">',
         '<section class="block" id="profile"><h2>Cognitive profile</h2>'
-        '<p class="lead">One headline per benchmark and variant, with its 95% confidence '
-        "interval; — marks a benchmark the model has not run. The last column gives the "
-        "chance level where the benchmark states one, and the score of a run of the "
-        "<code>random</code> model where there is one.</p>",
+        '<p class="lead">One row per model, one column per benchmark: the headline of the '
+        "model's run chosen by the benchmark's rule (below; a setting other than the paper's "
+        "default is named in amber), with its 95% confidence interval [low, high] and the "
+        "number of items n; — marks a benchmark the model has not run. Column heads give the "
+        "chance level (what guessing scores) and the <code>random</code> model's score. "
+        "Click a column head to sort.</p>",
         profile.profile_html(data),
         _figs(profile.profile_charts(data), small=True),
         "</section>",
@@ -345,7 +252,7 @@ def render_html(data: ReportData, comparisons: list[Comparison], compare_how: st
         "nothing from the network.</footer></main>",
         '<script type="application/json" id="mindprobe-data">'
         + data_json(data, comparisons, price) + "</script>",
-        f"<script>{transcripts.FILTER_JS}{PRINT_JS}</script>",
+        f"<script>{transcripts.FILTER_JS}{PRINT_JS}{SORT_JS}</script>",
     ]
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             '<meta name="viewport" content="width=device-width, initial-scale=1">'

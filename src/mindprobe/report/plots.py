@@ -399,7 +399,7 @@ PLOT_HOOKS: dict[str, PlotHook] = {
 #: Tables a hook already draws (exact names, or prefixes ending in "/").
 HOOK_COVERS: dict[str, tuple[str, ...]] = {
     "worldsense": ("accuracy/",),
-    "already_said_that": ("metrics", "all_variants"),
+    "already_said_that": ("metrics", "all_variants", "tokens"),  # tokens: unlike rows
     "mr_gsm8k": ("metrics",),
     "sort": ("by_condition", "distance_bin"),
     "fanoutqa": ("by_fanout",),

@@ -1,12 +1,15 @@
-"""The cognitive profile: for every model, one headline per benchmark (and variant) with its 95%
-CI, models side by side, the chance or random level marked; a run a model has not made is
-missing (—), never zero."""
+"""The cognitive profile, the report's first screen: one row per model (and per published
+model, labelled), one column per benchmark holding the model's headline run chosen by the
+benchmark's stated rule (`Benchmark.setting_rank`: the paper's default setting first), with its
+95% CI; the chance level and the `random` model's score in the column head; a run a model has
+not made is missing (—), never zero. Failed and unreadable runs are listed, not scored."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from html import escape
 
+from mindprobe.core.benchmark import Reference
 from mindprobe.core.results import Headline, _fmt
 from mindprobe.report.collect import ReportData, RunEntry
 from mindprobe.report.svg import interval_chart, ok
@@ -15,34 +18,60 @@ MISSING = "—"
 
 
 @dataclass
-class ProfileRow:
-    benchmark: str
-    variant: str
-    prompting: str
-    label: str
-    cells: dict[str, RunEntry] = field(default_factory=dict)
-    chance: float | None = None
-    random: float | None = None
+class Cell:
+    """What one model shows for one benchmark: its chosen run or a published number."""
 
-    def headline(self, model: str) -> Headline | None:
-        e = self.cells.get(model)
-        return e.results.headline if e is not None and e.results is not None else None
+    headline: Headline | None
+    entry: RunEntry | None = None
+    reference: Reference | None = None
+    #: The chosen run is not the paper's default setting (rank > 0).
+    off_default: bool = False
+    #: Validation runs of a sweep that led to this run.
+    sweep: list[RunEntry] = field(default_factory=list)
 
     @property
-    def metric(self) -> str:
-        for e in self.cells.values():
-            if e.results is not None and e.results.headline is not None:
-                h = e.results.headline
-                return h.name + (f" ({h.unit.strip()})" if h.unit.strip() else "")
-        return "–"
+    def setting(self) -> str:
+        if self.reference is not None:
+            return setting_text(self.reference.variant, self.reference.setting)
+        assert self.entry is not None
+        return setting_text(self.entry.run.variant, self.entry.setting)
 
-    def reference_text(self) -> str:
-        parts = []
-        if ok(self.chance):
-            parts.append(f"chance {_fmt(self.chance)}")
-        if ok(self.random):
-            parts.append(f"random run {_fmt(self.random)}")
-        return " · ".join(parts) or MISSING
+
+@dataclass
+class Column:
+    benchmark: str
+    rule: str
+    cells: dict[str, Cell] = field(default_factory=dict)
+    failed: list[tuple[RunEntry, str]] = field(default_factory=list)
+    chance: float | None = None
+    random: float | None = None
+    metric: str = "–"
+    percent: bool = False
+    definitions: dict[str, str] = field(default_factory=dict)
+    #: (variant, setting, dataset version) of the column: other cells are marked, not charted.
+    like: tuple[str, str, str | None] | None = None
+    label: str = ""
+
+
+def setting_text(variant: str, setting: dict[str, str]) -> str:
+    return " · ".join([variant, *(str(v) for v in setting.values())])
+
+
+def headline_cell(h: Headline | None) -> str:
+    """The headline as the terminal formats it: value [low, high] unit."""
+    if h is None or h.value is None:
+        return MISSING
+    unit = "%" if h.percent else h.unit
+    ci = ""
+    if h.ci_low is not None and h.ci_high is not None:
+        ci = f" [{_fmt(h.ci_low, h.percent)}, {_fmt(h.ci_high, h.percent)}]"
+    return f"{_fmt(h.value, h.percent)}{unit}{ci}"
+
+
+def _value(v: float | None, h: Headline | None) -> str:
+    if not ok(v) or h is None:
+        return MISSING
+    return f"{_fmt(v, h.percent)}{'%' if h.percent else h.unit}"
 
 
 def models_of(data: ReportData) -> list[str]:
@@ -51,116 +80,245 @@ def models_of(data: ReportData) -> list[str]:
     return [m for m in models if m != "random"] + [m for m in models if m == "random"]
 
 
-def profile_rows(data: ReportData) -> list[ProfileRow]:
-    """One row per benchmark, variant (and prompting, where a variant was run several ways)."""
-    promptings: dict[tuple[str, str], set[str]] = {}
-    for e in data.entries:
-        promptings.setdefault((e.benchmark, e.run.variant), set()).add(e.run.prompting)
-    rows: dict[tuple[str, str, str], ProfileRow] = {}
-    for e in data.entries:
-        key = (e.benchmark, e.run.variant, e.run.prompting)
-        several = len(promptings[(e.benchmark, e.run.variant)]) > 1
-        label = f"{e.benchmark} · {e.run.variant}" + (f" · {e.run.prompting}" if several else "")
-        row = rows.setdefault(key, ProfileRow(*key, label))
-        if e.model in row.cells:  # a second run of the same model and setting: keep both
-            label2 = f"{label} · {e.run.dir.name}"
-            row = rows.setdefault((*key[:2], f"{key[2]}/{e.run.dir}"),
-                                  ProfileRow(*key, label2))
-        row.cells[e.model] = e
-    for row in rows.values():
-        for e in row.cells.values():
-            h = e.results.headline if e.results is not None else None
-            if h is not None and ok(h.chance) and row.chance is None:
-                row.chance = h.chance
-        rand = row.cells.get("random") or next(
-            (e for e in data.entries if e.model == "random" and e.benchmark == row.benchmark
-             and e.run.variant == row.variant), None)
-        if rand is not None and rand.results is not None and rand.results.headline is not None:
-            row.random = rand.results.headline.value
-    return list(rows.values())
+def _setting_key(setting: dict[str, str]) -> str:
+    return ",".join(f"{k}={v}" for k, v in sorted(setting.items()))
 
 
-def headline_cell(h: Headline | None) -> str:
-    """The headline as the terminal formats it: value [low, high] unit."""
-    if h is None or h.value is None:
-        return MISSING
-    ci = ""
-    if h.ci_low is not None and h.ci_high is not None:
-        ci = f" [{_fmt(h.ci_low)}, {_fmt(h.ci_high)}]"
-    return f"{_fmt(h.value)}{h.unit}{ci}"
+def _like(e: RunEntry) -> tuple[str, str, str | None]:
+    """(variant, setting, dataset version): what must match to share a chart."""
+    return e.like()[1:]
 
 
-def profile_table(data: ReportData) -> tuple[list[str], list[list[str]]]:
-    """(header, rows) of the profile as text cells, for HTML, Markdown and LaTeX alike."""
-    models = models_of(data)
-    header = ["benchmark", "metric", *models, "chance / random"]
+def _choice_key(e: RunEntry, rank: int, default_variant: str) -> tuple:
+    return (rank, e.run.variant != default_variant, bool(e.partial()), -len(e.run.records))
+
+
+def columns(data: ReportData) -> list[Column]:
+    """One column per benchmark: each model's headline run by the benchmark's rule."""
+    from mindprobe.registry import BENCHMARKS, get_benchmark
+
+    out = []
+    for b in data.benchmarks():
+        bench = get_benchmark(b) if b in BENCHMARKS else None
+        default_variant = BENCHMARKS[b].default_variant if bench else ""
+        col = Column(b, bench.setting_rule if bench else "")
+        if bench is not None:
+            col.definitions = bench.metric_definitions()
+        ranked: list[tuple[tuple, RunEntry]] = []
+        sweeps: dict[str, list[RunEntry]] = {}
+        for e in data.of(b):
+            why = e.error or e.failed()
+            if why or e.results is None:
+                col.failed.append((e, why or "no results"))
+                continue
+            rank = bench.setting_rank(e.run.variant, e.setting) if bench else 0
+            if rank is None:
+                sweeps.setdefault(e.model, []).append(e)
+                continue
+            ranked.append((_choice_key(e, rank, default_variant), e))
+        # the column's setting: the best-ranked one, among those the most models share
+        share: dict[tuple, set[str]] = {}
+        for _, e in ranked:
+            share.setdefault(_like(e), set()).add(e.model)
+        best = min(ranked, key=lambda ke: (ke[0][:2], -len(share[_like(ke[1])])), default=None)
+        col.like = _like(best[1]) if best else None
+        col.label = setting_text(best[1].run.variant, best[1].setting) if best else ""
+        chosen: dict[str, tuple[tuple, RunEntry]] = {}
+        for key, e in ranked:
+            mine = (_like(e) != col.like, *key)
+            if e.model not in chosen or mine < chosen[e.model][0]:
+                chosen[e.model] = (mine, e)
+        for model, (key, e) in chosen.items():
+            assert e.results is not None
+            col.cells[model] = Cell(e.results.headline, e, off_default=bool(key[0]),
+                                    sweep=sweeps.get(model, []))
+        for ref in data.references.get(b, []):
+            like = (ref.variant, _setting_key(ref.setting), ref.dataset_version)
+            col.cells.setdefault(ref.row_name(b),
+                                 Cell(ref.headline, reference=ref, off_default=like != col.like))
+        for cell in col.cells.values():
+            h = cell.headline
+            if h is not None and h.name and col.metric == "–":
+                col.metric, col.percent = h.name, h.percent
+            if h is not None and ok(h.chance) and col.chance is None:
+                col.chance = h.chance
+        rand = col.cells.get("random")
+        if rand is not None and rand.headline is not None and not rand.off_default:
+            col.random = rand.headline.value
+        out.append(col)
+    return out
+
+
+def row_names(data: ReportData, cols: list[Column]) -> list[str]:
+    """The user's models (random last), then the published ones."""
+    names = models_of(data)
+    refs = [m for c in cols for m, cell in c.cells.items() if cell.reference is not None]
+    return names + list(dict.fromkeys(refs))
+
+
+def baseline_text(col: Column) -> str:
+    h = Headline("", None, percent=col.percent)
+    parts = []
+    if ok(col.chance):
+        parts.append(f"chance {_value(col.chance, h)}")
+    if ok(col.random):
+        parts.append(f"random run {_value(col.random, h)}")
+    return " · ".join(parts)
+
+
+def profile_table(data: ReportData) -> tuple[list[str], list[list[str]], list[str]]:
+    """(header, rows, notes) of the profile as text cells, for Markdown and LaTeX: the same
+    curated table as the page."""
+    cols = columns(data)
+    header = ["model", *(f"{c.benchmark}: {c.metric}" for c in cols)]
     body = []
-    for row in profile_rows(data):
+    for name in row_names(data, cols):
         cells = []
-        for m in models:
-            e = row.cells.get(m)
-            text = headline_cell(row.headline(m))
-            if e is not None and e.partial():
+        for c in cols:
+            cell = c.cells.get(name)
+            if cell is None:
+                cells.append(MISSING)
+                continue
+            text = headline_cell(cell.headline)
+            if cell.entry is not None and cell.entry.partial():
                 text += " (partial)"
+            if cell.off_default or cell.reference is not None:
+                text += f" ({cell.setting})"
             cells.append(text)
-        body.append([row.label, row.metric, *cells, row.reference_text()])
-    return header, body
+        body.append([name, *cells])
+    base = ["baselines", *(baseline_text(c) or MISSING for c in cols)]
+    body.append(base)
+    notes = [f"{c.benchmark}: headline run = {c.rule}" for c in cols if c.rule]
+    for c in cols:
+        for ref in {id(x.reference): x.reference for x in c.cells.values()
+                    if x.reference is not None}.values():
+            notes.append(f"{ref.row_name(c.benchmark)}: {ref.source}")
+        notes += [f"{c.benchmark}: {e.model} · {e.run.variant} failed ({why}): not scored"
+                  for e, why in c.failed]
+    notes += [f"unreadable run {d}: {why}" for d, why in data.unreadable]
+    return header, body, notes
+
+
+def _sort_value(cell: Cell | None) -> str:
+    h = cell.headline if cell else None
+    return "" if h is None or not ok(h.value) else f"{h.value:.6g}"
 
 
 def profile_html(data: ReportData) -> str:
-    models = models_of(data)
-    rows = profile_rows(data)
-    head = "".join(f'<th class="num"><span class="swatch" style="background:{data.color(m)}">'
-                   f"</span>{escape(m)}</th>" for m in models)
-    lines = [f'<table class="profile"><thead><tr><th>benchmark</th><th>metric</th>{head}'
-             '<th class="num">chance / random</th></tr></thead><tbody>']
-    for row in rows:
-        tds = []
-        for m in models:
-            e = row.cells.get(m)
-            h = row.headline(m)
-            if e is None:
-                tds.append(f'<td class="num missing" title="{escape(m)} has not run this">'
-                           f"{MISSING}</td>")
-                continue
-            note = ""
-            if e.error:
-                note = ' <span class="badge err">not analysed</span>'
-            elif e.partial():
-                note = f' <span class="badge warn" title="{escape(e.partial() or "")}">partial</span>'
-            n = f'<span class="n">n={h.n}</span>' if h is not None and h.n is not None else ""
-            tds.append(f'<td class="num"><a href="#run-{e.slug}">{escape(headline_cell(h))}</a>'
-                       f"{note}{n}</td>")
-        lines.append(f'<tr><th scope="row"><a href="#bench-{escape(row.benchmark)}">'
-                     f"{escape(row.label)}</a></th><td>{escape(row.metric)}</td>{''.join(tds)}"
-                     f'<td class="num ref">{escape(row.reference_text())}</td></tr>')
-    lines.append("</tbody></table>")
-    return "".join(lines)
+    cols = columns(data)
+    if not cols:
+        return '<p class="muted">No run to profile.</p>'
+    head = "".join(
+        f'<th class="num sortable" data-col="{i + 1}" title="click to sort">'
+        f'<a href="#bench-{escape(c.benchmark)}">{escape(c.benchmark)}</a> '
+        f'<span class="metric" title="{escape(c.definitions.get(c.metric, ""))}">'
+        f'{escape(c.metric)} · {escape(c.label)}</span>'
+        f' <span class="base">{escape(baseline_text(c))}</span></th>'
+        for i, c in enumerate(cols))
+    lines = ['<div class="tablewrap"><table class="profile" id="profile-table"><thead><tr>'
+             f'<th class="sortable" data-col="0" title="click to sort">model</th>{head}</tr>'
+             "</thead><tbody>"]
+    for name in row_names(data, cols):
+        published = any(c.cells.get(name) and c.cells[name].reference for c in cols)
+        swatch = ("" if published else
+                  f'<span class="swatch" style="background:{data.color(name)}"></span>')
+        label = escape(name.split(" (published, ")[0])
+        tag = ' <span class="badge pub">published</span>' if published else ""
+        tds = [f'<th scope="row" data-v="{escape(name)}">{swatch}{label}{tag}</th>']
+        for c in cols:
+            tds.append(_cell_html(name, c.cells.get(name)))
+        lines.append(f'<tr class="{"pub" if published else "mine"}">{"".join(tds)}</tr>')
+    lines.append("</tbody></table></div>")
+    return "".join(lines) + _profile_notes(data, cols)
+
+
+def _cell_html(name: str, cell: Cell | None) -> str:
+    if cell is None:
+        return (f'<td class="num missing" data-v="" title="{escape(name)} has no run of this '
+                f'benchmark">{MISSING}</td>')
+    h = cell.headline
+    value = escape(headline_cell(h))
+    notes = []
+    if cell.entry is not None:
+        value = f'<a href="#run-{cell.entry.slug}">{value}</a>'
+        why = cell.entry.partial()
+        if why:
+            notes.append(f'<span class="badge warn" title="{escape(why)}">partial</span>')
+    if cell.sweep:
+        notes.append(f'<a class="badge" href="#sweep-{escape(cell.sweep[0].benchmark)}" '
+                     f'title="chosen by a sweep of {len(cell.sweep)} validation run(s)">'
+                     "sweep</a>")
+    n = f"n={h.n:,}" if h is not None and h.n is not None else ""
+    setting = escape(cell.setting)
+    cls = "setting off" if cell.off_default else "setting"
+    return (f'<td class="num" data-v="{_sort_value(cell)}">{value}{"".join(notes)} '
+            f'<span class="n">{escape(n)}</span> <span class="{cls}">{setting}</span></td>')
+
+
+def _profile_notes(data: ReportData, cols: list[Column]) -> str:
+    parts = ['<dl class="defs">']
+    for c in cols:
+        if c.rule:
+            parts.append(f"<dt>{escape(c.benchmark)}</dt><dd>headline run: {escape(c.rule)}."
+                         + "".join(f" <b>{escape(k)}</b>: {escape(v)}"
+                                   for k, v in c.definitions.items()
+                                   if k in (c.metric, "chance"))
+                         + "</dd>")
+    parts.append("</dl>")
+    refs = [(c.benchmark, cell.reference) for c in cols for cell in c.cells.values()
+            if cell.reference is not None]
+    if refs:
+        items = "".join(f"<li><b>{escape(r.model)}</b> ({escape(b)}, "
+                        f"{escape(setting_text(r.variant, r.setting))}): "
+                        f"{escape(headline_cell(r.headline))} — source: {escape(r.source)}</li>"
+                        for b, r in refs)
+        parts.append('<p class="small"><span class="badge pub">published</span> rows are '
+                     "the papers' own models on the same data, shown for reference and never "
+                     f"used in a paired comparison:</p><ul class=\"small\">{items}</ul>")
+    failed = [(e, why) for c in cols for e, why in c.failed]
+    if failed:
+        items = "".join(f'<li><a href="#run-{e.slug}">{escape(e.benchmark)} · '
+                        f"{escape(e.title)}</a>: {escape(why)} — not scored</li>"
+                        for e, why in failed)
+        parts.append(f'<p class="small error">Failed runs (not scored):</p><ul class="small">'
+                     f"{items}</ul>")
+    if data.unreadable:
+        items = "".join(f"<li><code>{escape(d)}</code>: {escape(why)}</li>"
+                        for d, why in data.unreadable)
+        parts.append('<p class="small error">Runs that could not be read (left out):</p>'
+                     f'<ul class="small">{items}</ul>')
+    return "".join(parts)
 
 
 def profile_charts(data: ReportData) -> list[str]:
-    """One small panel per profile row: each model's headline and CI, chance/random dashed."""
-    models = models_of(data)
+    """One compact panel per benchmark: each model's headline (dot) and CI (whisker), its own
+    colour and marker; chance and the random run dashed."""
+    from mindprobe.report.svg import marker_for
+
+    cols = columns(data)
+    names = row_names(data, cols)
     out = []
-    for row in profile_rows(data):
-        shown = [m for m in models if m in row.cells]
-        vals, lows, highs = [], [], []
-        for m in shown:
-            h = row.headline(m)
-            vals.append(h.value if h else None)
-            lows.append(h.ci_low if h else None)
-            highs.append(h.ci_high if h else None)
+    for c in cols:
+        shown = [m for m in names if m in c.cells and not c.cells[m].off_default]
+        heads = [c.cells[m].headline for m in shown]
+        vals = [h.value if h else None for h in heads]
         if not any(ok(v) for v in vals):
             continue
         refs = []
-        if ok(row.chance):
-            refs.append((row.chance, "chance"))
-        if ok(row.random) and "random" not in shown:
-            refs.append((row.random, "random"))
+        if ok(c.chance):
+            refs.append((c.chance, "chance"))
+        if ok(c.random) and "random" not in shown:
+            refs.append((c.random, "random run"))
         unit_range = all(ok(v) and -1e-9 <= v <= 1 + 1e-9 for v in vals + [r for r, _ in refs])
-        name = row.metric
+        labels = [m.split(" (published, ")[0] + " (published)" if c.cells[m].reference else m
+                  for m in shown]
         out.append(interval_chart(
-            shown, vals, lows, highs, colors=[data.color(m) for m in shown],
-            title=row.label, x_label=name, refs=refs,
-            x_range=(0.0, 1.0) if unit_range and "accuracy" in name.lower() else None))
+            labels, vals, [h.ci_low if h else None for h in heads],
+            [h.ci_high if h else None for h in heads],
+            colors=[data.color(m) for m in shown],
+            markers=[marker_for(names.index(m)) for m in shown],
+            hollow=[c.cells[m].reference is not None for m in shown],
+            title=f"{c.benchmark}: {c.metric}" + (f" ({c.label})" if c.label else ""),
+            refs=refs, percent=c.percent,
+            x_range=(0.0, 1.0) if unit_range and c.percent else None))
     return out

@@ -13,13 +13,22 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 
-#: Okabe–Ito, readable for the common colour-vision deficiencies and in greyscale print.
-PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442",
-           "#000000")
+from mindprobe.report.svgtext import (
+    FONT_FAMILY,
+    PALETTE,
+    REF,
+    _legend,
+    _text,
+    distinct_colors,
+    fit,
+    marker,
+    marker_for,
+    text_width,
+    wrap,
+)
+
 AXIS = "#444"
 GRID = "#e3e3e3"
-REF = "#b00020"
-FONT = 12
 
 
 @dataclass
@@ -85,44 +94,21 @@ def _range(values: Sequence[float], y_range: tuple[float, float] | None,
     return ticks[0], ticks[-1], ticks
 
 
-def _text(x: float, y: float, s: str, *, anchor: str = "middle", size: int = FONT,
-          weight: str = "normal", fill: str = "#222", rotate: float | None = None,
-          tip: str = "") -> str:
-    tr = f' transform="rotate({rotate:g} {x:.1f} {y:.1f})"' if rotate else ""
-    bold = f' font-weight="{weight}"' if weight != "normal" else ""
-    title = f"<title>{escape(tip)}</title>" if tip else ""
-    return (f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}" font-size="{size}"'
-            f'{bold} fill="{fill}"{tr}>{escape(s)}{title}</text>')
-
-
-def _title(x: float, title: str, room: float) -> str:
-    """The chart's title, cut to fit its width (the whole of it as a tooltip)."""
-    fit = max(10, int(room / 7.2))
-    short = title if len(title) <= fit else title[: fit - 1] + "…"
-    return _text(x, 18, short, anchor="start", size=13, weight="600",
-                 tip=title if short != title else "")
+def _title(x: float, title: str, room: float) -> tuple[list[str], float]:
+    """The chart's title, wrapped to its width (at most three lines, the whole of it as a
+    tooltip when cut); returns the elements and the y where the plot may start."""
+    lines = wrap(title, room, 13, bold=True)
+    tip = title if " ".join(lines) != " ".join(title.split()) else ""
+    out = [_text(x, 17 + 16 * i, line, anchor="start", size=13, weight="600", tip=tip)
+           for i, line in enumerate(lines)]
+    return out, 16 * len(lines) + 12
 
 
 def _svg(width: int, height: int, body: list[str], title: str, label: str = "") -> str:
     aria = escape(label or title)
     head = (f'<svg class="chart" viewBox="0 0 {width} {height}" width="{width}" '
-            f'height="{height}" role="img" aria-label="{aria}" font-family="inherit">')
+            f'height="{height}" role="img" aria-label="{aria}" font-family="{FONT_FAMILY}">')
     return head + "".join(body) + "</svg>"
-
-
-def _legend(names: Sequence[tuple[str, str]], x: float, y: float, width: float) -> tuple[
-        list[str], float]:
-    """Swatches left to right, wrapping; returns the elements and the height used."""
-    out, cx, cy = [], x, y
-    for name, color in names:
-        w = 22 + 7 * len(name)
-        if cx + w > x + width and cx > x:
-            cx, cy = x, cy + 18
-        out.append(f'<rect x="{cx:.1f}" y="{cy - 9:.1f}" width="12" height="12" rx="2" '
-                   f'fill="{color}"/>')
-        out.append(_text(cx + 16, cy + 1, name, anchor="start", size=11))
-        cx += w + 10
-    return out, cy - y + 18
 
 
 def _y_axis(body: list[str], ticks: Sequence[float], scale, left: float, right: float,
@@ -137,7 +123,18 @@ def _y_axis(body: list[str], ticks: Sequence[float], scale, left: float, right: 
                 f'stroke="{AXIS}"/>')
     if y_label:
         mid = (top + bottom) / 2
-        body.append(_text(14, mid, y_label, size=11, fill=AXIS, rotate=-90))
+        body.append(_text(14, mid, fit(y_label, bottom - top, 11), size=11, fill=AXIS,
+                          rotate=-90, tip=y_label))
+
+
+def _category_labels(categories: Sequence[str], group: float) -> tuple[bool, list[str], float]:
+    """(rotated?, labels, height they need): upright when every label fits its group's width,
+    else slanted at 35°, each cut to 150 px."""
+    if all(text_width(c, 11) <= group - 4 for c in categories):
+        return False, list(categories), 22.0
+    labels = [fit(c, 150, 11) for c in categories]
+    longest = max((text_width(c, 11) for c in labels), default=0)
+    return True, labels, 16 + longest * math.sin(math.radians(35))
 
 
 def bar_chart(categories: Sequence[str], series: Sequence[Series], *, title: str = "",
@@ -146,10 +143,12 @@ def bar_chart(categories: Sequence[str], series: Sequence[Series], *, title: str
               category_refs: Sequence[float | None] | None = None,
               category_ref_label: str = "chance", percent: bool = False,
               width: int = 760, height: int = 320) -> str:
-    """Grouped vertical bars (one group per category, one bar per series) with CI whiskers.
+    """Grouped vertical bars (one group per category, one bar per series, each series its own
+    colour and marker) with CI whiskers.
 
-    `refs` are horizontal reference lines across the plot (e.g. chance); `category_refs` a
-    short dashed mark per category (e.g. a chance level that depends on the category).
+    `refs` are horizontal reference lines across the plot (e.g. chance), named in the legend;
+    `category_refs` a short dashed mark per category (e.g. a chance level that depends on the
+    category).
     """
     n_cat, n_ser = len(categories), max(len(series), 1)
     allv: list[float] = []
@@ -158,32 +157,40 @@ def bar_chart(categories: Sequence[str], series: Sequence[Series], *, title: str
             allv += [v for v in seq if ok(v)]
     allv += [r for r, _ in refs] + [r for r in (category_refs or ()) if ok(r)]
     lo, hi, ticks = _range(allv, y_range)
-    rotate = n_cat > 4 and max((len(c) for c in categories), default=0) * 7 > (width - 80) / max(
-        n_cat, 1)
-    label_room = min(110, 8 + 6 * max((len(c) for c in categories), default=0)) if rotate else 22
-    legend_names = [(s.name, s.color or PALETTE[i % len(PALETTE)]) for i, s in enumerate(series)]
-    left, right, top = 62, width - 14, 30 if title else 12
-    legend, legend_h = _legend(legend_names, left, 0, right - left) if series else ([], 0)
+    colors = distinct_colors([s.color for s in series])
+    shapes: list[str | None] = [marker_for(i) for i in range(len(series))]
+    legend_names = [(s.name, colors[i]) for i, s in enumerate(series)]
+    for value, label in refs:
+        legend_names.append((f"{label} ({fmt_num(100 * value) + '%' if percent else fmt_num(value)})",
+                             REF))
+        shapes.append("dash")
+    if category_refs and any(ok(r) for r in category_refs):
+        legend_names.append((category_ref_label, REF))
+        shapes.append("dash")
+    left, right = 62, width - 14
+    title_el, top = _title(left, title, right - left) if title else ([], 12)
+    group = (right - left) / max(n_cat, 1)
+    rotate, cat_labels, label_room = _category_labels(categories, group)
+    legend, legend_h = _legend(legend_names, left, 0, right - left, shapes)
+    height = max(height, int(top + 140 + label_room + legend_h))
     bottom = height - label_room - (16 if x_label else 0) - legend_h - 6
 
     def scale(v: float) -> float:
         return bottom - (v - lo) / (hi - lo) * (bottom - top)
 
-    body: list[str] = []
-    if title:
-        body.append(_title(left, title, right - left))
+    body: list[str] = list(title_el)
     _y_axis(body, ticks, scale, left, right, y_label, top, bottom, percent)
-    group = (right - left) / max(n_cat, 1)
     bar = min(42.0, group * 0.8 / n_ser)
     base = scale(min(max(0.0, lo), hi))
     for ci, cat in enumerate(categories):
         gx = left + ci * group + (group - bar * n_ser) / 2
         for si, s in enumerate(series):
-            color = s.color or PALETTE[si % len(PALETTE)]
+            color = colors[si]
             v = s.values[ci] if ci < len(s.values) else None
             x = gx + si * bar
             if not ok(v):
-                body.append(_text(x + bar / 2, base - 4, "n/a", size=9, fill="#888"))
+                body.append(_text(x + bar / 2, base - 4, "n/a", size=9, fill="#888")
+                            if bar >= 16 else "")
                 continue
             y = scale(v)
             y0, h = min(y, base), abs(base - y)
@@ -203,6 +210,9 @@ def bar_chart(categories: Sequence[str], series: Sequence[Series], *, title: str
                 body.append(f'<path d="M{xm:.1f} {ya:.1f}V{yb:.1f}M{xm - cap:.1f} {ya:.1f}'
                             f'H{xm + cap:.1f}M{xm - cap:.1f} {yb:.1f}H{xm + cap:.1f}" '
                             f'stroke="#222" stroke-width="1.2" fill="none"/>')
+            if n_ser > 1 and bar >= 7:
+                body.append(marker(shapes[si] or "circle", x + bar / 2, y, color,
+                                   min(4.0, bar / 3), tip=tip))
         if category_refs and ci < len(category_refs) and ok(category_refs[ci]):
             y = scale(category_refs[ci])
             body.append(f'<line x1="{left + ci * group + 3:.1f}" x2="{left + (ci + 1) * group - 3:.1f}"'
@@ -210,15 +220,17 @@ def bar_chart(categories: Sequence[str], series: Sequence[Series], *, title: str
                         f'stroke-dasharray="5 3"><title>{escape(category_ref_label)} '
                         f'{escape(fmt_num(category_refs[ci]))}</title></line>')
         cx = left + (ci + 0.5) * group
+        tip = cat if cat_labels[ci] != cat else ""
         if rotate:
-            body.append(_text(cx + 4, bottom + 12, cat, anchor="end", size=11, rotate=-35))
+            body.append(_text(cx + 4, bottom + 12, cat_labels[ci], anchor="end", size=11,
+                              rotate=-35, tip=tip))
         else:
-            body.append(_text(cx, bottom + 16, cat, size=11))
+            body.append(_text(cx, bottom + 16, cat_labels[ci], size=11))
     for value, label in refs:
         y = scale(value)
         body.append(f'<line x1="{left:.1f}" x2="{right:.1f}" y1="{y:.1f}" y2="{y:.1f}" '
-                    f'stroke="{REF}" stroke-width="1.2" stroke-dasharray="6 4"/>')
-        body.append(_text(right - 2, y - 4, label, anchor="end", size=10, fill=REF))
+                    f'stroke="{REF}" stroke-width="1.2" stroke-dasharray="6 4">'
+                    f"<title>{escape(label)}</title></line>")
     if lo < 0 < hi:
         body.append(f'<line x1="{left:.1f}" x2="{right:.1f}" y1="{base:.1f}" y2="{base:.1f}" '
                     f'stroke="{AXIS}"/>')
@@ -226,14 +238,10 @@ def bar_chart(categories: Sequence[str], series: Sequence[Series], *, title: str
         body.append(f'<line x1="{left:.1f}" x2="{right:.1f}" y1="{bottom:.1f}" '
                     f'y2="{bottom:.1f}" stroke="{AXIS}"/>')
     if x_label:
-        body.append(_text((left + right) / 2, bottom + label_room + 12, x_label, size=11,
-                          fill=AXIS))
-    if category_refs and any(ok(r) for r in category_refs):
-        legend_names.append((f"{category_ref_label} (dashed)", REF))
-        legend, legend_h = _legend(legend_names, left, 0, right - left)
+        body.append(_text((left + right) / 2, bottom + label_room + 12,
+                          fit(x_label, right - left, 11), size=11, fill=AXIS, tip=x_label))
     if legend:
-        ly = height - legend_h + 8
-        body += _shift(legend, ly)
+        body += _shift(legend, height - legend_h + 8)
     return _svg(width, height, body, title)
 
 
@@ -245,16 +253,21 @@ def line_chart(lines: Sequence[Line], *, title: str = "", x_label: str = "", y_l
                y_range: tuple[float, float] | None = None,
                x_range: tuple[float, float] | None = None, step: bool = False,
                percent: bool = False, width: int = 760, height: int = 300) -> str:
-    """Lines (or steps, for survival curves) with axes, grid and a legend."""
+    """Lines (or steps, for survival curves) with axes, grid and a legend; each line its own
+    colour and dash pattern."""
     xs = [x for ln in lines for x in ln.xs if ok(x)] or [0.0, 1.0]
     ys = [y for ln in lines for y in ln.ys if ok(y)]
     lo, hi, ticks = _range(ys, y_range)
     x_lo, x_hi = x_range or (min(xs), max(xs))
     if x_hi <= x_lo:
         x_hi = x_lo + 1
-    names = [(ln.name, ln.color or PALETTE[i % len(PALETTE)]) for i, ln in enumerate(lines)]
-    left, right, top = 62, width - 16, 30 if title else 12
-    legend, legend_h = _legend(names, left, 0, right - left)
+    colors = distinct_colors([ln.color for ln in lines])
+    names = [(ln.name, colors[i]) for i, ln in enumerate(lines)]
+    left, right = 62, width - 16
+    title_el, top = _title(left, title, right - left) if title else ([], 12)
+    legend, legend_h = _legend(names, left, 0, right - left,
+                               [marker_for(i) for i in range(len(lines))])
+    height = max(height, int(top + 150 + legend_h))
     bottom = height - 46 - legend_h
 
     def sx(v: float) -> float:
@@ -263,9 +276,7 @@ def line_chart(lines: Sequence[Line], *, title: str = "", x_label: str = "", y_l
     def sy(v: float) -> float:
         return bottom - (v - lo) / (hi - lo) * (bottom - top)
 
-    body: list[str] = []
-    if title:
-        body.append(_title(left, title, right - left))
+    body: list[str] = list(title_el)
     _y_axis(body, ticks, sy, left, right, y_label, top, bottom, percent)
     body.append(f'<line x1="{left:.1f}" x2="{right:.1f}" y1="{bottom:.1f}" y2="{bottom:.1f}" '
                 f'stroke="{AXIS}"/>')
@@ -276,7 +287,9 @@ def line_chart(lines: Sequence[Line], *, title: str = "", x_label: str = "", y_l
                         f' stroke="{AXIS}"/>')
             body.append(_text(x, bottom + 16, fmt_num(t), size=11, fill=AXIS))
     if x_label:
-        body.append(_text((left + right) / 2, bottom + 30, x_label, size=11, fill=AXIS))
+        body.append(_text((left + right) / 2, bottom + 30, fit(x_label, right - left, 11),
+                          size=11, fill=AXIS))
+    dashes = ("", "6 3", "2 3", "8 3 2 3")
     for i, ln in enumerate(lines):
         pts = [(sx(x), sy(y)) for x, y in zip(ln.xs, ln.ys, strict=False) if ok(x) and ok(y)]
         if not pts:
@@ -284,66 +297,81 @@ def line_chart(lines: Sequence[Line], *, title: str = "", x_label: str = "", y_l
         d = f"M{pts[0][0]:.1f} {pts[0][1]:.1f}"
         for x1, y1 in pts[1:]:
             d += f"H{x1:.1f}V{y1:.1f}" if step else f"L{x1:.1f} {y1:.1f}"
-        dash = ' stroke-dasharray="6 4"' if ln.dashed else ""
+        pattern = "6 4" if ln.dashed else dashes[(i // len(PALETTE)) % len(dashes)]
+        dash = f' stroke-dasharray="{pattern}"' if pattern else ""
         color = names[i][1]
         body.append(f'<path d="{d}" fill="none" stroke="{color}" stroke-width="2"{dash}>'
                     f"<title>{escape(ln.name)}</title></path>")
+        x_end, y_end = pts[-1]
+        body.append(marker(marker_for(i), x_end, y_end, color, 4.5, tip=ln.name))
     body += _shift(legend, height - legend_h + 8)
     return _svg(width, height, body, title)
 
 
 def interval_chart(labels: Sequence[str], values: Sequence[float | None],
                    lows: Sequence[float | None], highs: Sequence[float | None], *,
-                   colors: Sequence[str] | None = None, title: str = "", x_label: str = "",
-                   refs: Sequence[tuple[float, str]] = (),
+                   colors: Sequence[str] | None = None, markers: Sequence[str] | None = None,
+                   hollow: Sequence[bool] | None = None, title: str = "",
+                   x_label: str = "", refs: Sequence[tuple[float, str]] = (),
                    x_range: tuple[float, float] | None = None, percent: bool = False,
-                   width: int = 380) -> str:
-    """One row per label: a dot with its CI as a horizontal whisker; dashed reference lines."""
+                   width: int = 460) -> str:
+    """One row per label: a marker (its own colour and shape; hollow for published numbers)
+    with its CI as a horizontal whisker; dashed reference lines named in a legend below."""
     row = 22
-    top = 28 if title else 8
-    label_w = min(0.4 * width, 12 + 6.2 * max((len(s) for s in labels), default=4))
-    fit = max(4, int((label_w - 12) / 6.2))
-    height = int(top + row * max(len(labels), 1) + 34)
-    left, right, bottom = label_w, width - 14, top + row * max(len(labels), 1)
+    label_w = min(0.45 * width, 14 + max((text_width(s, 11) for s in labels), default=30))
+    left, right = label_w, width - 16
+    title_el, top = _title(4, title, width - 8) if title else ([], 8)
+    bottom = top + row * max(len(labels), 1)
+    ref_names = [(f"{label} {fmt_num(100 * v) + '%' if percent else fmt_num(v)}", REF)
+                 for v, label in refs]
+    legend, legend_h = _legend(ref_names, left, 0, right - left, ["dash"] * len(refs))
+    height = int(bottom + 20 + (14 if x_label else 0) + (legend_h + 4 if refs else 4))
     allv = [v for seq in (values, lows, highs) for v in seq if ok(v)] + [r for r, _ in refs]
     lo, hi, ticks = _range(allv, x_range, zero=True)
 
     def sx(v: float) -> float:
         return left + (min(max(v, lo), hi) - lo) / (hi - lo) * (right - left)
 
-    body: list[str] = []
-    if title:
-        body.append(_text(4, 17, title, anchor="start", size=12, weight="600"))
+    body: list[str] = list(title_el)
+    taken = 0.0  # right edge of the last tick label drawn: a label that would touch it waits
     for t in ticks:
         x = sx(t)
         body.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{top:.1f}" y2="{bottom:.1f}" '
                     f'stroke="{GRID}"/>')
-        body.append(_text(x, bottom + 14, f"{fmt_num(100 * t)}%" if percent else fmt_num(t),
-                          size=10, fill=AXIS))
+        text = f"{fmt_num(100 * t)}%" if percent else fmt_num(t)
+        w = text_width(text, 10)
+        x0 = min(max(x - w / 2, 0.0), width - w)
+        if x0 >= taken + 4:
+            body.append(_text(x0, bottom + 13, text, size=10, fill=AXIS, anchor="start"))
+            taken = x0 + w
     body.append(f'<line x1="{left:.1f}" x2="{right:.1f}" y1="{bottom:.1f}" y2="{bottom:.1f}" '
                 f'stroke="{AXIS}"/>')
     if x_label:
-        body.append(_text((left + right) / 2, bottom + 28, x_label, size=10, fill=AXIS))
+        body.append(_text((left + right) / 2, bottom + 27, fit(x_label, right - left, 10),
+                          size=10, fill=AXIS))
     for value, label in refs:
         x = sx(value)
-        body.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{top - 4:.1f}" y2="{bottom:.1f}" '
+        body.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{top:.1f}" y2="{bottom:.1f}" '
                     f'stroke="{REF}" stroke-width="1.2" stroke-dasharray="4 3">'
                     f"<title>{escape(label)}</title></line>")
-        body.append(_text(x + 3, top - 6 if title else top + 6, label, anchor="start", size=9,
-                          fill=REF))
+    cols = distinct_colors(list(colors) if colors else [None] * len(labels))
     for i, name in enumerate(labels):
         y = top + row * i + row / 2
-        short = name if len(name) <= fit else name[: fit - 1] + "…"
-        body.append(_text(left - 8, y + 4, short, anchor="end", size=11, tip=name))
+        short = fit(name, label_w - 10, 11)
+        body.append(_text(left - 8, y + 4, short, anchor="end", size=11,
+                          tip=name if short != name else ""))
         v = values[i]
         if not ok(v):
             body.append(_text(left + 6, y + 4, "— not run", anchor="start", size=10, fill="#888"))
             continue
-        color = (colors[i] if colors else None) or PALETTE[i % len(PALETTE)]
+        color = cols[i]
         if ok(lows[i]) and ok(highs[i]):
             body.append(f'<line x1="{sx(lows[i]):.1f}" x2="{sx(highs[i]):.1f}" y1="{y:.1f}" '
                         f'y2="{y:.1f}" stroke="{color}" stroke-width="2.5"/>')
         tip = f"{name}: {fmt_num(100 * v) + '%' if percent else fmt_num(v)}"
-        body.append(f'<circle cx="{sx(v):.1f}" cy="{y:.1f}" r="4.5" fill="{color}">'
-                    f"<title>{escape(tip)}</title></circle>")
+        shape = markers[i] if markers else marker_for(i)
+        body.append(marker(shape, sx(v), y, color, 5,
+                           hollow=bool(hollow and hollow[i]), tip=tip))
+    if refs:
+        body += _shift(legend, height - legend_h + 6)
     return _svg(width, height, body, title)

@@ -18,7 +18,7 @@ from typing import Any
 from mindprobe.core.requests import calls_of
 from mindprobe.core.requests import resolve_text as _text
 from mindprobe.report.collect import ReportData, RunEntry
-from mindprobe.report.compare import ANSWER_FIELDS, item_score
+from mindprobe.report.compare import ANSWER_FIELDS
 
 MAX_ITEMS = 300
 GROUP_FIELDS = ("problemname", "question_type", "problem", "category", "type")
@@ -29,18 +29,39 @@ LONG = 160
 GOLD_FIELDS = ("goldresp", "label", "gold", "expected")
 
 
+def _bench(benchmark: str) -> Any:
+    from mindprobe.registry import BENCHMARKS, get_benchmark
+
+    return get_benchmark(benchmark) if benchmark in BENCHMARKS else None
+
+
 def outcome(benchmark: str, rec: dict[str, Any]) -> tuple[str, str]:
-    """(filter value, shown text) of an item: correct / incorrect / error, or how it ended."""
-    if "error" in rec:
-        return "error", "error"
-    score, binary, _ = item_score(benchmark)
-    s = score(rec)
-    if binary and s is not None:
-        return ("correct", "correct") if s else ("incorrect", "incorrect")
-    if rec.get("end"):
-        text = str(rec["end"])
-        return text, text + (f" · {s:g}" if s is not None else "")
-    return ("scored", f"{s:g}") if s is not None else ("unscored", "unscored")
+    """(filter value, shown text) of an item, as its benchmark judges it: correct / wrong /
+    invalid / error, or the benchmark's own word (e.g. how a chat ended)."""
+    bench = _bench(benchmark)
+    if bench is None:
+        return ("error", "error") if "error" in rec else ("unscored", "unscored")
+    out = bench.item_outcome(rec)
+    return out, out
+
+
+def scores_html(benchmark: str, rec: dict[str, Any]) -> str:
+    """The item's scores by name (the benchmark's `item_scores`)."""
+    bench = _bench(benchmark)
+    scores = bench.item_scores(rec) if bench is not None and "error" not in rec else {}
+    if not scores:
+        return ""
+    cells = "".join(f"<div><dt>{escape(str(k))}</dt><dd>{escape(_score_text(v))}</dd></div>"
+                    for k, v in scores.items())
+    return f'<p class="small"><b>scores</b></p><dl class="facts scores">{cells}</dl>'
+
+
+def _score_text(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    if isinstance(v, (dict, list)):
+        return json.dumps(v, ensure_ascii=False)
+    return str(v)
 
 
 def group_of(rec: dict[str, Any]) -> str:
@@ -207,14 +228,15 @@ def item_html(e: RunEntry, index: int, rec: dict[str, Any]) -> str:
     """One item: a summary line (id, group, outcome, answer), unfolding to the conversation."""
     out, out_text = outcome(e.benchmark, rec)
     group, answer = group_of(rec), answer_of(rec)
-    cls = {"correct": "ok", "incorrect": "bad", "error": "bad"}.get(out, "neutral")
+    cls = {"correct": "ok", "wrong": "bad", "invalid": "warn", "error": "bad"}.get(out, "neutral")
     summary = (f'<span class="iid">{escape(str(rec["id"]))}</span>'
                + (f'<span class="grp">{escape(group)}</span>' if group else "")
                + f'<span class="badge {cls}">{escape(out_text)}</span>'
                + (f'<span class="ans">{escape(_short(answer))}</span>' if answer else ""))
     return (f'<details class="item" id="{item_anchor(e, index)}" data-outcome="{escape(out)}" '
             f'data-group="{escape(group)}"><summary>{summary}</summary>'
-            f'<div class="convo">{conversation(rec, e.run.texts)}</div>{facts(rec)}</details>')
+            f'<div class="convo">{conversation(rec, e.run.texts)}</div>'
+            f"{scores_html(e.benchmark, rec)}{facts(rec)}</details>")
 
 
 def item_anchor(e: RunEntry, index: int) -> str:

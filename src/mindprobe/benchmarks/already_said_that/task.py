@@ -166,6 +166,30 @@ class AlreadySaidThatBenchmark(Benchmark):
     def combine(self, by_variant: dict[str, Results]) -> Results | None:
         return side_by_side(by_variant)
 
+    # -- the report -------------------------------------------------------------------------
+    setting_rule = "the direct solver (the eval's default), then chain of thought"
+
+    def setting_rank(self, variant: str, setting: dict[str, str]) -> int | None:
+        return 0 if setting.get("prompting") == "direct" else 1
+
+    def metric_definitions(self) -> dict[str, str]:
+        return {
+            "avg_num_turns": "How long a chat lasts before the first mistake on the main "
+            "task (saying whether a word was already shown): avg_num_turns = mean over chats "
+            "of the turns played before the first wrong or invalid answer (at most "
+            "--max-turns).",
+            "chance": "Guessing yes/no at random ends a chat after about 2 turns; the `random` "
+            "model's run measures it.",
+        }
+
+    def item_outcome(self, record: dict[str, Any]) -> str:
+        if "error" in record:
+            return "error"
+        return str(record.get("end") or "unscored")
+
+    def item_scores(self, record: dict[str, Any]) -> dict[str, Any]:
+        return {k: record[k] for k in ("num_turns", "end") if k in record}
+
     def estimate(self, plan: RunPlan, opts: AlreadySaidThatOptions) -> Results:
         cfg = plan.config
         first = plan.items[0].payload

@@ -239,6 +239,20 @@ class FanOutQABenchmark(Benchmark):
         return run_results(records, plan, self.normalizer(cfg.get("lemmatizer") or "auto"),
                            own, cfg.get("judge_label") if own else None)
 
+    # -- the report -------------------------------------------------------------------------
+    setting_rule = "the paper's prompts on the dev split (label `paper`), then the test split"
+
+    def setting_rank(self, variant: str, setting: dict[str, str]) -> int | None:
+        return 0 if setting.get("prompting") == "paper" else 1
+
+    def metric_definitions(self) -> dict[str, str]:
+        return {
+            "loose accuracy": "Share of the reference answer's parts found in the model's "
+            "answer after normalising both (the paper's primary metric): loose = mean over "
+            "questions of (reference parts found / reference parts).",
+            "chance": "No chance level: answers are free text.",
+        }
+
     # -- judge passes (`mindprobe judge fanoutqa --run DIR --judge SPEC`) ----------------------
     def judge_items(self, records: list[dict[str, Any]], plan: RunPlan) -> list[Item]:
         """One item per answered dev question: the judge reads the record and the gold answer,

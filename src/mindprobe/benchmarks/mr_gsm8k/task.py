@@ -17,11 +17,12 @@ the record says `truncated_in_reasoning` (its reply has no answer: PARSE_ERROR, 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from mindprobe.core.benchmark import Benchmark, Item, PlanContext, RunPlan
+from mindprobe.core.benchmark import Benchmark, Item, PlanContext, Reference, RunPlan
 from mindprobe.core.judges import primary_judge
 from mindprobe.core.prompt_file import DEVIATIONS, apply_prompt_file, wording_notes
 from mindprobe.core.results import Results
@@ -168,6 +169,40 @@ class MRGSM8KBenchmark(Benchmark):
         res = results_of_doc(metrics_doc(records, cfg, plan.model_label, label, verdicts))
         res.notes += wording_notes(cfg)
         return res
+
+    # -- the report -------------------------------------------------------------------------
+    setting_rule = "the paper's 0-shot prompt first, then k-shot"
+
+    def setting_rank(self, variant: str, setting: dict[str, str]) -> int | None:
+        return 0 if setting.get("prompting", "").startswith("0shot") else 1
+
+    def metric_definitions(self) -> dict[str, str]:
+        return {
+            "MR-Score": "The paper's weighted score of judging a solution right or wrong, "
+            "finding its first wrong step and explaining why: MR-Score = 0.2 × max(MCC, 0) + "
+            "0.3 × Accuracy(step) + 0.5 × Accuracy(reason).",
+            "MR-Score (lower bound)": "MR-Score with every unjudged error reason counted "
+            "wrong: 0.2 × max(MCC, 0) + 0.3 × Accuracy(step) + 0.5 × Accuracy(reason, judged).",
+            "chance": "A random verdict has MCC 0 and almost never names the first wrong "
+            "step, so MR-Score ≈ 0; the `random` model's run measures it.",
+        }
+
+    def references(self, data_dirs: list[Path], warn: Callable[[str], None]) -> list[Reference]:
+        from mindprobe.benchmarks.mr_gsm8k.report import published_references
+
+        return published_references(data_dirs)
+
+    def item_outcome(self, record: dict[str, Any]) -> str:
+        """T1: the verdict on the solution (right or wrong) against the label."""
+        if "error" in record:
+            return "error"
+        if record.get("pred") not in ("correct", "wrong"):
+            return "invalid"
+        return "correct" if record.get("t1_hit") else "wrong"
+
+    def item_scores(self, record: dict[str, Any]) -> dict[str, Any]:
+        keys = ("t1_hit", "t2_hit", "pred", "label", "pred_step", "label_step", "outcome")
+        return {k: record[k] for k in keys if record.get(k) is not None}
 
     # -- judge passes (`mindprobe judge`) ----------------------------------------------------
     def judge_items(self, records: list[dict[str, Any]], plan: RunPlan) -> list[Item]:

@@ -245,6 +245,38 @@ class SortBenchmark(Benchmark):
         res.notes += wording_notes(plan.config)
         return res
 
+    # -- the report -------------------------------------------------------------------------
+    setting_rule = ("test split, in-context (the paper's headline condition), then the other "
+                    "conditions; validation runs of a prompt sweep are listed, never a headline")
+
+    def setting_rank(self, variant: str, setting: dict[str, str]) -> int | None:
+        prompting = setting.get("prompting", "")
+        if prompting.endswith("-validation"):
+            return None
+        return 0 if "-in-context-" in prompting else 1
+
+    def item_outcome(self, record: dict[str, Any]) -> str:
+        if "error" in record:
+            return "error"
+        if record.get("answer") not in ("A", "B"):
+            return "invalid"
+        return "correct" if record.get("correct") else "wrong"
+
+    def item_scores(self, record: dict[str, Any]) -> dict[str, Any]:
+        keys = ("correct", "answer", "ground_truth", "prob_A", "prob_B")
+        out = {k: record[k] for k in keys if k in record}
+        if "ground_truth" in out:
+            out["gold"] = out.pop("ground_truth")
+        return out
+
+    def metric_definitions(self) -> dict[str, str]:
+        return {
+            "accuracy (macro over conditions)": "Share of segment pairs whose order the model "
+            "gets right, averaged over the excerpt × segment-length conditions: accuracy = "
+            "mean over conditions of (right answers / questions).",
+            "chance": "Two orders are possible, so guessing scores 50%.",
+        }
+
     def compare_runs(self, runs: list[Any]) -> Results | None:
         """The memory conditions side by side (in-context, retrieval, no-context, long-term)."""
         from mindprobe.benchmarks.sort.tables import memory_results

@@ -145,3 +145,96 @@ def analyse_testset_dir(testset_dir: str | Path, warn: Warn = warn_stderr) -> Wo
         raise DataError(f"{Path(testset_dir) / 'results'}: no '*{RESULTS_SUFFIX}' file with "
                         "responses; run a model on this test set first")
     return analyse(trials, results, warn=warn)
+
+
+# -- the HTML report's hooks (WorldSenseBenchmark delegates here) ------------------------------
+TESTSET = "test_set"
+#: The paper's metrics, as the report defines them where they first appear.
+DEFINITIONS = {
+    "accuracy": "Share of right answers, averaged so that every cell (problem × tuple of "
+    "trials with balanced answers) counts equally, as the paper does: accuracy = mean over "
+    "cells of (right answers in the cell / trials in the cell); 95% CI = mean ± 1.96 × SEM "
+    "over the cells.",
+    "bias": "Preference for the first answer option: bias = (share answering the first "
+    "option) − (share answering the other(s)), in [−1, 1]; 0 is no preference.",
+    "chance": "A uniform random answer scores 50% on every problem under this accuracy, "
+    "because each tuple balances its right answers; the `random` model's run measures it.",
+}
+
+
+def testset_folders(data_dirs: Sequence[Path]) -> list[Path]:
+    """Test-set folders (trials file plus a results/ folder) in or just above these folders."""
+    seen: dict[Path, None] = {}
+    for d in data_dirs:
+        for cand in (d, d / TESTSET, d.parent, d.parent / TESTSET):
+            if (cand / "trials.jsonl.bz2").is_file() and (cand / "results").is_dir():
+                seen.setdefault(cand.resolve(), None)
+    return list(seen)
+
+
+_ANALYSES: dict[Path, WorldSenseAnalysis] = {}
+
+
+def _analysis(folder: Path, warn: Warn) -> WorldSenseAnalysis:
+    """The test set's analysis, once per process (the profile and the tables both need it)."""
+    if folder not in _ANALYSES:
+        _ANALYSES[folder] = analyse_testset_dir(folder, warn=warn)
+    return _ANALYSES[folder]
+
+
+def published_references(data_dirs: Sequence[Path], warn: Warn) -> list[Any]:
+    """One reference per upstream results file of the test set (the paper's models), its
+    headline computed by the same analysis as a run's (`runs.results_of_run`'s interval)."""
+    from mindprobe.benchmarks.worldsense.runs import _interval
+    from mindprobe.benchmarks.worldsense.sets import sha256_of
+    from mindprobe.core.benchmark import Reference
+    from mindprobe.core.results import Headline
+
+    out = []
+    for folder in testset_folders(data_dirs):
+        doc = to_json(_analysis(folder, warn))
+        n_trials = load_results(folder).groupby(["prompting", "modelname"]).size()
+        for run, problems in doc["accuracy"].items():
+            prompting, _, model = run.partition("/")
+            s = problems.get("ALL") or {}
+            if s.get("mean") is None:
+                continue
+            n = int(n_trials.get((prompting, model), 0))
+            lo, hi, method = _interval(s["mean"], s.get("conf95"), round(s["mean"] * n), n)
+            files = [p for p in (folder / "results").rglob(f"{prompting}___{model}{RESULTS_SUFFIX}")]
+            source = str(files[0]) if files else str(folder / "results")
+            out.append(Reference(
+                model=model, variant=TESTSET, setting={"prompting": prompting},
+                headline=Headline("accuracy", s["mean"], lo, hi, n=n, ci_method=method,
+                                  chance=0.5, percent=True),
+                source=f"upstream's released results file {source} (WorldSense paper, "
+                       "Benchekroun et al. 2023, arXiv 2311.15930)",
+                dataset_version=sha256_of(f"{TESTSET}/trials.jsonl.bz2")))
+    return out
+
+
+def published_tables(data_dirs: Sequence[Path], warn: Warn) -> dict[str, Any]:
+    """The paper's full tables (overall, accuracy and bias by problem) of every test-set folder
+    found, as Results, exactly as `mindprobe analyse worldsense -t DIR` prints them."""
+    from mindprobe.core.results import Results
+
+    out = {}
+    for folder in testset_folders(data_dirs):
+        analysis = _analysis(folder, warn)
+        doc = to_json(analysis)
+        res = Results("worldsense", detail=doc)
+        rows = []
+        for run, problems in doc["accuracy"].items():
+            prompting, _, model = run.partition("/")
+            s = problems.get("ALL", {})
+            rows.append({"model": model, "prompting": prompting,
+                         "accuracy": None if s.get("mean") is None else 100 * s["mean"],
+                         "acc ±95": None if s.get("conf95") is None else 100 * s["conf95"]})
+        res.add_table("overall", pd.DataFrame(rows), TITLE_OVERALL.strip() + " (%)", index=False)
+        for name, table, title in (("accuracy", analysis.accuracy_by_problem, TITLE_ACCURACY),
+                                   ("bias", analysis.bias_by_problem, TITLE_BIAS)):
+            res.add_table(name, pivot_pretty(table, list(RUN_KEYS), "problemname"), title.strip())
+        res.notes.append(f"{analysis.n_trials:,} trials from {folder}; cells: value (95% CI "
+                         "half-width); published results of the paper's models")
+        out[f"WorldSense test set: {folder.name} (upstream results files, published)"] = res
+    return out

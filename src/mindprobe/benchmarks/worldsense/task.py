@@ -19,6 +19,7 @@ in its thinking is asked again once with that room.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,7 @@ from mindprobe.benchmarks.worldsense import strategies as st
 from mindprobe.benchmarks.worldsense.generate import deobfuscate
 from mindprobe.benchmarks.worldsense.metrics import is_correct
 from mindprobe.benchmarks.worldsense.options import WorldSenseOptions
-from mindprobe.core.benchmark import Benchmark, Item, PlanContext, RunPlan
+from mindprobe.core.benchmark import Benchmark, Item, PlanContext, Reference, RunPlan
 from mindprobe.core.data import (
     DataFile,
     Grouped,
@@ -266,6 +267,44 @@ class WorldSenseBenchmark(Benchmark):
         from mindprobe.benchmarks.worldsense.runs import results_of_run
 
         return results_of_run(records, plan.prompting, plan.model_label)
+
+    # -- the report -------------------------------------------------------------------------
+    setting_rule = ("the paper's prompting: basic (the trial text verbatim, reply parsed as "
+                    "text); then log-probability scoring of the same prompt; then the others")
+
+    def setting_rank(self, variant: str, setting: dict[str, str]) -> int | None:
+        prompting = setting.get("prompting")
+        return 0 if prompting == "basic" else 1 if prompting == "logprob" else 2
+
+    def metric_definitions(self) -> dict[str, str]:
+        from mindprobe.benchmarks.worldsense.report import DEFINITIONS
+
+        return dict(DEFINITIONS)
+
+    def references(self, data_dirs: list[Path], warn: Callable[[str], None]) -> list[Reference]:
+        from mindprobe.benchmarks.worldsense.report import published_references
+
+        return published_references(data_dirs, warn)
+
+    def published_tables(self, data_dirs: list[Path], warn: Callable[[str], None]
+                         ) -> dict[str, Results]:
+        from mindprobe.benchmarks.worldsense.report import published_tables
+
+        return published_tables(data_dirs, warn)
+
+    def item_outcome(self, record: dict[str, Any]) -> str:
+        if "error" in record:
+            return "error"
+        if not record.get("resp"):
+            return "invalid"
+        return "correct" if record.get("correct") else "wrong"
+
+    def item_scores(self, record: dict[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {"correct": bool(record.get("correct")),
+                               "answer": record.get("resp"), "gold": record.get("goldresp")}
+        if isinstance(record.get("logprobs"), dict):
+            out["logprobs"] = record["logprobs"]
+        return out
 
 
 def _sha256(path: Path) -> str:

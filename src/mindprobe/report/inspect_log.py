@@ -1,0 +1,204 @@
+"""A run as an Inspect evaluation log (`.eval`), written through inspect_ai's own log API, so
+`inspect view` browses mindprobe runs: one sample per item with the messages as sent, the
+model's reply, the item's scores (the benchmark's `item_scores` and `item_outcome`) and its
+fields as metadata; the run's headline as the log's results.
+
+inspect_ai is an optional dependency (`pip install "mindprobe[inspect]"`).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from mindprobe.errors import UsageError
+
+#: Record fields that are the exchange itself (shown as messages, not repeated as metadata).
+EXCHANGE = ("request", "reply", "messages", "transcript", "raw", "usage")
+
+
+def _import_inspect() -> Any:
+    try:
+        import inspect_ai.log as log
+    except ImportError:
+        raise UsageError("exporting to Inspect needs inspect_ai: pip install "
+                         "\"mindprobe[inspect]\" (or pip install inspect-ai)") from None
+    return log
+
+
+def _text(v: Any, texts: dict[str, str] | None = None) -> str:
+    """A message's content as text: a shared text (`{"sha256": …}`, stored once per run in
+    texts.jsonl) put back, a list of parts joined."""
+    if isinstance(v, str):
+        return v
+    if isinstance(v, dict) and isinstance(v.get("sha256"), str):
+        return (texts or {}).get(v["sha256"], f"[shared text {v['sha256'][:12]}… not found]")
+    if isinstance(v, list) and all(isinstance(x, (str, dict)) for x in v):
+        return "".join(_text(x, texts) for x in v)
+    return json.dumps(v, ensure_ascii=False, default=str)
+
+
+def shared_texts(run_dir: Path) -> dict[str, str]:
+    """The run's shared long texts (texts.jsonl: one {"sha256", "text"} per line), if any."""
+    path = run_dir / "texts.jsonl"
+    out: dict[str, str] = {}
+    if path.is_file():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                doc = json.loads(line)
+            except ValueError:
+                continue  # a torn last line: the text is shown as not found
+            if isinstance(doc, dict) and isinstance(doc.get("sha256"), str):
+                out[doc["sha256"]] = str(doc.get("text", ""))
+    return out
+
+
+def exchange(rec: dict[str, Any], texts: dict[str, str] | None = None) -> list[tuple[str, str]]:
+    """(role, text) of the item's exchange in order: the stored calls (`request`: one call or a
+    list; a call continuing the previous one holds only its new messages) with their replies,
+    else the chat or transcript older records hold."""
+    reqs = rec.get("request")
+    calls = [reqs] if isinstance(reqs, dict) else [r for r in reqs or [] if isinstance(r, dict)]
+    if calls:
+        out: list[tuple[str, str]] = []
+        for i, call in enumerate(calls):
+            msgs = call.get("messages")
+            if isinstance(msgs, list):
+                out += [(str(m.get("role", "user")), _text(m.get("content", ""), texts))
+                        for m in msgs if isinstance(m, dict)]
+            elif call.get("prompt") is not None:
+                out.append(("user", _text(call["prompt"], texts)))
+            reply = call.get("reply", rec.get("reply") if i == len(calls) - 1 else None)
+            if reply is not None:
+                out.append(("assistant", _text(reply, texts)))
+        return out
+    for key in ("messages", "transcript"):
+        turns = rec.get(key)
+        if isinstance(turns, list):
+            out = []
+            for t in turns:
+                if isinstance(t, dict) and "role" in t and "content" in t:
+                    out.append((str(t["role"]), _text(t["content"], texts)))
+                elif isinstance(t, dict):
+                    user = t.get("user", t.get("prompt"))
+                    reply = t.get("reply", t.get("response"))
+                    if user is not None:
+                        out.append(("user", _text(user, texts)))
+                    if reply is not None:
+                        out.append(("assistant", _text(reply, texts)))
+            if out:
+                return out
+    raw = rec.get("raw")
+    replies = raw if isinstance(raw, list) else [raw] if isinstance(raw, str) else []
+    return [("assistant", _text(r)) for r in replies]
+
+
+def _message(role: str, text: str) -> Any:
+    from inspect_ai.model import ChatMessageAssistant, ChatMessageSystem, ChatMessageUser
+
+    cls = {"system": ChatMessageSystem, "assistant": ChatMessageAssistant}.get(role,
+                                                                           ChatMessageUser)
+    return cls(content=text)
+
+
+def _scalar(v: Any) -> bool:
+    return isinstance(v, (str, int, float, bool))
+
+
+def sample(bench: Any, rec: dict[str, Any], model: str, texts: dict[str, str] | None = None
+           ) -> Any:
+    """One Inspect sample of a record."""
+    from inspect_ai.log import EvalSample
+    from inspect_ai.model import ModelOutput
+    from inspect_ai.scorer import Score
+
+    turns = exchange(rec, texts)
+    reply_at = max((i for i, (role, _) in enumerate(turns) if role == "assistant"), default=None)
+    inputs = turns[:reply_at] if reply_at is not None else turns
+    messages = [_message(r, t) for r, t in turns]
+    reply = turns[reply_at][1] if reply_at is not None else ""
+    error = rec.get("error")
+    scores_in = bench.item_scores(rec) if error is None else {}
+    outcome = bench.item_outcome(rec)
+    scores = {"outcome": Score(value=outcome, answer=_text(scores_in.get("answer", "")) or None)}
+    for k, v in scores_in.items():
+        if _scalar(v) and k not in ("answer", "gold"):
+            scores[k] = Score(value=v)
+    gold = scores_in.get("gold")
+    metadata = {k: v for k, v in rec.items() if k not in EXCHANGE and k != "id"}
+    return EvalSample(
+        id=str(rec["id"]), epoch=1,
+        input=[_message(r, t) for r, t in inputs] or str(rec["id"]),
+        target="" if gold is None else _text(gold), messages=messages,
+        output=ModelOutput.from_content(model, reply, error=str(error) if error else None),
+        scores=scores, metadata=json.loads(json.dumps(metadata, default=str)),
+    )
+
+
+STATUS = {"finished": "success", "finished_with_errors": "success", "interrupted": "cancelled",
+          "failed": "error", "running": "started"}
+
+
+def export_inspect(run_dir: str | Path, out: str | Path) -> tuple[int, Path]:
+    """Write the run in `run_dir` as an Inspect log at `out`; returns (samples, path)."""
+    from mindprobe.core.store import load_run
+    from mindprobe.registry import get_benchmark
+    from mindprobe.report.collect import plan_of, results_of
+
+    log = _import_inspect()
+    from inspect_ai.log import (
+        EvalConfig,
+        EvalDataset,
+        EvalLog,
+        EvalMetric,
+        EvalPlan,
+        EvalResults,
+        EvalScore,
+        EvalSpec,
+        EvalStats,
+    )
+
+    out = Path(out)
+    if out.suffix not in (".eval", ".json"):
+        raise UsageError(f"--out {out}: an Inspect log is named .eval (or .json)")
+    run = load_run(Path(run_dir))
+    bench = get_benchmark(run.benchmark)
+    m = run.manifest
+    model = f"mindprobe/{run.model_label}"
+    texts = shared_texts(run.dir)
+    samples = [sample(bench, rec, model, texts) for rec in run.records]
+    res = results_of(run)
+    scores = []
+    h = res.headline
+    if h is not None and h.value is not None:
+        metrics = {"value": EvalMetric(name="value", value=float(h.value))}
+        for name in ("ci_low", "ci_high"):
+            v = getattr(h, name)
+            if v is not None:
+                metrics[name] = EvalMetric(name=name, value=float(v))
+        scores.append(EvalScore(name=h.name, scorer="mindprobe", metrics=metrics,
+                                metadata={"ci_method": h.ci_method, "n": h.n,
+                                          "chance": h.chance, "percent": h.percent}))
+    data = m.get("data") if isinstance(m.get("data"), dict) else {}
+    spec = EvalSpec(
+        created=str(m.get("created") or m.get("started") or ""),
+        task=f"mindprobe/{run.benchmark}", task_args={"variant": run.variant,
+                                                      "prompting": run.prompting},
+        dataset=EvalDataset(name=f"{run.benchmark}:{run.variant}", location=data.get("path"),
+                            samples=m.get("n_items")),
+        model=model, config=EvalConfig(),
+        metadata={"mindprobe_manifest": json.loads(json.dumps(m, default=str)),
+                  "plan_prompting": plan_of(run).prompting})
+    doc = EvalLog(
+        status=STATUS.get(run.status, "started"), eval=spec, plan=EvalPlan(),
+        results=EvalResults(total_samples=m.get("n_items") or len(samples),
+                            completed_samples=len(samples), scores=scores),
+        stats=EvalStats(started_at=str(m.get("started") or ""),
+                        completed_at=str(m.get("ended") or "")),
+        samples=samples)
+    try:
+        log.write_eval_log(doc, str(out), format="eval" if out.suffix == ".eval" else "json")
+    except OSError as exc:
+        raise UsageError(f"cannot write {out}: {exc.strerror or exc}") from None
+    return len(samples), out

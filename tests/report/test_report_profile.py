@@ -1,0 +1,80 @@
+"""The curated profile: failed runs listed as failed (never a score of 0), unreadable runs
+listed with the reason, sweep validation runs never a headline, and chart text measured."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from report_helpers import data_of, report, tables_of
+
+from mindprobe.benchmarks.sort.task import SortBenchmark
+from mindprobe.report.svgtext import fit, text_width, wrap
+
+
+def _copy(src, dst, **manifest):
+    shutil.copytree(src, dst)
+    m = json.loads((dst / "manifest.json").read_text())
+    m.update(manifest)
+    (dst / "manifest.json").write_text(json.dumps(m))
+    return dst
+
+
+def test_failed_and_unreadable_runs_are_listed(cli, report_runs, tmp_path):
+    ws = report_runs.of("worldsense")
+    runs = tmp_path / "runs"
+    for d in ws:
+        shutil.copytree(d, runs / d.name)
+    failed = _copy(ws[0], runs / "failed", model_label="broken-model", status="failed")
+    recs = [json.loads(x) for x in (failed / "records.jsonl").read_text().splitlines()]
+    (failed / "records.jsonl").write_text("".join(
+        json.dumps({"id": r["id"], "error": "HTTP 500 from the server"}) + "\n" for r in recs))
+    bad = runs / "corrupt"
+    bad.mkdir()
+    (bad / "manifest.json").write_text("{not json")
+    html, err = report(cli, "--runs-dir", runs, out=tmp_path / "r.html")
+    assert "corrupt" in err
+    profile = tables_of(html)["profile"]
+    rows = {r[0]: r for r in profile[1:]}
+    assert rows["broken-model"][1] == "—"  # failed: not scored, and not a 0
+    assert "Failed runs (not scored)" in html and "the run failed (status failed)" in html
+    assert "Runs that could not be read" in html and str(bad) in html
+    assert any(r["model"] == "broken-model" for r in data_of(html)["runs"])
+
+
+def test_sweep_validation_runs_are_never_a_headline():
+    bench = SortBenchmark()
+    assert bench.setting_rank("all", {"prompting": "prompt_0-in-context-ordering-validation"}) \
+        is None
+    assert bench.setting_rank("all", {"prompting": "prompt_3-in-context-ordering"}) == 0
+    assert bench.setting_rank("all", {"prompting": "prompt_0-no-context-ordering"}) == 1
+
+
+def test_text_measure_fit_and_wrap():
+    assert text_width("mmmm", 10) > text_width("iiii", 10)
+    assert text_width("abc", 13, bold=True) > text_width("abc", 13)
+    label = "gemma-3-270m-q4_k_m · in-context · prompt_0"
+    short = fit(label, 80, 11)
+    assert short.endswith("…") and text_width(short, 11) <= 80
+    assert fit("short", 80, 11) == "short"
+    lines = wrap("WorldSense test_set · basic: accuracy by problem (95% CI)", 200, 13, True)
+    assert len(lines) >= 2 and all(text_width(x, 13, True) <= 200 for x in lines)
+
+
+def test_mr_gsm8k_published_table_as_references():
+    """MR-GSM8K's README table (read as data from the seed copy) gives one reference per
+    model: MR-Score/A on the full set, its shots as the setting, the file cited."""
+    import pytest
+
+    from mindprobe.benchmarks.mr_gsm8k.task import MRGSM8KBenchmark
+
+    seeds = Path(__file__).resolve().parents[2].parent / "shared" / "seeds"
+    if not (seeds / "mr_gsm8k_README.md").is_file():
+        pytest.skip(f"no MR-GSM8K README copy in {seeds}")
+    refs = {r.model: r for r in MRGSM8KBenchmark().references([seeds], print)}
+    gpt4 = refs["GPT4"]
+    assert gpt4.headline.value == pytest.approx(0.512) and gpt4.headline.name == "MR-Score"
+    assert gpt4.variant == "full" and gpt4.setting == {"prompting": "0shot"}
+    assert refs["MetaMath-70B"].setting == {"prompting": "3shot"}
+    assert "mr_gsm8k_README.md" in gpt4.source and "MR-Score/A" in gpt4.source
