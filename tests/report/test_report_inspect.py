@@ -43,7 +43,7 @@ def test_export_reads_back_with_every_item(cli, report_runs, tmp_path):
             s = by_id[str(rec["id"])]
             assert s.scores["correct"].value == rec["correct"]
             assert s.target == rec["goldresp"] and s.metadata["problemname"] == rec["problemname"]
-            assert s.output.completion == rec["raw"][-1]
+            assert s.output.completion == rec["reply"]
 
 
 def test_export_uses_stored_requests(cli, report_runs, tmp_path):
