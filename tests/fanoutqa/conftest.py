@@ -1,6 +1,14 @@
-"""FanOutQA fixtures: the dev/test questions and the lemmatisers, each loaded once per session."""
+"""FanOutQA fixtures: the dev/test questions and the lemmatisers, each loaded once per session.
+
+``dev``/``testset`` are the nov23 release (the numbers the spec's worked examples hold for);
+``dev_jul26`` the July 2026 one. Every test here finds both releases in ../shared/data/fanoutqa
+through $MINDPROBE_DATA_DIR (set for the whole folder), as `mindprobe data fetch` would put them.
+"""
 
 from __future__ import annotations
+
+import os
+from pathlib import Path
 
 import pytest
 
@@ -10,20 +18,41 @@ from mindprobe.benchmarks.fanoutqa.normalize import Normalizer
 from mindprobe.errors import DataError, MindprobeError
 
 
-@pytest.fixture(scope="session")
-def dev():
+@pytest.fixture(autouse=True, scope="session")
+def _fanoutqa_data_root():
+    """The shared copy of both releases as the data folder (restored after the session)."""
+    repo = Path(__file__).resolve().parents[2]
+    shared = Path(os.environ.get("MINDPROBE_SHARED_DATA", repo.parent / "shared" / "data"))
+    before = os.environ.get("MINDPROBE_DATA_DIR")
+    if (shared / "fanoutqa").is_dir():
+        os.environ["MINDPROBE_DATA_DIR"] = str(shared)
+    yield
+    if before is None:
+        os.environ.pop("MINDPROBE_DATA_DIR", None)
+    else:
+        os.environ["MINDPROBE_DATA_DIR"] = before
+
+
+def _skip_without(load, *args):
     try:
-        return load_dev()
+        return load(*args)
     except DataError as e:
         pytest.skip(f"FanOutQA data unavailable: {e}")
+
+
+@pytest.fixture(scope="session")
+def dev():
+    return _skip_without(load_dev, "nov23")
 
 
 @pytest.fixture(scope="session")
 def testset():
-    try:
-        return load_test()
-    except DataError as e:
-        pytest.skip(f"FanOutQA data unavailable: {e}")
+    return _skip_without(load_test, "nov23")
+
+
+@pytest.fixture(scope="session")
+def dev_jul26():
+    return _skip_without(load_dev, "jul26")
 
 
 @pytest.fixture(scope="session")

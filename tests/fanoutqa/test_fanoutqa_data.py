@@ -1,4 +1,4 @@
-"""FanOutQA data: the pinned nov23 files, derived evidence, and generations-file validation."""
+"""FanOutQA data: the pinned releases (jul26, nov23), derived evidence, generations files."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ import pytest
 
 from mindprobe.benchmarks.fanoutqa import data
 from mindprobe.benchmarks.fanoutqa.data import (
-    DATASET_VERSION,
     Generation,
     load_generations,
     pair_answers,
@@ -20,7 +19,7 @@ from mindprobe.errors import DataError
 
 
 def test_dev_shape(dev):
-    assert len(dev) == 310 and DATASET_VERSION == "nov23"
+    assert len(dev) == 310 and {q.version for q in dev} == {"nov23"}
     kinds = collections.Counter(type(q.answer).__name__ for q in dev)
     assert kinds == {"dict": 274, "str": 13, "list": 12, "int": 10, "bool": 1}
     widths = [q.n_evidence for q in dev]
@@ -58,16 +57,53 @@ def test_test_split(testset):
     assert sum(len({e.pageid for e in q.necessary_evidence}) != q.n_evidence for q in testset) == 13
 
 
-def test_hash_mismatch_is_a_clear_error(monkeypatch):
-    monkeypatch.setitem(data.SHA256, "fanout-final-dev.json", "0" * 64)
-    with pytest.raises(DataError, match="does not match the pinned nov23"):
-        data.load_dev()
+def test_what_changed_between_the_releases(dev, testset, dev_jul26):
+    """The counts SOURCE.md and the issue give: 82 dev answers and 12 dev question texts
+    changed, 48 test question texts changed and one test question is gone."""
+    old = {q.id: q for q in dev}
+    assert [q.id for q in dev_jul26] == [q.id for q in dev]
+    assert sum(q.answer != old[q.id].answer for q in dev_jul26) == 82
+    assert sum(q.question != old[q.id].question for q in dev_jul26) == 12
+    test_new = data.load_test("jul26")
+    assert len(test_new) == 724 and {q.version for q in test_new} == {"jul26"}
+    old_test = {q.id: q for q in testset}
+    assert set(old_test) - {q.id for q in test_new} == {"36146d2306ce9ca3"}
+    assert sum(q.question != old_test[q.id].question for q in test_new) == 48
 
 
-def test_missing_package(monkeypatch):
+def test_the_default_release_is_jul26(dev_jul26):
+    assert data.DEFAULT_VERSION == "jul26" and {q.version for q in dev_jul26} == {"jul26"}
+    assert data.load_dev()[0].version == "jul26"
+
+
+def test_every_file_is_pinned_at_the_upstream_commit():
+    for f in data.DATA_FILES:
+        assert f.url == (f"https://raw.githubusercontent.com/zhudotexe/fanoutqa/"
+                         f"{data.UPSTREAM_COMMIT}/fanoutqa/data/{f.relpath}")
+        assert len(f.git_blob) == 40 and len(f.sha256) == 64
+
+
+def test_hash_mismatch_is_a_clear_error(tmp_path, shared_data):
+    src = shared_data("fanoutqa") / "fanout-final-dev.json"
+    (tmp_path / "fanout-final-dev.json").write_bytes(src.read_bytes().replace(b"Pat", b"Pet", 1))
+    with pytest.raises(DataError, match="does not match the official file.*data fetch fanoutqa"):
+        data.load_dev("jul26", tmp_path)
+
+
+def test_missing_files_name_the_fetch_command(tmp_path, monkeypatch):
     monkeypatch.setattr(data.importlib.util, "find_spec", lambda name: None)
-    with pytest.raises(DataError, match="pip install fanoutqa==1.1.1"):
-        data.data_dir()
+    for version in data.VERSIONS:
+        with pytest.raises(DataError, match=f"{version} dev file.*mindprobe data fetch fanoutqa"):
+            data.load_dev(version, tmp_path)
+    with pytest.raises(DataError, match="unknown FanOutQA dataset version 'oct99'"):
+        data.load_dev("oct99")
+
+
+def test_nov23_still_comes_from_the_wheel(tmp_path, dev):
+    if data.wheel_dir() is None:
+        pytest.skip("the fanoutqa==1.1.1 wheel is not installed")
+    path = data.data_path("dev", "nov23", tmp_path)  # nothing in tmp_path: the wheel's copy
+    assert path.parent == data.wheel_dir() and path.name == "fanout-final-dev.json"
 
 
 @pytest.mark.parametrize(

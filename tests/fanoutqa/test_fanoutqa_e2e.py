@@ -88,7 +88,7 @@ def test_closedbook_local_then_rescore_export_and_analyse(cli, tmp_path):
     code, doc, err = cli("run", "fanoutqa", "--model", "local", "--limit", 2, "--max-tokens", 16,
                          *_common(tmp_path))
     assert code == 0, err
-    assert doc["variant"] == "closedbook" and doc["dataset_version"] == "nov23"
+    assert doc["variant"] == "closedbook" and doc["dataset_version"] == "jul26"
     head = doc["headline"]
     assert head["name"] == "loose accuracy" and head["n"] == 2
     assert head["ci_method"].startswith(("bootstrap95", "wilson95 (no spread"))
@@ -100,8 +100,10 @@ def test_closedbook_local_then_rescore_export_and_analyse(cli, tmp_path):
     assert doc["lemmatizer"]["backend"].startswith("spacy:")
 
     run = _run_dir(tmp_path / "runs", "closedbook")
+    assert run.name.startswith("paper-jul26___")  # never the folder of an older nov23 run
     manifest = json.loads((run / "manifest.json").read_text())
-    assert manifest["data"]["dataset_version"] == "nov23"
+    assert manifest["data"]["dataset_version"] == "jul26"
+    assert manifest["config"]["dataset_version"] == "jul26"
     records = read_records(run / "records.jsonl")
     assert [r["id"] for r in records] == [Q_DRAFT, Q_STARWARS]
     for r in records:
@@ -115,6 +117,17 @@ def test_closedbook_local_then_rescore_export_and_analyse(cli, tmp_path):
     assert doc2["lemmatizer"]["backend"] == "lookup(approximate)"
     assert doc2["lemmatizer"]["exact"] is False and doc2["headline"]["n"] == 2
     assert any("APPROXIMATE" in w for w in doc2["warnings"])
+    assert doc2["dataset_version"] == "jul26"  # the run's own release
+    # Against the other release's gold: said in the JSON, the title and a warning.
+    code, doc4, err = cli("analyse", "fanoutqa", "--run", run, "--dataset-version", "nov23",
+                          "--json")
+    assert code == 0, err
+    assert doc4["dataset_version"] == "nov23" and doc4["run_dataset_version"] == "jul26"
+    assert any("re-scored against the nov23 gold" in w for w in doc4["warnings"])
+    # A judge pass or an export of another release than the run's is refused.
+    code, _, err = cli("judge", "fanoutqa", "--run", run, "--judge", "random",
+                       "--dataset-version", "nov23")
+    assert code == 2 and "is a jul26 run" in err
 
     # Export round trip: the exported file scores the same.
     out, meta = tmp_path / "sub" / "closedbook.jsonl", tmp_path / "sub" / "meta.json"
@@ -128,13 +141,18 @@ def test_closedbook_local_then_rescore_export_and_analyse(cli, tmp_path):
     m = json.loads(meta.read_text())
     assert m["closedbook_generations"] == "closedbook.jsonl" and m["authors"] == "Tester"
     assert m["type"] == "FOUNDATION" and m["is_trained_for_function_calling"] is False
+    assert m["dataset_version"] == "jul26" and exp["dataset_version"] == "jul26"
     assert {"name", "url", "citation", "context", "details"} <= set(m)
     code, doc3, err = cli("analyse", "fanoutqa", "--generations", out, "--only-score-answered",
                           "--json")
     assert code == 0, err
     assert doc3["score"]["acc"] == doc["score"]["acc"] and doc3["n"] == 2
+    assert doc3["dataset_version"] == "jul26"
     for t in ("rouge1", "rouge2", "rougeL"):
         assert doc3["score"]["rouge"][t] == pytest.approx(doc["score"]["rouge"][t])
+    code, doc5, err = cli("analyse", "fanoutqa", "--generations", out, "--only-score-answered",
+                          "--dataset-version", "nov23", "--json")
+    assert code == 0 and doc5["dataset_version"] == "nov23", err
 
 
 # ------------------------------------------------------------------ evidence provided
@@ -374,7 +392,7 @@ def test_test_split_answers_only_and_export(cli, tmp_path):
     assert code == 0, err
     assert doc["headline"] is None and doc["tables"]["answers"][0]["answered"] == 3
     run = _run_dir(tmp_path / "runs", "closedbook")
-    assert run.name.startswith("paper-test___")
+    assert run.name.startswith("paper-test-jul26___")
     out = tmp_path / "test.jsonl"
     code, exp, err = cli("export", "fanoutqa", "--run", run, "--out", out, "--json")
     assert code == 0 and exp["split"] == "test" and exp["n_answers"] == 3

@@ -17,6 +17,35 @@ from mindprobe.commands.output import emit_json, tables_console
 from mindprobe.errors import DataError, UsageError
 
 SYSTEM_TYPES = ["FOUNDATION", "FINETUNE", "PROMPT", "OTHER"]
+VERSIONS = ["jul26", "nov23"]
+
+
+def _add_data_arguments(p: argparse.ArgumentParser, what: str, data_dir: bool = True) -> None:
+    p.add_argument("--dataset-version", choices=VERSIONS, help=f"questions and gold answers "
+                   f"{what}: jul26 (upstream's July 2026 corrections) or nov23 (the original "
+                   "release)")
+    if not data_dir:  # the run's own data folder (as recorded), else the data cache
+        return
+    p.add_argument("--data-dir", metavar="DIR", help="folder with the FanOutQA files (default: "
+                   "the mindprobe data cache; `mindprobe data fetch fanoutqa` fills it)")
+
+
+def _data_dir(args: argparse.Namespace) -> Path | None:
+    return Path(args.data_dir).expanduser() if args.data_dir else None
+
+
+def _same_version(args: argparse.Namespace, run: Any, verb: str) -> str:
+    """The run's release; a different --dataset-version is refused (the run's answers are to
+    its own release's questions)."""
+    from mindprobe.benchmarks.fanoutqa.data import version_of
+
+    own = version_of(run.manifest.get("config") or {})
+    if args.dataset_version and args.dataset_version != own:
+        raise UsageError(f"{run.dir} is a {own} run: {verb} it with --dataset-version {own} "
+                         f"(or leave the flag out); a {args.dataset_version} {verb} needs a "
+                         f"{args.dataset_version} run (`mindprobe run fanoutqa "
+                         f"--dataset-version {args.dataset_version} …`)")
+    return own
 
 
 def _ids(text: str) -> list[str]:
@@ -53,6 +82,8 @@ class Analyse:
                        "GPT score (default: the run's own judge)")
         p.add_argument("--raw", action="store_true", help="include per-question scores in "
                        "the JSON (upstream's `raw`)")
+        _add_data_arguments(p, "to score against (default: jul26 for --generations; with "
+                            "--run, the run's own release)")
 
     def run(self, args: argparse.Namespace, err: Console) -> int | None:
         if args.generations:
@@ -69,7 +100,8 @@ class Analyse:
             raise UsageError("--only-score-answered goes with --generations FILE")
         if not args.run:
             return None
-        extra = args.lemmatizer or args.judge_label or args.raw
+        extra = (args.lemmatizer or args.judge_label or args.raw or args.dataset_version
+                 or args.data_dir)
         judged = any((Path(r) / "judgements").is_dir() for r in args.run)
         if not extra and not judged:
             return None  # the generic analysis: bench.results of the records
@@ -77,7 +109,11 @@ class Analyse:
 
     @staticmethod
     def _generations(args: argparse.Namespace, err: Console) -> int:
-        from mindprobe.benchmarks.fanoutqa.data import load_generations, load_questions
+        from mindprobe.benchmarks.fanoutqa.data import (
+            DEFAULT_VERSION,
+            load_generations,
+            load_questions,
+        )
         from mindprobe.benchmarks.fanoutqa.lemma import load_lemmatizer
         from mindprobe.benchmarks.fanoutqa.normalize import Normalizer
         from mindprobe.benchmarks.fanoutqa.tables import submission_results
@@ -88,7 +124,8 @@ class Analyse:
             raise UsageError("test-set answers are hidden: only the FanOutQA maintainers can "
                              "score a test submission (`mindprobe export fanoutqa` writes it)")
         generations = load_generations(args.generations)
-        questions = load_questions(split)
+        questions = load_questions(split, args.dataset_version or DEFAULT_VERSION,
+                                   _data_dir(args))
         if args.questions:
             wanted = _ids(args.questions)
             by_id = {q.id: q for q in questions}
@@ -128,7 +165,8 @@ class Analyse:
             run = load_run(path, "fanoutqa")
             res = bench.rescore(run.records, plan_of(run), read_judgements(run.dir),
                                 args.judge_label, lemmatizer=args.lemmatizer,
-                                include_raw=args.raw)
+                                include_raw=args.raw, dataset_version=args.dataset_version,
+                                data_dir=_data_dir(args))
             out.print(f"[bold]{path}[/bold] ({len(run.records)} records, status {run.status})")
             render_results(res, out)
             docs[path] = {"run": path, "variant": run.variant, **res.to_json()}
@@ -155,18 +193,21 @@ class Export:
         p.add_argument("--function-calling", action="store_true", help="metadata: the model "
                        "is trained for function calling")
         p.add_argument("--json", action="store_true", help="print only JSON on stdout")
+        _add_data_arguments(p, "of the run (must be the run's own; default: the run's)")
 
     def run(self, args: argparse.Namespace, err: Console) -> int:
         from mindprobe.benchmarks.fanoutqa.data import load_questions, write_generations
         from mindprobe.core.store import load_run
 
         run = load_run(args.run, "fanoutqa")
+        version = _same_version(args, run, "export")
         cfg = run.manifest.get("config") or {}
         split, setting = cfg.get("split", "dev"), cfg.get("setting", run.variant)
         out = Path(args.out)
         if out.is_dir():
             raise UsageError(f"--out {out} is a folder; give a file name (e.g. {setting}.jsonl)")
-        order = {q.id: i for i, q in enumerate(load_questions(split))}
+        order = {q.id: i for i, q in enumerate(load_questions(split, version,
+                                                              _data_dir(args)))}
         answered = sorted((r for r in run.records if isinstance(r.get("answer"), str)),
                           key=lambda r: order.get(r["id"], len(order)))
         unknown = [r["id"] for r in answered if r["id"] not in order]
@@ -178,28 +219,32 @@ class Export:
         write_generations(out, ({"id": r["id"], "answer": r["answer"]} for r in answered))
         missing = len(order) - len(answered)
         doc: dict[str, Any] = {"out": str(out), "setting": setting, "split": split,
+                               "dataset_version": version,
                                "n_answers": len(answered), "n_missing": missing}
-        err.print(f"wrote {len(answered)} {split} answers ({setting}) to {out}", highlight=False)
+        err.print(f"wrote {len(answered)} {split} answers ({setting}, {version} questions) to "
+                  f"{out}", highlight=False)
         if missing:
             err.print(f"[yellow]warning[/yellow]: {missing} of {len(order)} {split} questions "
                       "have no answer in this run (unfinished, limited or errored); graders "
                       "score them 0", highlight=False)
-        if split == "test":
-            err.print("note: the current leaderboard grades 724 test questions (upstream "
-                      "dropped 36146d2306ce9ca3 in 2026); its answer is ignored there",
-                      highlight=False)
+        if split == "test" and version != "jul26":
+            err.print(f"note: this is a {version} run; the current leaderboard grades the 724 "
+                      "jul26 test questions (upstream dropped 36146d2306ce9ca3 and reworded 48 "
+                      "in 2026): answers to reworded questions may be graded against the new "
+                      "wording", highlight=False)
         if args.metadata:
-            doc["metadata"] = self._metadata(args, run, cfg, setting, out)
+            doc["metadata"] = self._metadata(args, run, cfg, setting, out, version)
             err.print(f"wrote the metadata object to {args.metadata}", highlight=False)
         if split == "dev":
             err.print("score it with: mindprobe analyse fanoutqa --generations "
-                      f"{shlex.quote(str(out))}", highlight=False, soft_wrap=True)
+                      f"{shlex.quote(str(out))} --dataset-version {version}", highlight=False,
+                      soft_wrap=True)
         emit_json(args.json, doc)
         return 0
 
     @staticmethod
     def _metadata(args: argparse.Namespace, run: Any, cfg: dict[str, Any], setting: str,
-                  out: Path) -> dict[str, Any]:
+                  out: Path, version: str) -> dict[str, Any]:
         path = Path(args.metadata)
         meta: dict[str, Any] = {}
         if path.exists():
@@ -230,9 +275,31 @@ class Export:
         if setting != "closedbook" and contexts:
             meta["context"] = contexts[-1]
         meta[f"{setting}_generations"] = out.name
+        versions = dict(meta.get("dataset_versions") or {})
+        versions[setting] = version
+        meta["dataset_versions"] = versions
+        if len(set(versions.values())) > 1:
+            raise UsageError(f"--metadata {path} already describes {versions} generations: "
+                             "one submission holds one release; write another metadata file")
+        meta["dataset_version"] = version
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         return meta
 
 
-VERBS: dict[str, Any] = {"analyse": Analyse(), "export": Export(), "judge": Judge()}
+class FanOutQAJudge(Judge):
+    """The common judge pass, checked against the run's own release."""
+
+    def add_arguments(self, p: argparse.ArgumentParser) -> None:
+        super().add_arguments(p)
+        _add_data_arguments(p, "of the run (must be the run's own; default: the run's)",
+                            data_dir=False)
+
+    def run(self, args: argparse.Namespace, err: Console) -> int:
+        from mindprobe.core.store import load_run
+
+        _same_version(args, load_run(args.run, "fanoutqa"), "judge")
+        return super().run(args, err)
+
+
+VERBS: dict[str, Any] = {"analyse": Analyse(), "export": Export(), "judge": FanOutQAJudge()}

@@ -1,9 +1,12 @@
 """FanOutQA questions and generations files, typed and validated.
 
-The questions come from the ``fanoutqa==1.1.1`` wheel, read as plain JSON: importing the package
-creates a cache directory and an HTTP client, so we only locate it (spec §1.1). The files are
-pinned by SHA-256 so a silently different copy (e.g. upstream's 2026 corrections) cannot be scored
-as "nov23".
+Two releases of the questions (spec §1): ``jul26``, upstream's July 2026 corrected answers (the
+default: what upstream asks everyone to evaluate on), and ``nov23``, the original release the
+paper and the leaderboard's first years used. Both are pinned by git blob id and SHA-256 at one
+upstream commit and fetched by ``mindprobe data fetch fanoutqa`` into the data folder
+(``--data-dir``, else $MINDPROBE_DATA_DIR/fanoutqa, else ~/.cache/mindprobe/data/fanoutqa).
+The nov23 files may also come from the ``fanoutqa==1.1.1`` wheel, read as plain JSON: importing
+the package creates a cache directory and an HTTP client, so we only locate it.
 """
 
 from __future__ import annotations
@@ -16,19 +19,61 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from mindprobe.core.data import DataFile, data_dir_for, verify
 from mindprobe.errors import DataError
 
-DATASET_VERSION = "nov23"
+BENCHMARK = "fanoutqa"
 PACKAGE = "fanoutqa"
 PACKAGE_VERSION = "1.1.1"
-FILES = {"dev": "fanout-final-dev.json", "test": "fanout-final-test.json"}
-# sha256 of the files shipped in the fanoutqa 1.1.1 wheel (observed, then pinned).
-SHA256 = {
-    "fanout-final-dev.json": "359300b029c6891567816f351bf8786e9b018d7af8a1a44b7da9ba5ef4651288",
-    "fanout-final-test.json": "bb98b76d196842ac239682e4b85bf23470f2351c4f439a08aacf8c2a2ac76b78",
-    "LICENSE": "4e0fd171b79f997e1fb13111149135af19fb91028388746eda82cfee615b553c",
+UPSTREAM_REPO = "zhudotexe/fanoutqa"
+UPSTREAM_COMMIT = "989f4c40d9deea1ecb0897d7a17a9c0fe20d5c33"
+RAW_BASE = f"https://raw.githubusercontent.com/{UPSTREAM_REPO}/{UPSTREAM_COMMIT}/fanoutqa/data/"
+VERSIONS = ("jul26", "nov23")
+DEFAULT_VERSION = "jul26"
+#: What a run made before versions were recorded used (the only release mindprobe knew then).
+LEGACY_VERSION = "nov23"
+
+
+@dataclass(frozen=True)
+class Release:
+    """One release of the questions: its files in the data folder and what they hold."""
+
+    version: str
+    files: dict[str, str]  # split -> file name in the data folder (and upstream's data/)
+    n_questions: dict[str, int]
+    about: str
+
+
+RELEASES = {
+    "jul26": Release("jul26", {"dev": "fanout-final-dev.json", "test": "fanout-final-test.json"},
+                     {"dev": 310, "test": 724},
+                     "upstream's July 2026 corrected release (commit 1d59846)"),
+    "nov23": Release("nov23", {"dev": "fanout-final-dev-nov23.json",
+                               "test": "fanout-final-test-nov23.json"},
+                     {"dev": 310, "test": 725},
+                     f"the original release (paper, {PACKAGE}=={PACKAGE_VERSION})"),
 }
-N_QUESTIONS = {"dev": 310, "test": 725}
+#: (git blob id, sha256) of every file at UPSTREAM_COMMIT, as SOURCE.md lists them.
+PINS = {
+    "fanout-final-dev.json": ("dfe79d9ec6949e8f81f16f2853f580abc6dfca1e",
+                              "b62a9797732c716e6b17ba4086f277d154d747ce2fa01614cb76a3372e7fb88c"),
+    "fanout-final-test.json": ("758081bccbc58986a3cc4f20ac800b758c0dadc8",
+                               "e823838ab00d4fe875e0f9921ce07a7abe8806e8b380ffee17438d4bf76a68c5"),
+    "fanout-final-dev-nov23.json": (
+        "76ad1feb689b754bfe4e5e24d3ea371b647efa67",
+        "359300b029c6891567816f351bf8786e9b018d7af8a1a44b7da9ba5ef4651288"),
+    "fanout-final-test-nov23.json": (
+        "9a58b71208bfe82dd3beb919ffb5af6f7a01b48e",
+        "bb98b76d196842ac239682e4b85bf23470f2351c4f439a08aacf8c2a2ac76b78"),
+    "LICENSE": ("0e6076b5aa9c17c4621136c3d0307279711015cc",
+                "4e0fd171b79f997e1fb13111149135af19fb91028388746eda82cfee615b553c"),
+}
+DATA_FILES = [DataFile(name, url=RAW_BASE + name, sha256=sha, git_blob=blob)
+              for name, (blob, sha) in PINS.items()]
+#: The nov23 files under the names the 1.1.1 wheel ships them.
+WHEEL_FILES = {"fanout-final-dev-nov23.json": "fanout-final-dev.json",
+               "fanout-final-test-nov23.json": "fanout-final-test.json"}
+SHA256 = {name: sha for name, (_, sha) in PINS.items()}
 INSTALL_HINT = f"pip install {PACKAGE}=={PACKAGE_VERSION}"
 
 Primitive = bool | int | float | str
@@ -36,12 +81,17 @@ Answer = dict[str, Primitive] | list[Primitive] | Primitive
 Split = Literal["dev", "test"]
 
 
+#: What the jul26 release puts in ``pageid``/``revid`` of the pages its corrections added (read
+#: by title: from the Kiwix archive, or resolved at the epoch through the API).
+TBD = "###TBD###"
+
+
 @dataclass(frozen=True)
 class Evidence:
-    """One Wikipedia page pinned to its revision at the dataset epoch."""
+    """One Wikipedia page pinned to its revision at the dataset epoch (ids None: not pinned)."""
 
-    pageid: int
-    revid: int
+    pageid: int | None
+    revid: int | None
     title: str
     url: str
 
@@ -73,6 +123,8 @@ class Question:
     answer: Answer | None = None
     decomposition: tuple[Subquestion, ...] = ()
     test_evidence: tuple[Evidence, ...] = field(default=(), repr=False)
+    #: The release the question was read from ("jul26", "nov23"; "" when built in memory).
+    version: str = field(default="", compare=False)
 
     @property
     def has_answer(self) -> bool:
@@ -110,13 +162,25 @@ class Generation:
 # ---------------------------------------------------------------- locating and verifying files
 
 
-def data_dir() -> Path:
-    """The wheel's data folder, found without importing ``fanoutqa`` (avoids its side effects)."""
+def check_version(version: str) -> Release:
+    """The release named ``version``; anything else is a usage mistake naming the choices."""
+    release = RELEASES.get(version)
+    if release is None:
+        raise DataError(f"unknown FanOutQA dataset version {version!r}; expected one of "
+                        f"{', '.join(VERSIONS)} (default {DEFAULT_VERSION})")
+    return release
+
+
+def version_of(config: Mapping[str, Any]) -> str:
+    """A run's release: recorded in its config; a run from before versions existed is nov23."""
+    return str(config.get("dataset_version") or LEGACY_VERSION)
+
+
+def wheel_dir() -> Path | None:
+    """The 1.1.1 wheel's data folder, found without importing ``fanoutqa`` (side effects)."""
     spec = importlib.util.find_spec(PACKAGE)
     if spec is None or not spec.submodule_search_locations:
-        raise DataError(
-            f"FanOutQA data not found: the {PACKAGE} package is not installed ({INSTALL_HINT})"
-        )
+        return None
     return Path(next(iter(spec.submodule_search_locations))) / "data"
 
 
@@ -128,21 +192,34 @@ def sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
-def data_path(split: Split, verify: bool = True) -> Path:
-    """Path of a split's JSON file, checked against the pinned SHA-256."""
-    if split not in FILES:
-        raise DataError(f"unknown FanOutQA split {split!r}; expected one of {sorted(FILES)}")
-    path = data_dir() / FILES[split]
-    if not path.is_file():
-        raise DataError(f"FanOutQA {split} file missing at {path}; reinstall with {INSTALL_HINT}")
-    if verify:
-        got = sha256_file(path)
-        if got != SHA256[path.name]:
-            raise DataError(
-                f"{path}: sha256 {got} does not match the pinned {DATASET_VERSION} file "
-                f"({SHA256[path.name]}); install exactly {INSTALL_HINT}"
-            )
-    return path
+def data_path(split: Split, version: str = DEFAULT_VERSION, data_dir: Path | None = None,
+              verify_hash: bool = True) -> Path:
+    """Path of one split's JSON file of one release, checked against its pinned hash.
+
+    The data folder first; for nov23, the ``fanoutqa==1.1.1`` wheel as well (same bytes)."""
+    release = check_version(version)
+    if split not in release.files:
+        raise DataError(f"unknown FanOutQA split {split!r}; expected one of "
+                        f"{sorted(release.files)}")
+    name = release.files[split]
+    spec = next(f for f in DATA_FILES if f.relpath == name)
+    root = data_dir_for(BENCHMARK, data_dir)
+    candidates = [root / name]
+    wheel = wheel_dir()
+    if name in WHEEL_FILES and wheel is not None:
+        candidates.append(wheel / WHEEL_FILES[name])
+    for path in candidates:
+        if path.is_file():
+            if verify_hash:
+                verify(path, spec, BENCHMARK)
+            return path
+    where = f"--data-dir {data_dir}" if data_dir else f"the data folder {root}"
+    also = f", or {INSTALL_HINT} for the nov23 files" if name in WHEEL_FILES else ""
+    raise DataError(
+        f"FanOutQA {version} {split} file {name} is not in {where}: run `mindprobe data fetch "
+        f"fanoutqa` (needs internet; from {UPSTREAM_REPO} at {UPSTREAM_COMMIT[:12]}) or pass "
+        f"--data-dir DIR with the files (e.g. a copy of shared/data/fanoutqa){also}"
+    )
 
 
 # ---------------------------------------------------------------- parsing questions
@@ -189,10 +266,19 @@ def validate_answer(answer: Any, where: str) -> Answer:
     raise DataError(f"{where}: answer has unsupported type {type(answer).__name__}")
 
 
+def _page_id(obj: Any, key: str, where: str) -> int | None:
+    value = _require(obj, key, (int, str), where)
+    if isinstance(value, str):
+        if value != TBD:
+            raise DataError(f"{where}: {key!r} must be int (or {TBD!r}), got {value!r}")
+        return None
+    return value
+
+
 def _evidence(obj: Any, where: str) -> Evidence:
     return Evidence(
-        pageid=_require(obj, "pageid", int, where),
-        revid=_require(obj, "revid", int, where),
+        pageid=_page_id(obj, "pageid", where),
+        revid=_page_id(obj, "revid", where),
         title=_require(obj, "title", str, where),
         url=_require(obj, "url", str, where),
     )
@@ -228,7 +314,8 @@ def _categories(obj: dict, where: str) -> tuple[str, ...]:
     return tuple(cats)
 
 
-def parse_questions(records: Any, split: Split, source: str = "<memory>") -> list[Question]:
+def parse_questions(records: Any, split: Split, source: str = "<memory>",
+                    version: str = "") -> list[Question]:
     """Validate raw JSON records of one split into Questions; errors name the question id."""
     if not isinstance(records, list):
         raise DataError(
@@ -251,38 +338,43 @@ def parse_questions(records: Any, split: Split, source: str = "<memory>") -> lis
                 _subquestion(d, where) for d in _require(rec, "decomposition", list, where)
             )
             out.append(
-                Question(
-                    qid, text, cats, "dev", validate_answer(rec["answer"], where), decomposition
-                )
+                Question(qid, text, cats, "dev", validate_answer(rec["answer"], where),
+                         decomposition, version=version)
             )
         else:
             evidence = tuple(
                 _evidence(e, f"{where} evidence {j}")
                 for j, e in enumerate(_require(rec, "necessary_evidence", list, where))
             )
-            out.append(Question(qid, text, cats, "test", test_evidence=evidence))
+            out.append(Question(qid, text, cats, "test", test_evidence=evidence,
+                                version=version))
     return out
 
 
-def load_questions(split: Split = "dev", verify: bool = True) -> list[Question]:
-    """Load and validate a split (dev: 310 with answers; test: 725 without), in file order."""
-    path = data_path(split, verify=verify)
+def load_questions(split: Split = "dev", version: str = DEFAULT_VERSION,
+                   data_dir: Path | None = None, verify: bool = True) -> list[Question]:
+    """Load and validate a split of one release (dev: 310 with answers; test: 724 (jul26) or
+    725 (nov23) without), in file order."""
+    path = data_path(split, version, data_dir, verify_hash=verify)
     try:
         records = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
         raise DataError(f"{path}: cannot read FanOutQA {split} JSON ({e})") from e
-    questions = parse_questions(records, split, str(path))
-    if verify and len(questions) != N_QUESTIONS[split]:
-        raise DataError(f"{path}: {len(questions)} questions, expected {N_QUESTIONS[split]}")
+    questions = parse_questions(records, split, str(path), version)
+    expected = RELEASES[version].n_questions[split]
+    if verify and len(questions) != expected:
+        raise DataError(f"{path}: {len(questions)} questions, expected {expected}")
     return questions
 
 
-def load_dev(verify: bool = True) -> list[Question]:
-    return load_questions("dev", verify)
+def load_dev(version: str = DEFAULT_VERSION, data_dir: Path | None = None,
+             verify: bool = True) -> list[Question]:
+    return load_questions("dev", version, data_dir, verify)
 
 
-def load_test(verify: bool = True) -> list[Question]:
-    return load_questions("test", verify)
+def load_test(version: str = DEFAULT_VERSION, data_dir: Path | None = None,
+              verify: bool = True) -> list[Question]:
+    return load_questions("test", version, data_dir, verify)
 
 
 # ---------------------------------------------------------------- generations (submissions)

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 from mindprobe.core.options import option
 
+from .data import DEFAULT_VERSION, VERSIONS
+
 #: The context the paper's "short" runs (and Llama-2-70B-chat) used; the default ``max_context``
 #: when neither --max-context nor the model's context window is known.
 PAPER_MAX_CONTEXT = 4096
@@ -18,6 +20,10 @@ class FanOutQAOptions:
     split: str = option("dev", "dev (310 questions with answers: scored here) or test (725 "
                         "without: answers only, for the leaderboard via `mindprobe export`)",
                         choices=["dev", "test"])
+    dataset_version: str = option(DEFAULT_VERSION, "questions and gold answers: jul26 "
+                                  "(upstream's July 2026 corrected release, the default) or "
+                                  "nov23 (the original release: the paper and the leaderboard's "
+                                  "first years)", choices=list(VERSIONS), metavar="VERSION")
     max_context: int | None = option(None, "token budget of a prompt (evidenceprovided: "
                                      "documents fill max_context-520 tokens; openbook: a "
                                      "search result fills max_context/2, history is trimmed "

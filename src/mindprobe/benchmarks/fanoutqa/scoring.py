@@ -8,14 +8,14 @@ prompt and parser live in ``judge.py`` and are re-exported here.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Protocol
 
 from mindprobe.errors import DataError, MindprobeError
 
-from .data import DATASET_VERSION, Generation, Pairing, Question, pair_answers
+from .data import Generation, Pairing, Question, pair_answers
 from .flatten import gold_strings, primitive_text, str_answer
 from .judge import judge_enabled, judge_metric, judge_prompt, parse_judge
 from .normalize import Normalizer
@@ -230,6 +230,12 @@ def _verdicts_in_order(
     return verdicts
 
 
+def dataset_version(questions: Iterable[Question]) -> str:
+    """The release the scored questions come from ("mixed" should two ever meet)."""
+    versions = {q.version for q in questions}
+    return versions.pop() if len(versions) == 1 else "mixed" if versions else ""
+
+
 def evaluate(
     questions: Sequence[Question],
     generations: Sequence[Generation],
@@ -293,7 +299,7 @@ def evaluate(
         )
     n = len(records)
     meta: dict[str, Any] = {
-        "dataset_version": DATASET_VERSION,
+        "dataset_version": dataset_version(q for q, _ in pairing.pairs),
         "lemmatizer": norm.backend,
         "only_score_answered": only_score_answered,
         "n_unanswered": sum(1 for r in records if not r["answered"]),

@@ -15,7 +15,7 @@ from mindprobe.core.results import Headline, Results
 from mindprobe.errors import DataError
 
 from .breakdown import N_BOOT, WILSON, by_category, by_fanout, interval
-from .data import DATASET_VERSION, PACKAGE, PACKAGE_VERSION, Generation, Question, load_questions
+from .data import RELEASES, Generation, Question, version_of
 from .normalize import Normalizer
 from .scoring import Evaluation, evaluate
 
@@ -97,8 +97,9 @@ def evaluation_results(ev: Evaluation, *, title: str, extra: Mapping[str, Any] |
                             None if math.isnan(hi) else hi, n=ev.n,
                             ci_method=None if math.isnan(lo) else method, percent=True)
     backend = ev.meta.get("lemmatizer") or {}
+    version = str(ev.meta.get("dataset_version") or "")
     res.add_table("overall", overall_frame(ev), f"FanOutQA {title} · {ev.n} questions · "
-                  f"{DATASET_VERSION} data · {backend.get('backend')} (95% CIs: {BOOT_METHOD} "
+                  f"{version} data · {backend.get('backend')} (95% CIs: {BOOT_METHOD} "
                   f"for means, {WILSON} for shares)", percent=PERCENT, index=False)
     res.add_table("by_category", _wide(by_category(ev.records), "category"),
                   "by category (a question counts in each of its categories)", percent=PERCENT,
@@ -106,7 +107,8 @@ def evaluation_results(ev: Evaluation, *, title: str, extra: Mapping[str, Any] |
     res.add_table("by_fanout", _wide(by_fanout(ev.records), "fanout"),
                   "by fan-out width (number of evidence pages, duplicates counted)",
                   percent=PERCENT, index=False)
-    res.detail = {"dataset_version": DATASET_VERSION, "dataset": f"{PACKAGE}=={PACKAGE_VERSION}",
+    release = RELEASES.get(version)
+    res.detail = {"dataset_version": version, "dataset": release.about if release else version,
                   "n": ev.n, "score": ev.to_dict(include_raw=include_raw, provenance=False),
                   "lemmatizer": backend, "meta": ev.meta, **(extra or {})}
     res.notes.append(lemmatizer_note(backend))
@@ -144,7 +146,8 @@ def _records_by_question(records: list[dict[str, Any]], by_id: Mapping[str, Ques
 
 def run_results(records: list[dict[str, Any]], plan: RunPlan, normalizer: Normalizer,
                 judges: Mapping[str, Mapping[str, Any]] | None = None,
-                primary: str | None = None, include_raw: bool = False) -> Results:
+                primary: str | None = None, include_raw: bool = False,
+                questions: Mapping[str, Question] | None = None) -> Results:
     """A run's results, re-scored from its records (no model is asked).
 
     Every planned question that has a record counts; one that errored before answering scores
@@ -153,6 +156,7 @@ def run_results(records: list[dict[str, Any]], plan: RunPlan, normalizer: Normal
     cfg = plan.config
     split = cfg.get("split", "dev")
     setting = cfg.get("setting", "?")
+    version = version_of(cfg)
     errored = [r for r in records if not isinstance(r.get("answer"), str)]
     answered = [r for r in records if isinstance(r.get("answer"), str)]
     common = {"setting": setting, "split": split, "n_records": len(records),
@@ -163,12 +167,14 @@ def run_results(records: list[dict[str, Any]], plan: RunPlan, normalizer: Normal
                                      if r.get("max_context")}),
               "search_protocol": "text" if setting == "openbook" else None}
     if not records:
-        res = Results("fanoutqa", detail={"dataset_version": DATASET_VERSION, **common})
+        res = Results("fanoutqa", detail={"dataset_version": version, **common})
         res.warnings.append("no finished questions to analyse")
         return res
     if split != "dev":
-        return _test_results(records, answered, common)
-    questions = _records_by_question(records, {q.id: q for q in load_questions("dev")})
+        return _test_results(records, answered, {"dataset_version": version, **common})
+    if questions is None:
+        raise DataError("re-scoring a dev run needs its questions")
+    by_question = _records_by_question(records, questions)
     gens = [Generation(r["id"], r["answer"], i) for i, r in enumerate(answered, 1)]
     verdicts, judge_rows, judge_model, pending = None, [], None, 0
     for label, j in (judges or {}).items():
@@ -181,7 +187,7 @@ def run_results(records: list[dict[str, Any]], plan: RunPlan, normalizer: Normal
             pending = len(missing)
             if not missing:
                 verdicts, judge_model = dict(v), j.get("spec") or label
-    ev = evaluate(questions, gens, normalizer=normalizer, judge_verdicts=verdicts,
+    ev = evaluate(by_question, gens, normalizer=normalizer, judge_verdicts=verdicts,
                   judge_model=judge_model)
     if primary is not None and pending:
         ev.meta["gpt_short"] = f"{pending} verdict(s) pending"
@@ -192,6 +198,8 @@ def run_results(records: list[dict[str, Any]], plan: RunPlan, normalizer: Normal
         ev.meta["gpt_reason"] = ("GPT judge not run (give --judge SPEC to `mindprobe run`, or "
                                  "`mindprobe judge fanoutqa --run DIR --judge SPEC` later)")
     title = f"{setting} · {plan.model_label}"
+    if version != ev.meta.get("dataset_version"):
+        title += f" (run on {version} questions, re-scored against {ev.meta['dataset_version']})"
     res = evaluation_results(ev, title=title, include_raw=include_raw,
                              extra={**common, "judge": primary, "judges": {
                                  r["judge"]: {k: r[k] for k in r if k != "judge"}
@@ -222,11 +230,12 @@ def run_results(records: list[dict[str, Any]], plan: RunPlan, normalizer: Normal
 
 def _test_results(records: list[dict[str, Any]], answered: list[dict[str, Any]],
                   common: dict[str, Any]) -> Results:
-    res = Results("fanoutqa", detail={"dataset_version": DATASET_VERSION, **common})
+    res = Results("fanoutqa", detail=common)
     empty = sum(1 for r in answered if not r["answer"].strip())
     res.add_table("answers", pd.DataFrame([{
         "questions": len(records), "answered": len(answered), "empty": empty,
-        "errors": len(records) - len(answered)}]), "FanOutQA test split (answers only)",
+        "errors": len(records) - len(answered)}]),
+        f"FanOutQA test split ({common['dataset_version']} data; answers only)",
         index=False)
     res.notes.append("test-set answers are graded only by the FanOutQA maintainers: "
                      "`mindprobe export fanoutqa --run DIR --out FILE.jsonl --metadata "

@@ -17,6 +17,7 @@ the judge's verdict when ``--judge`` ran; results re-score the answers from the 
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 from mindprobe.core.benchmark import Benchmark, Item, PlanContext, RunPlan
@@ -28,13 +29,16 @@ from mindprobe.models import model_label
 from mindprobe.models.base import Request, TransientError
 
 from .data import (
-    DATASET_VERSION,
-    FILES,
-    PACKAGE,
-    PACKAGE_VERSION,
-    SHA256,
+    DATA_FILES,
+    LEGACY_VERSION,
+    PINS,
+    RELEASES,
+    UPSTREAM_COMMIT,
+    UPSTREAM_REPO,
     Question,
+    data_path,
     load_questions,
+    version_of,
 )
 from .judge import SEED, judge_letter, judge_prompt, parse_judge
 from .lemma import load_lemmatizer
@@ -71,14 +75,28 @@ def resolve_max_context(explicit: int | None, window: int | None,
     return PAPER_MAX_CONTEXT, f"paper default {PAPER_MAX_CONTEXT} (model context window unknown)"
 
 
-def questions_by_id(split: str) -> dict[str, Question]:
-    return {q.id: q for q in load_questions(split)}  # type: ignore[arg-type]
+def questions_by_id(split: str, version: str, data_dir: Path | None = None
+                    ) -> dict[str, Question]:
+    return {q.id: q for q in load_questions(split, version, data_dir)}  # type: ignore[arg-type]
+
+
+def run_questions(plan: RunPlan, version: str | None = None, data_dir: Path | None = None
+                  ) -> dict[str, Question]:
+    """The questions a run is scored against: its own release unless ``version`` says another;
+    from ``data_dir``, else the folder the run read them from (if still there), else the
+    default data folder."""
+    cfg = plan.config
+    if data_dir is None:
+        recorded = plan.provenance.get("data_dir")
+        data_dir = Path(recorded) if recorded and Path(recorded).is_dir() else None
+    return questions_by_id(cfg.get("split", "dev"), version or version_of(cfg), data_dir)
 
 
 class FanOutQABenchmark(Benchmark):
     name = "fanoutqa"
     roles = ("judge",)
     Options = FanOutQAOptions
+    data_files = DATA_FILES
 
     def __init__(self) -> None:
         self._normalizers: dict[str, Normalizer] = {}
@@ -99,10 +117,12 @@ class FanOutQABenchmark(Benchmark):
             raise UsageError("--offline cannot run openbook: title lookup and search need "
                              "Wikipedia itself (only page text is cached); use it with "
                              "fanoutqa:evidenceprovided")
-        questions = load_questions(opts.split)  # type: ignore[arg-type]
+        version = opts.dataset_version
+        questions = load_questions(opts.split, version, ctx.data_dir)  # type: ignore[arg-type]
+        path = data_path(opts.split, version, ctx.data_dir)  # type: ignore[arg-type]
         lem = self.normalizer(opts.lemmatizer).lemmatizer
         ctx.info(f"fanoutqa:{setting}: {len(questions)} {opts.split} questions "
-                 f"({DATASET_VERSION}); lemmatiser {lem.name}"
+                 f"({version}); lemmatiser {lem.name}"
                  + ("" if lem.exact else " (approximate)"))
         judge = opts.judge or ctx.roles.get("judge")
         if judge and opts.split == "test":
@@ -112,19 +132,24 @@ class FanOutQABenchmark(Benchmark):
         config: dict[str, Any] = {
             "setting": setting,
             "split": opts.split,
-            "dataset_version": DATASET_VERSION,
+            "dataset_version": version,
             "reply_tokens": reply_tokens,
             "lemmatizer": opts.lemmatizer,
             "judge": judge,
             "judge_label": model_label(judge) if judge else None,
         }
         resources: dict[str, Any] = {}
+        name = RELEASES[version].files[opts.split]
         provenance: dict[str, Any] = {
             "dataset": "FanOutQA",
-            "dataset_version": DATASET_VERSION,
-            "package": f"{PACKAGE}=={PACKAGE_VERSION}",
-            "file": FILES[opts.split],
-            "sha256": SHA256[FILES[opts.split]],
+            "dataset_version": version,
+            "release": RELEASES[version].about,
+            "upstream": f"{UPSTREAM_REPO}@{UPSTREAM_COMMIT}",
+            "file": name,
+            "path": str(path),
+            "data_dir": str(ctx.data_dir) if ctx.data_dir else None,
+            "git_blob": PINS[name][0],
+            "sha256": PINS[name][1],
             "split": opts.split,
         }
         if setting != "closedbook":
@@ -138,7 +163,11 @@ class FanOutQABenchmark(Benchmark):
         if setting == "openbook":
             config.update(search_results=opts.search_results, time_limit=opts.time_limit,
                           search_protocol="text")
-        prompting = "paper" if opts.split == "dev" else "paper-test"
+        # jul26 runs get their own folder (paper-jul26): a run never mixes releases, and a run
+        # from before releases were told apart ("paper", nov23) resumes with --dataset-version
+        # nov23 exactly where it was.
+        prompting = ("paper" if opts.split == "dev" else "paper-test") + (
+            f"-{version}" if version != LEGACY_VERSION else "")
         return RunPlan(
             items=[Item(q.id, q) for q in questions],
             prompting=prompting,
@@ -236,8 +265,9 @@ class FanOutQABenchmark(Benchmark):
 
         cfg = plan.config
         own = collect_judges(cfg, records, {})
+        questions = run_questions(plan) if cfg.get("split", "dev") == "dev" and records else None
         return run_results(records, plan, self.normalizer(cfg.get("lemmatizer") or "auto"),
-                           own, cfg.get("judge_label") if own else None)
+                           own, cfg.get("judge_label") if own else None, questions=questions)
 
     # -- the report -------------------------------------------------------------------------
     setting_rule = "the paper's prompts on the dev split (label `paper`), then the test split"
@@ -261,7 +291,7 @@ class FanOutQABenchmark(Benchmark):
         if split != "dev":
             raise UsageError("the judge needs gold answers: only dev runs can be judged "
                              "(test answers are graded by the FanOutQA maintainers)")
-        by_id = questions_by_id(split)
+        by_id = run_questions(plan)
         items = []
         for rec in records:
             if not isinstance(rec.get("answer"), str):
@@ -283,17 +313,32 @@ class FanOutQABenchmark(Benchmark):
 
     def rescore(self, records: list[dict[str, Any]], plan: RunPlan,
                 judgements: dict[str, Any] | None = None, primary: str | None = None,
-                lemmatizer: str | None = None, include_raw: bool = False) -> Results:
+                lemmatizer: str | None = None, include_raw: bool = False,
+                dataset_version: str | None = None, data_dir: Path | None = None) -> Results:
         """Results from the records alone, with every judge's verdicts (the run's own and later
-        judge passes'), optionally with another lemmatiser backend."""
+        judge passes'), optionally with another lemmatiser backend or against another release's
+        gold answers (``dataset_version``; the judges' verdicts, given against the run's own
+        gold, are then left out and the tables say which release scored which run)."""
         from .tables import run_results
 
         cfg = plan.config
-        judges = collect_judges(cfg, records, judgements or {})
-        primary = primary_judge(judges, primary, cfg.get("judge_label"))
+        own_version = version_of(cfg)
+        other = dataset_version is not None and dataset_version != own_version
+        judges = {} if other else collect_judges(cfg, records, judgements or {})
+        primary = None if other else primary_judge(judges, primary, cfg.get("judge_label"))
         backend = lemmatizer or cfg.get("lemmatizer") or "auto"
-        return run_results(records, plan, self.normalizer(backend), judges, primary,
-                           include_raw=include_raw)
+        questions = (run_questions(plan, dataset_version, data_dir)
+                     if cfg.get("split", "dev") == "dev" and records else None)
+        res = run_results(records, plan, self.normalizer(backend), judges, primary,
+                          include_raw=include_raw, questions=questions)
+        if other:
+            res.warnings.append(
+                f"this {own_version} run is re-scored against the {dataset_version} gold "
+                "answers: its model answered the {own_version} question texts (some differ) "
+                "and its judge verdicts are left out; compare it only with runs scored the "
+                "same way".replace("{own_version}", own_version))
+            res.detail["run_dataset_version"] = own_version
+        return res
 
 
 # ------------------------------------------------------------------ scoring and judging
