@@ -251,21 +251,34 @@ def test_offline_cache_miss_is_one_message_and_keeps_records(cli, tmp_path, wiki
     assert [r["id"] for r in records] == [Q_DRAFT] and "error" not in records[0]
 
 
-def test_wikipedia_unreachable_records_item_errors(cli, tmp_path):
+def test_unreachable_wikipedia_stops_the_run_in_seconds_with_one_message(cli, tmp_path, wiki):
+    """No network (nothing listens at the API's address): the run stops with exit code 2 and
+    one message naming the source and the fixes, long before every question failed slowly;
+    the record written before stays, nothing is scored as 0."""
+    import time
+
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # closed once the block ends: nothing listens there
     with TestServer(responder=Model()) as srv:
-        code, doc, err = cli("run", "fanoutqa:evidenceprovided", "--model",
-                             f"openai:test-model@{srv.base_url}", "--limit", 2,
+        model = f"openai:test-model@{srv.base_url}"
+        code, _, err = cli("run", "fanoutqa:evidenceprovided", "--model", model, "--limit", 1,
+                           *_common(tmp_path, wiki))
+        assert code == 0, err
+        t0 = time.monotonic()
+        code, doc, err = cli("run", "fanoutqa:evidenceprovided", "--model", model, "--limit", 8,
                              "--wiki-api", f"http://127.0.0.1:{port}/w/api.php",
-                             "--wiki-cache", tmp_path / "wikicache", "--wiki-attempts", 1,
+                             "--wiki-cache", tmp_path / "wikicache",
                              "--runs-dir", tmp_path / "runs", "--no-cache", "--json")
-    assert code == 1, err
+        elapsed = time.monotonic() - t0
+    assert code == 2 and elapsed < 30, (elapsed, err)
+    assert "Traceback" not in err and doc["exit_code"] == 2
+    message = doc["error"]
+    assert f"http://127.0.0.1:{port}/w/api.php" in message and "cannot be reached" in message
+    assert "--wiki kiwix:" in message and "--wiki-cache" in message and "--offline" in message
     records = read_records(_run_dir(tmp_path / "runs", "evidenceprovided") / "records.jsonl")
-    assert len(records) == 2 and all("gave no usable answer" in r["error"] for r in records)
-    assert doc["n_errors"] == 2 and doc["headline"]["value"] == 0.0
-    assert any("ended in errors" in w for w in doc["warnings"])
+    assert [r["id"] for r in records] == [Q_DRAFT] and "error" not in records[0]
+    assert records[0]["page_sources"] and set(records[0]["page_sources"]) == {"api"}
 
 
 # ------------------------------------------------------------------ open book

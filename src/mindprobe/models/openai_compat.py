@@ -17,7 +17,7 @@ from typing import Any
 import aiohttp
 import orjson
 
-from mindprobe.core.retry import backoff_delay
+from mindprobe.core.retry import Liveness, backoff_delay
 from mindprobe.errors import ModelError
 from mindprobe.models.base import (
     CallContext,
@@ -110,14 +110,13 @@ class OpenAICompatModel(LlamaServerTools, Model):
         #: A grammar mechanism given by the caller (local engine) is not re-detected.
         self.grammar_fixed = False
         self._offered: list[str] = []
-        self._fail_streak = 0
-        self._last_ok = time.monotonic()
+        self._liveness = Liveness()
 
     # -- lifecycle -------------------------------------------------------------------------
     async def start(self) -> None:
         if self.base_url == OPENAI_URL and not self._api_key:
             raise ModelError(f"{self.spec} needs an API key: set OPENAI_API_KEY")
-        self._last_ok = time.monotonic()  # silence counts from the start, not construction
+        self._liveness.restart()  # silence counts from the start, not construction
         if self._session is None:
             connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300)
             self._session = aiohttp.ClientSession(
@@ -272,8 +271,7 @@ class OpenAICompatModel(LlamaServerTools, Model):
                         comp = self._parse(payload, path, time.perf_counter() - t0)
                         if request.constrain and self.grammar == "openai":
                             comp.text = json_answer(comp.text)
-                        self._fail_streak = 0
-                        self._last_ok = time.monotonic()
+                        self._liveness.answered()
                         return comp
                     except (ValueError, KeyError, IndexError, TypeError) as exc:
                         last = f"malformed response body ({type(exc).__name__}: {exc})"
@@ -317,13 +315,11 @@ class OpenAICompatModel(LlamaServerTools, Model):
     BROKEN_SECONDS = 60.0
 
     def _note_failure(self, last: str, refused: bool) -> None:
-        self._fail_streak += 1
-        silent = time.monotonic() - self._last_ok
-        window = self.DEAD_SECONDS if refused else self.BROKEN_SECONDS
-        if self._fail_streak >= self.DEAD_STREAK and silent >= window:
+        dead = self._liveness.failed(refused, self.DEAD_STREAK, self.DEAD_SECONDS,
+                                     self.BROKEN_SECONDS)
+        if dead:
             raise ModelError(
-                f"the model server at {self.base_url} stopped answering ({self._fail_streak} "
-                f"failed requests in a row over {silent:.0f} s, none answered; last: {last})"
+                f"the model server at {self.base_url} stopped answering ({dead}; last: {last})"
             )
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float:

@@ -51,20 +51,43 @@ def html_to_markdown(html: str) -> str:
     return WikiMarkdownConverter().convert(html)
 
 
-def list_item_links(html: str) -> list[str]:
+def article_body(html: str) -> str:
+    """A whole stored page (a ZIM's HTML document) cut to what the API's parse output holds:
+    the body's content, without the document head and the title heading kiwix pages carry."""
+    soup = BeautifulSoup(html, "html.parser")
+    body = soup.body or soup
+    for heading in body.select("h1#titleHeading, h1#firstHeading, h1.article-header"):
+        heading.decompose()
+    return body.decode_contents()
+
+
+def list_item_links(html: str, relative: bool = False) -> list[str]:
     """Article titles linked first in each ``<li>``, in page order, without repeats.
 
     This is how a disambiguation page lists its options. Links outside the main namespace
-    (``File:``, ``Help:`` ...), red links and in-page anchors are skipped.
+    (``File:``, ``Help:`` ...), red links and in-page anchors are skipped. ``relative``: links
+    as a ZIM stores them (``Pat_Burrell``, ``./Pat_Burrell``), not ``/wiki/Pat_Burrell``.
     """
     seen: dict[str, None] = {}
     for item in BeautifulSoup(html, "html.parser").find_all("li"):
         for link in item.find_all("a", href=True):
-            title = _article_title(link["href"], link.get("class") or [])
+            href = link["href"]
+            if relative:
+                href = _wiki_href(href)
+            title = _article_title(href, link.get("class") or [])
             if title is not None:
                 seen.setdefault(title, None)
                 break
     return list(seen)
+
+
+def _wiki_href(href: str) -> str:
+    """A ZIM's relative link as the API's ``/wiki/`` one (others left to be skipped)."""
+    if not href or href.startswith(("#", "/")) or "://" in href or href.startswith("mailto:"):
+        return ""
+    while href.startswith(("./", "../")):
+        href = href.split("/", 1)[1]
+    return "/wiki/" + href.removeprefix("A/")
 
 
 def _article_title(href: str, classes: list[str]) -> str | None:

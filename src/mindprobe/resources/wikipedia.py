@@ -1,27 +1,34 @@
-"""Dated English Wikipedia for FanOutQA: search, revision lookup and page text (spec §3).
+"""Dated English Wikipedia for FanOutQA: search, title lookup and page text (spec §3).
 
-Every page is read as its newest revision at or before the dataset epoch (2023-11-20), converted
-to Markdown (:mod:`mindprobe.resources.wiki_markdown`) and cached as ``{pageid}-dated.md`` under
-the cache root, the layout of upstream's prebuilt cache archive, so that archive can be unpacked
-there and used as is. Cache root: the ``cache_dir`` argument, else ``MINDPROBE_FANOUTQA_CACHE``,
-else ``~/.cache/fanoutqa/wikicache``.
+Two sources behind one client: the MediaWiki API (:mod:`.wiki_api`; every page read as its
+newest revision at or before the dataset epoch, 2023-11-20) or a local ``kiwix-serve``
+(:mod:`.wiki_kiwix`; the September 2023 ZIM archive upstream recommends). Either way a page is
+converted to Markdown (:mod:`mindprobe.resources.wiki_markdown`) and cached as
+``{pageid}-dated.md`` under the cache root, the layout of upstream's prebuilt cache archive, so
+that archive can be unpacked there and used as is (a Kiwix page without a page id is cached as
+``title-{sha1 of the title}-dated.md``). Cache root: the ``cache_dir`` argument, else
+``MINDPROBE_FANOUTQA_CACHE``, else ``~/.cache/fanoutqa/wikicache`` (a Kiwix source's default
+is its own ``kiwix/{book}`` folder inside it, so the two sources' texts never mix unasked).
+Every page text says where it came from (:class:`Page`: ``cache``, ``api`` or ``kiwix``).
 
 Errors: a cache miss in offline mode is a :class:`~mindprobe.errors.DataError` (stops the run,
-naming the fix); an endpoint that refuses every request (401/403/404) is
-:class:`WikipediaRefused` (a MindprobeError, stops the run); anything else that fails after
-bounded retries, or an API error, is :class:`WikipediaError`, a
-:class:`~mindprobe.models.base.TransientError`: the runner records that item as errored and goes
-on. Importing this module is light (no aiohttp, no bs4) until a client is built.
+naming the fix); a source that refuses every request (401/403/404, an unknown Kiwix book) is
+:class:`WikipediaRefused`, and one that stopped answering is :class:`WikipediaUnreachable`
+(both MindprobeErrors: the run stops with one message, records kept); anything else that fails
+after bounded retries, or an API error, is :class:`WikipediaError`, a
+:class:`~mindprobe.models.base.TransientError`: the runner records that item as errored and
+goes on. Importing this module is light (no aiohttp, no bs4) until a client is built.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import os
 import tempfile
 from collections.abc import Awaitable, Callable, Hashable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -33,11 +40,13 @@ from mindprobe.models.base import TransientError
 __all__ = [
     "EPOCH",
     "Evidence",
+    "Page",
     "TitleLookup",
     "WikipediaAPIError",
     "WikipediaClient",
     "WikipediaError",
     "WikipediaRefused",
+    "WikipediaUnreachable",
     "wiki_cache_dir",
 ]
 
@@ -67,22 +76,51 @@ class WikipediaAPIError(WikipediaError):
 
 
 class WikipediaRefused(MindprobeError):
-    """The endpoint refuses every request (wrong ``api_url``, blocked User-Agent); stops the run."""
+    """The source refuses every request (wrong ``api_url``, blocked User-Agent, unknown Kiwix
+    book); stops the run."""
+
+
+class WikipediaUnreachable(MindprobeError):
+    """The source stopped answering altogether (no network, nothing listening): the run stops
+    within seconds with one message naming the source and the fixes, records kept."""
 
 
 @dataclass(frozen=True)
 class Evidence:
-    """One Wikipedia page; ``revid`` is the revision at the epoch (None until resolved)."""
+    """One Wikipedia page; ``revid`` is the revision at the epoch (None until resolved, and
+    always None from a Kiwix archive); ``pageid`` None for Kiwix hits and pages the dataset
+    leaves unpinned; ``path`` is the page's path in a ZIM when a Kiwix source found it."""
 
-    pageid: int
+    pageid: int | None
     revid: int | None
     title: str
     url: str
+    path: str | None = field(default=None, compare=False)
+
+    @staticmethod
+    def page_url(title: str) -> str:
+        """The page's URL as upstream's search builds it (spaces become %20)."""
+        return PAGE_URL + quote(title)
 
     @classmethod
     def from_title(cls, pageid: int, title: str, revid: int | None = None) -> Evidence:
-        """An Evidence with the URL built as upstream's search does (spaces become %20)."""
-        return cls(pageid=pageid, revid=revid, title=title, url=PAGE_URL + quote(title))
+        return cls(pageid=pageid, revid=revid, title=title, url=cls.page_url(title))
+
+    @property
+    def cache_key(self) -> str:
+        """``{pageid}`` (upstream's layout), else ``title-{sha1(title)[:16]}``."""
+        if self.pageid is not None:
+            return str(self.pageid)
+        return "title-" + hashlib.sha1(self.title.encode("utf-8")).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Page:
+    """A page's Markdown and where this copy came from: ``cache`` (the page cache), ``api``
+    (the dated revision, fetched now) or ``kiwix`` (the archive's copy, fetched now)."""
+
+    text: str
+    source: str
 
 
 @dataclass(frozen=True)
@@ -101,10 +139,12 @@ def wiki_cache_dir(cache_dir: str | os.PathLike[str] | None = None) -> Path:
 
 
 class WikipediaClient:
-    """Wikipedia at the epoch: search, revisions, exact-title lookup and cached page Markdown.
+    """Wikipedia at the epoch: search, exact-title lookup and cached page Markdown.
 
-    ``await start()`` before use (or ``async with``), ``await close()`` after; transport,
-    concurrency limit, timeout and retries are :class:`~mindprobe.resources.wiki_api.MediaWikiAPI`'s
+    ``await start()`` before use (or ``async with``), ``await close()`` after. The source is the
+    MediaWiki API at ``api_url`` unless ``kiwix_url`` names a kiwix-serve (book ``kiwix_book``,
+    else $MINDPROBE_KIWIX_BOOK, else upstream's ``wikipedia_en_all_nopic_2023-09``); transport,
+    concurrency limit, timeout and retries are :class:`~mindprobe.resources.wiki_http.WikiHTTP`'s
     (arguments passed through). ``user_agent`` replaces the whole User-Agent; ``contact`` (or
     $MINDPROBE_WIKI_CONTACT) only fills the contact slot of the default one. Concurrent calls for
     the same page, revision, lookup or search share one request; all but page text (which the
@@ -116,6 +156,8 @@ class WikipediaClient:
         self,
         *,
         api_url: str = DEFAULT_API_URL,
+        kiwix_url: str | None = None,
+        kiwix_book: str | None = None,
         cache_dir: str | os.PathLike[str] | None = None,
         offline: bool = False,
         max_concurrency: int = 4,
@@ -129,31 +171,51 @@ class WikipediaClient:
     ) -> None:
         # aiohttp loads only once a client is built: importing this module for Evidence and
         # the error types keeps light commands (``mindprobe list``) light.
-        from mindprobe.resources.wiki_api import MediaWikiAPI, default_user_agent
+        from mindprobe.resources.wiki_http import default_user_agent
 
-        self.cache_dir = wiki_cache_dir(cache_dir)
+        transport = dict(max_concurrency=max_concurrency, timeout=timeout,
+                         max_attempts=max_attempts, backoff_base=backoff_base,
+                         backoff_max=backoff_max,
+                         user_agent=user_agent or default_user_agent(contact))
         self.offline = offline
         self.epoch = epoch
-        self.api = MediaWikiAPI(
-            api_url,
-            max_concurrency=max_concurrency,
-            timeout=timeout,
-            max_attempts=max_attempts,
-            backoff_base=backoff_base,
-            backoff_max=backoff_max,
-            user_agent=user_agent or default_user_agent(contact),
-        )
+        self.source: Any
+        if kiwix_url:
+            from mindprobe.resources.wiki_kiwix import (
+                BOOK_ENV,
+                DEFAULT_BOOK,
+                KiwixHTTP,
+                KiwixSource,
+            )
+
+            book = kiwix_book or os.environ.get(BOOK_ENV) or DEFAULT_BOOK
+            self.api = KiwixHTTP(kiwix_url, book, **transport)
+            self.source = KiwixSource(self.api)
+            default_root = wiki_cache_dir() / "kiwix" / book
+        else:
+            from mindprobe.resources.wiki_api import MediaWikiAPI, MediaWikiSource
+
+            self.api = MediaWikiAPI(api_url, **transport)
+            self.source = MediaWikiSource(self.api, epoch)
+            default_root = wiki_cache_dir()
+        given = cache_dir if cache_dir is not None else os.environ.get(CACHE_ENV)
+        self.cache_dir = wiki_cache_dir(given) if given is not None else default_root
         self._revids: dict[int, int] = {}
         #: In-flight calls, and finished ones worth remembering (see _once).
         self._tasks: dict[tuple[str, Hashable], asyncio.Future[Any]] = {}
 
     @property
     def api_url(self) -> str:
-        return self.api.api_url
+        return getattr(self.api, "api_url", None) or self.api.url
 
     @property
     def user_agent(self) -> str:
         return self.api.user_agent
+
+    @property
+    def source_label(self) -> str:
+        """How messages and records name the source (the API URL, or kiwix:URL and book)."""
+        return self.source.label
 
     # -- lifecycle -------------------------------------------------------------------------
     async def start(self) -> None:
@@ -174,6 +236,7 @@ class WikipediaClient:
     def identity(self) -> dict[str, Any]:
         """What a run should record about where its pages came from."""
         return {
+            **self.source.identity(),
             "api_url": self.api_url,
             "epoch": self.epoch,
             "cache_dir": str(self.cache_dir),
@@ -184,13 +247,17 @@ class WikipediaClient:
     # -- public API ------------------------------------------------------------------------
     async def search(self, query: str, results: int = 10) -> list[Evidence]:
         """Full-text search; hits come back with ``revid=None`` (see :meth:`revid`)."""
-        hits = await self._once("search", (query, results), lambda: self._search(query, results))
+        hits = await self._once("search", (query, results),
+                                lambda: self._online(self.source.search(query, results)))
         return list(hits)
 
-    async def revid(self, evidence: Evidence) -> int:
-        """The page's newest revision at or before the epoch (memoised per pageid)."""
+    async def revid(self, evidence: Evidence) -> int | None:
+        """The page's newest revision at or before the epoch (memoised per pageid; None from
+        a Kiwix archive, which keeps no revision ids)."""
         if evidence.revid is not None:
             return evidence.revid
+        if evidence.pageid is None:
+            return None
         known = self._revids.get(evidence.pageid)
         if known is not None:
             return known
@@ -202,121 +269,92 @@ class WikipediaClient:
 
     async def content(self, evidence: Evidence) -> str:
         """The page's Markdown at the epoch: from the cache, else fetched, converted and cached."""
+        return (await self.page(evidence)).text
+
+    async def page(self, evidence: Evidence) -> Page:
+        """:meth:`content` with where the text came from."""
         cached = self._read_cache(evidence)
         if cached is not None:
-            return cached
+            return Page(cached, "cache")
         if self.offline:
             raise DataError(
                 f"Wikipedia page {evidence.title!r} (pageid {evidence.pageid}) is not in the "
-                f"offline cache {self.cache_dir} (no {self.cache_path(evidence.pageid).name}). "
+                f"offline cache {self.cache_dir} (no {self.cache_path(evidence).name}). "
                 "Fill it by running once with network access (offline mode off), or unpack "
                 "upstream's prebuilt FanOutQA wikicache archive there (or point "
                 f"{CACHE_ENV} at where it is)."
             )
-        return await self._once(
-            "content", evidence.pageid, lambda: self._fetch_content(evidence), keep=False
-        )
+        text = await self._once("content", evidence.cache_key,
+                                lambda: self._fetch_content(evidence), keep=False)
+        return Page(text, self.source.kind)
 
     async def lookup(self, title: str) -> TitleLookup:
         """Resolve an exact page title at the epoch (redirects followed; memoised per title).
 
-        Current redirects and disambiguation flags are used (the API has no dated view of
-        them); the page must have a revision at or before the epoch to count as found.
-        """
+        Through the API, current redirects and disambiguation flags are used (the API has no
+        dated view of them); the page must have a revision at or before the epoch to count as
+        found. Through Kiwix, the archive's redirects and disambiguation boxes."""
         if not title.strip() or "|" in title:  # "|" would ask for several pages at once
             return TitleLookup(title, None)
-        return await self._once("lookup", title, lambda: self._lookup(title))
+        found = await self._once("lookup", title, lambda: self._online(self.source.lookup(title)))
+        ev = found.evidence
+        if ev is not None and ev.pageid is not None and ev.revid is not None:
+            self._revids[ev.pageid] = ev.revid
+        return found
 
     async def disambiguation_options(self, evidence: Evidence) -> list[str]:
         """Titles a disambiguation page offers: the first article link of each list item."""
-        options = await self._once("options", evidence.pageid, lambda: self._options(evidence))
+        options = await self._once("options", evidence.cache_key,
+                                   lambda: self._options(evidence))
         return list(options)
 
-    def cache_path(self, pageid: int) -> Path:
-        return self.cache_dir / f"{pageid}-dated.md"
+    def cache_path(self, evidence: Evidence | int) -> Path:
+        key = evidence if isinstance(evidence, int) else evidence.cache_key
+        return self.cache_dir / f"{key}-dated.md"
 
     # -- requests --------------------------------------------------------------------------
-    async def _search(self, query: str, results: int) -> tuple[Evidence, ...]:
-        payload = await self._query(
-            {"action": "query", "list": "search", "srsearch": query, "srlimit": str(results)}
-        )
-        hits = (payload.get("query") or {}).get("search") or []
-        return tuple(Evidence.from_title(int(h["pageid"]), str(h["title"])) for h in hits)
-
-    async def _revid(self, evidence: Evidence) -> int:
-        payload = await self._query(
-            {
-                "action": "query",
-                "prop": "revisions",
-                "rvprop": "ids|timestamp",
-                "rvlimit": "1",
-                "pageids": str(evidence.pageid),
-                "rvstart": self.epoch,
-            }
-        )
-        page = ((payload.get("query") or {}).get("pages") or {}).get(str(evidence.pageid)) or {}
-        revisions = page.get("revisions") or []
-        if not revisions:
-            raise WikipediaAPIError(
-                "norevision",
-                f"page {evidence.title!r} (pageid {evidence.pageid}) has no revision at or "
-                f"before {self.epoch}" + (" (no such page)" if "missing" in page else ""),
+    async def _online(self, call: Awaitable[Any]) -> Any:
+        if self.offline:
+            if asyncio.iscoroutine(call):
+                call.close()
+            raise DataError(
+                "offline mode: cannot ask Wikipedia; only cached page text is available "
+                "offline (search and title lookup need the source itself)"
             )
-        self._revids[evidence.pageid] = revid = int(revisions[0]["revid"])
+        return await call
+
+    async def _revid(self, evidence: Evidence) -> int | None:
+        revid = await self._online(self.source.revid(evidence))
+        if revid is not None and evidence.pageid is not None:
+            self._revids[evidence.pageid] = revid
         return revid
 
     async def _html(self, evidence: Evidence) -> str:
+        if self.source.kind == "api" and evidence.pageid is None:
+            found = await self.lookup(evidence.title)  # a page the dataset left unpinned
+            if found.evidence is None:
+                raise WikipediaAPIError("missing", f"no page titled {evidence.title!r} had a "
+                                        f"revision at or before {self.epoch}")
+            evidence = found.evidence
         revid = await self.revid(evidence)
-        payload = await self._query({"action": "parse", "oldid": str(revid), "prop": "text"})
-        html = ((payload.get("parse") or {}).get("text") or {}).get("*")
-        if html is None:
-            log.warning("no text for %r (oldid %s); using an empty page", evidence.title, revid)
-            return ""
-        return str(html)
+        html = await self._online(self.source.html(evidence, revid))
+        if self.source.kind == "kiwix":
+            html = await asyncio.to_thread(self.source.article, html)
+        return html
 
     async def _fetch_content(self, evidence: Evidence) -> str:
         html = await self._html(evidence)
-        return await asyncio.to_thread(self._convert_and_store, evidence.pageid, html)
+        return await asyncio.to_thread(self._convert_and_store, evidence, html)
 
     async def _options(self, evidence: Evidence) -> tuple[str, ...]:
         from mindprobe.resources.wiki_markdown import list_item_links  # bs4: loaded on use
 
         html = await self._html(evidence)
-        if not self.cache_path(evidence.pageid).exists():  # the page text comes for free
-            await asyncio.to_thread(self._convert_and_store, evidence.pageid, html)
+        if not self.cache_path(evidence).exists():  # the page text comes for free
+            await asyncio.to_thread(self._convert_and_store, evidence, html)
+        if self.source.kind == "kiwix":
+            return tuple(self.source.options(html))
         return tuple(list_item_links(html))
-
-    async def _lookup(self, title: str) -> TitleLookup:
-        payload = await self._query(
-            {
-                "action": "query",
-                "titles": title,
-                "redirects": "1",
-                "prop": "pageprops|revisions",
-                "ppprop": "disambiguation",
-                "rvprop": "ids|timestamp",
-                "rvlimit": "1",
-                "rvstart": self.epoch,
-            }
-        )
-        pages = list(((payload.get("query") or {}).get("pages") or {}).values())
-        page = pages[0] if pages else {}
-        revisions = page.get("revisions") or []
-        if "pageid" not in page or not revisions or "missing" in page or "invalid" in page:
-            return TitleLookup(title, None)
-        pageid, revid = int(page["pageid"]), int(revisions[0]["revid"])
-        self._revids[pageid] = revid
-        disambiguation = "disambiguation" in (page.get("pageprops") or {})
-        return TitleLookup(title, Evidence.from_title(pageid, page["title"], revid), disambiguation)
-
-    async def _query(self, params: dict[str, str]) -> dict[str, Any]:
-        if self.offline:
-            what = params.get("list") or params.get("prop") or params.get("action")
-            raise DataError(
-                f"offline mode: cannot ask Wikipedia ({what}); only cached page text is "
-                "available offline (search and title lookup need network access)"
-            )
-        return await self.api.get(params)
 
     def _once(
         self,
@@ -334,7 +372,8 @@ class WikipediaClient:
 
             def settle(finished: asyncio.Future[Any]) -> None:
                 # Reading the exception also marks it retrieved when every waiter was cancelled.
-                if not keep or finished.cancelled() or finished.exception() is not None:
+                failed = finished.cancelled() or finished.exception() is not None
+                if failed or not keep:
                     self._tasks.pop(slot, None)
 
             task.add_done_callback(settle)
@@ -343,7 +382,7 @@ class WikipediaClient:
 
     # -- cache -----------------------------------------------------------------------------
     def _read_cache(self, evidence: Evidence) -> str | None:
-        path = self.cache_path(evidence.pageid)
+        path = self.cache_path(evidence)
         try:
             return path.read_bytes().decode("utf-8")
         except FileNotFoundError:
@@ -357,13 +396,13 @@ class WikipediaClient:
             log.warning("cached page %s is not valid UTF-8 (%s); fetching it again", path, exc)
             return None
 
-    def _convert_and_store(self, pageid: int, html: str) -> str:
+    def _convert_and_store(self, evidence: Evidence, html: str) -> str:
         """HTML -> Markdown, written atomically so readers never see half a file."""
         from mindprobe.resources.wiki_markdown import html_to_markdown  # bs4: loaded on use
 
         data = html_to_markdown(html).encode("utf-8", "replace")
         self.cache_dir.mkdir(parents=True, exist_ok=True)
-        final = self.cache_path(pageid)
+        final = self.cache_path(evidence)
         fd, tmp = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=self.cache_dir)
         try:
             with os.fdopen(fd, "wb") as fh:

@@ -181,7 +181,7 @@ async def evidence_provided_context(
 
 
 async def page_context(
-    pageid: int,
+    pageid: int | str,
     title: str,
     markdown: str,
     question: str,
@@ -250,10 +250,11 @@ async def search_tool(
         options = await wiki.disambiguation_options(ev)
         return search_disambiguation(options), {**where, "outcome": "disambiguation",
                                                 "options": options}
-    markdown = await wiki.content(ev)
-    ctx = await page_context(ev.pageid, ev.title, markdown, question, settings.max_context,
-                             counter, normalizer, settings.chunk_size)
-    return ctx.text, {**where, "outcome": "page", **ctx.record()}
+    page = await wiki.page(ev)
+    ctx = await page_context(ev.pageid if ev.pageid is not None else ev.title, ev.title,
+                             page.text, question, settings.max_context, counter, normalizer,
+                             settings.chunk_size)
+    return ctx.text, {**where, "outcome": "page", "source": page.source, **ctx.record()}
 
 
 async def open_book_round(

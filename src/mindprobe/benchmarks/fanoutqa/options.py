@@ -40,7 +40,15 @@ class FanOutQAOptions:
                                "same as --role judge=SPEC", metavar="SPEC")
     wiki_cache: str | None = option(None, "Wikipedia page cache ({pageid}-dated.md files, "
                                     "upstream's layout); default $MINDPROBE_FANOUTQA_CACHE, else "
-                                    "~/.cache/fanoutqa/wikicache", metavar="DIR")
+                                    "~/.cache/fanoutqa/wikicache (with --wiki kiwix: its "
+                                    "kiwix/BOOK folder)", metavar="DIR")
+    wiki: str = option("api", "where pages come from: api (the MediaWiki API: each page's "
+                       "revision at 2023-11-20) or kiwix:URL (a kiwix-serve with upstream's "
+                       "2023-09 archive; $MINDPROBE_KIWIX_URL when just `kiwix`)",
+                       metavar="SOURCE")
+    kiwix_book: str | None = option(None, "with --wiki kiwix:URL: the ZIM's name without .zim "
+                                    "(default $MINDPROBE_KIWIX_BOOK, else "
+                                    "wikipedia_en_all_nopic_2023-09)", metavar="NAME")
     wiki_api: str | None = option(None, "MediaWiki api.php URL (default "
                                   "https://en.wikipedia.org/w/api.php)", metavar="URL")
     offline: bool = option(False, "never touch the network: pages come from --wiki-cache or "

@@ -153,13 +153,19 @@ class FanOutQABenchmark(Benchmark):
             "split": opts.split,
         }
         if setting != "closedbook":
-            from mindprobe.resources.wikipedia import DEFAULT_API_URL, EPOCH, WikipediaClient
+            from mindprobe.resources.wikipedia import EPOCH
 
             config.update(max_context=opts.max_context or "auto", chunk_size=opts.chunk_size)
-            resources["wikipedia"] = WikipediaClient(
-                api_url=opts.wiki_api or DEFAULT_API_URL, cache_dir=opts.wiki_cache,
-                offline=opts.offline, max_attempts=opts.wiki_attempts)
+            from .wiki import wiki_client
+
+            wiki = wiki_client(opts)
+            resources["wikipedia"] = wiki
+            # Not part of the run's identity: a run may be resumed from another source (the
+            # API rate-limits, a Kiwix mirror is set up); each record names its pages' sources.
             provenance["wikipedia_epoch"] = EPOCH
+            ctx.info(f"fanoutqa:{setting}: Wikipedia pages from {wiki.source_label}"
+                     + (" (offline: the page cache only)" if opts.offline else "")
+                     + f"; page cache {wiki.cache_dir}")
         if setting == "openbook":
             config.update(search_results=opts.search_results, time_limit=opts.time_limit,
                           search_protocol="text")
@@ -229,11 +235,13 @@ class FanOutQABenchmark(Benchmark):
         cfg = session.config
         wiki = session.resource("wikipedia")
         evidence = q.necessary_evidence
-        texts = await asyncio.gather(*(
-            wiki.content(Evidence(e.pageid, e.revid, e.title, e.url)) for e in evidence))
+        pages = await asyncio.gather(*(
+            wiki.page(Evidence(e.pageid, e.revid, e.title, e.url)) for e in evidence))
+        rec["page_sources"] = [p.source for p in pages]
         max_context, counter = self._context_settings(session, rec)
         context = await evidence_provided_context(
-            q.question, [(e.pageid, e.title, t) for e, t in zip(evidence, texts, strict=True)],
+            q.question, [(e.pageid if e.pageid is not None else e.title, e.title, p.text)
+                         for e, p in zip(evidence, pages, strict=True)],
             max_context, counter, Normalizer(self.normalizer(cfg["lemmatizer"]).lemmatizer),
             cfg["chunk_size"])
         rec["context"] = context.record()

@@ -1,0 +1,37 @@
+"""The Wikipedia resource a FanOutQA run reads its pages from, as ``--wiki`` names it."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from mindprobe.errors import UsageError
+
+from .options import FanOutQAOptions
+
+KIWIX_URL_ENV = "MINDPROBE_KIWIX_URL"
+
+
+def wiki_client(opts: FanOutQAOptions) -> Any:
+    """The Wikipedia resource ``--wiki`` names: the MediaWiki API (``api``) or a kiwix-serve
+    (``kiwix:URL``, or ``kiwix`` with $MINDPROBE_KIWIX_URL)."""
+    from mindprobe.resources.wikipedia import DEFAULT_API_URL, WikipediaClient
+
+    source, _, url = opts.wiki.partition(":")
+    if source == "kiwix":
+        url = url or os.environ.get(KIWIX_URL_ENV, "")
+        if not url.startswith(("http://", "https://")):
+            raise UsageError(f"--wiki {opts.wiki}: give the kiwix-serve's URL, e.g. --wiki "
+                             f"kiwix:http://127.0.0.1:8080 (or set ${KIWIX_URL_ENV})")
+        if opts.wiki_api:
+            raise UsageError("--wiki-api names a MediaWiki API; it does not go with "
+                             "--wiki kiwix:URL")
+        return WikipediaClient(kiwix_url=url, kiwix_book=opts.kiwix_book,
+                               cache_dir=opts.wiki_cache, offline=opts.offline,
+                               max_attempts=opts.wiki_attempts)
+    if opts.wiki != "api":
+        raise UsageError(f"--wiki {opts.wiki!r}: expected api or kiwix:URL")
+    if opts.kiwix_book:
+        raise UsageError("--kiwix-book goes with --wiki kiwix:URL")
+    return WikipediaClient(api_url=opts.wiki_api or DEFAULT_API_URL, cache_dir=opts.wiki_cache,
+                           offline=opts.offline, max_attempts=opts.wiki_attempts)

@@ -1,0 +1,188 @@
+"""HTTP to one Wikipedia source (a MediaWiki ``api.php`` or a ``kiwix-serve``): one session,
+bounded concurrency, and the retry, rate-limit and dead-server rules every source shares.
+
+A request ends in one of four ways: the answer the source's ``interpret`` accepts (returned);
+:class:`WikipediaRefused` when the source refuses what no retry can fix (wrong URL, unknown
+book, blocked User-Agent: the run stops); :class:`WikipediaUnreachable` when the source stopped
+answering altogether (the run stops within seconds, naming the source and the fixes, as for a
+dead model server: :class:`~mindprobe.core.retry.Liveness`); :class:`WikipediaError`, recorded
+against the one item, when bounded retries gave no usable answer.
+
+Rate limiting is waited out politely: a 429, any answer with Retry-After, or an answer
+``interpret`` flags as rate-limited (MediaWiki's ``maxlag``/``ratelimited``) waits at least as
+long as asked, does not use up an attempt and never counts towards a dead source; only
+:data:`RATE_LIMIT_PATIENCE` seconds of such waiting per request are allowed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TypeVar
+
+import aiohttp
+from multidict import CIMultiDictProxy
+
+from mindprobe import __version__
+from mindprobe.core.retry import Liveness, backoff_delay
+from mindprobe.models.wire import RETRYABLE_STATUS, parse_retry_after
+from mindprobe.resources.wikipedia import WikipediaError, WikipediaUnreachable
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+CONTACT_ENV = "MINDPROBE_WIKI_CONTACT"
+#: Placeholder for Wikimedia's User-Agent policy; users should name themselves (CONTACT_ENV).
+DEFAULT_CONTACT = f"contact: set {CONTACT_ENV} to your email or project URL"
+#: Seconds of rate-limit waits one request may spend before it counts as failed.
+RATE_LIMIT_PATIENCE = 600.0
+
+
+def default_user_agent(contact: str | None = None) -> str:
+    """Wikimedia's policy format: client/version (contact) library/version."""
+    contact = contact or os.environ.get(CONTACT_ENV) or DEFAULT_CONTACT
+    client = f"mindprobe/{__version__} (FanOutQA Wikipedia client; {contact})"
+    return f"{client} aiohttp/{aiohttp.__version__}"
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One HTTP answer as ``interpret`` sees it."""
+
+    status: int
+    body: bytes
+    headers: CIMultiDictProxy[str]
+
+
+class Retry(Exception):
+    """Raised by ``interpret``: this answer is worth another try (``rate_limited``: politely)."""
+
+    def __init__(self, why: str, rate_limited: bool = False) -> None:
+        super().__init__(why)
+        self.why, self.rate_limited = why, rate_limited
+
+
+class WikiHTTP:
+    """GET requests to one source, retried until ``interpret`` accepts an answer or give-up.
+
+    At most ``max_concurrency`` requests are in the air at once; each gets ``timeout`` seconds
+    and up to ``max_attempts`` tries with jittered exponential backoff on connection errors,
+    timeouts, retryable HTTP statuses (5xx ...) and answers ``interpret`` retries. A
+    Retry-After header is a floor on the wait. ``name`` is how messages call the source.
+    """
+
+    #: When the source counts as dead (see Liveness): a short silence for refused connections
+    #: and unknown hosts (no Wikipedia answers in seconds), a minute for 5xx and timeouts.
+    DEAD_STREAK = 6
+    DEAD_SECONDS = 5.0
+    BROKEN_SECONDS = 60.0
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        fixes: str,
+        max_concurrency: int = 4,
+        timeout: float = 30.0,
+        max_attempts: int = 5,
+        backoff_base: float = 1.0,
+        backoff_max: float = 30.0,
+        user_agent: str | None = None,
+    ) -> None:
+        if max_concurrency < 1:
+            raise ValueError(f"max_concurrency must be >= 1, got {max_concurrency}")
+        self.name, self.fixes = name, fixes
+        self.max_concurrency = max_concurrency
+        self.timeout = timeout
+        self.max_attempts = max(1, max_attempts)
+        self.backoff_base, self.backoff_max = backoff_base, backoff_max
+        self.user_agent = user_agent or default_user_agent()
+        self._session: aiohttp.ClientSession | None = None
+        self._slots = asyncio.Semaphore(max_concurrency)
+        self._rng = random.Random()
+        self._liveness = Liveness()
+        self._dead: WikipediaUnreachable | None = None
+
+    async def start(self) -> None:
+        if self._session is None:
+            self._liveness.restart()
+            self._session = aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(limit=self.max_concurrency, ttl_dns_cache=300),
+                timeout=aiohttp.ClientTimeout(total=self.timeout),
+                headers={"User-Agent": self.user_agent},
+            )
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    async def request(self, url: str, params: dict[str, str] | None,
+                      interpret: Callable[[Answer], T], *, redirects: bool = True) -> T:
+        """One GET; ``interpret`` turns an answer into the result, raises Retry, or raises
+        what the source means (WikipediaRefused, WikipediaAPIError ...)."""
+        if self._session is None:
+            raise RuntimeError(
+                "the Wikipedia client is not started; await start() or use async with"
+            )
+        last, attempt, patience = "no attempt made", 0, RATE_LIMIT_PATIENCE
+        unreachable = False
+        while True:
+            if self._dead is not None:  # a fresh exception: one instance raised in many
+                raise WikipediaUnreachable(str(self._dead))  # tasks would chain tracebacks
+            wait_at_least: float | None = None
+            rate_limited = unreachable = False
+            try:
+                async with self._slots, self._session.get(
+                        url, params=params, allow_redirects=redirects) as resp:
+                    answer = Answer(resp.status, await resp.read(), resp.headers)
+                wait_at_least = parse_retry_after(answer.headers.get("Retry-After"))
+                rate_limited = answer.status == 429 or wait_at_least is not None
+                if answer.status in RETRYABLE_STATUS or answer.status == 429:
+                    raise Retry(f"HTTP {answer.status}", rate_limited)
+                result = interpret(answer)
+                self._liveness.answered()
+                return result
+            except Retry as exc:
+                last = exc.why
+                rate_limited = rate_limited or exc.rate_limited
+                if rate_limited:
+                    self._liveness.answered()  # the source is there, only busy
+            except (TimeoutError, aiohttp.ClientError, OSError) as exc:
+                last = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+                unreachable = isinstance(exc, (aiohttp.ClientConnectorError, OSError))
+            if not rate_limited:
+                self._note_failure(last, unreachable)
+                attempt += 1
+                if attempt >= self.max_attempts:
+                    break
+            delay = self._backoff(attempt if not rate_limited else 0, wait_at_least)
+            if rate_limited:
+                patience -= delay
+                if patience < 0:
+                    break
+            log.info("%s: request failed (%s); retrying in %.1fs", self.name, last, delay)
+            await asyncio.sleep(delay)
+        raise WikipediaError(
+            f"{self.name} gave no usable answer after {attempt} attempts: {last}",
+            "connection" if unreachable else "other",
+        )
+
+    def _note_failure(self, last: str, refused: bool) -> None:
+        dead = self._liveness.failed(refused, self.DEAD_STREAK, self.DEAD_SECONDS,
+                                     self.BROKEN_SECONDS)
+        if dead:
+            self._dead = WikipediaUnreachable(
+                f"Wikipedia cannot be reached: {self.name} stopped answering ({dead}; last: "
+                f"{last}). {self.fixes}")
+            raise self._dead
+
+    def _backoff(self, attempt: int, wait_at_least: float | None) -> float:
+        return backoff_delay(self._rng, attempt, self.backoff_base, self.backoff_max,
+                             wait_at_least)
+
