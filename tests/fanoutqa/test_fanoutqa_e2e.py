@@ -20,6 +20,7 @@ from mindprobe.benchmarks.fanoutqa.chunking import chunk_text
 from mindprobe.benchmarks.fanoutqa.retrieval import TOKEN_ESTIMATE_NAME, estimate_tokens
 from mindprobe.core.store import read_records
 from mindprobe.testing import TestServer
+from mindprobe.testing.kiwix import KiwixServer, build_zim, kiwix_missing
 from mindprobe.testing.mediawiki import MediaWikiServer
 from mindprobe.testing.wiki_fixtures import FANOUTQA_DEV_PAGES, PAGES
 
@@ -279,6 +280,76 @@ def test_unreachable_wikipedia_stops_the_run_in_seconds_with_one_message(cli, tm
     records = read_records(_run_dir(tmp_path / "runs", "evidenceprovided") / "records.jsonl")
     assert [r["id"] for r in records] == [Q_DRAFT] and "error" not in records[0]
     assert records[0]["page_sources"] and set(records[0]["page_sources"]) == {"api"}
+
+
+# ------------------------------------------------------------------ a local Wikipedia (Kiwix)
+
+
+@pytest.fixture(scope="module")
+def kiwix(tmp_path_factory):
+    """A real kiwix-serve over a ZIM of the fixture pages (the dev questions' evidence)."""
+    reason = kiwix_missing()
+    if reason:
+        pytest.skip(reason)
+    zim = build_zim(tmp_path_factory.mktemp("zim") / "wikipedia_test.zim")
+    with KiwixServer(zim) as server:
+        yield server
+
+
+def test_evidenceprovided_and_openbook_read_a_kiwix_archive(cli, tmp_path, kiwix, wiki):
+    """Both settings end to end on a kiwix-serve; every page says it came from there, and the
+    pages are the same Markdown the API path caches."""
+    source = ["--wiki", f"kiwix:{kiwix.url}", "--kiwix-book", kiwix.book,
+              "--wiki-cache", tmp_path / "kiwixcache"]
+    common = ["--runs-dir", tmp_path / "runs", "--no-cache", "--max-attempts", "1", "--json"]
+    model = Model()
+    with TestServer(responder=model) as srv:
+        url = f"openai:test-model@{srv.base_url}"
+        code, doc, err = cli("run", "fanoutqa:evidenceprovided", "--model", url, "--limit", 2,
+                             *source, *common)
+        assert code == 0, err
+        assert f"kiwix:{kiwix.url} (book {kiwix.book})" in err.replace("\n", "")
+        records = {r["id"]: r for r in read_records(
+            _run_dir(tmp_path / "runs", "evidenceprovided") / "records.jsonl")}
+        assert set(records) == {Q_DRAFT, Q_STARWARS} and doc["n_errors"] == 0
+        for rec in records.values():
+            assert rec["page_sources"] and set(rec["page_sources"]) == {"kiwix"}
+            assert rec["scores"]["loose"] > 0
+        sent = next(p for p in model.prompts if "1998 MLB draft" in p)
+        assert "<title>Pat Burrell</title>" in sent and "Bats: Right" in sent
+        # The same pages through the fake MediaWiki API convert to the same Markdown.
+        code, _, err = cli("run", "fanoutqa:evidenceprovided", "--model", url, "--limit", 1,
+                           "--name", "api", *_common(tmp_path, wiki))
+        assert code == 0, err
+        api_pages = list((tmp_path / "wikicache").glob("*-dated.md"))
+        assert len(api_pages) == 6
+        for page in api_pages:
+            assert (tmp_path / "kiwixcache" / page.name).read_text() == page.read_text()
+
+    with TestServer(responder=Model(searches=["pat burrell", "Pat Burrell"])) as srv:
+        code, doc, err = cli("run", "fanoutqa:openbook", "--model",
+                             f"openai:test-model@{srv.base_url}", "--limit", 1,
+                             "--max-context", 2048, *source, *common)
+        assert code == 0, err
+    (rec,) = read_records(_run_dir(tmp_path / "runs", "openbook") / "records.jsonl")
+    trail = rec["search_trail"]
+    assert [t["outcome"] for t in trail] == ["not_found", "page"]
+    assert "Pat Burrell" in trail[0]["similar"]  # kiwix's full-text search offers it
+    # Found by title: the archive has no page ids, so the page is cached under its title.
+    assert trail[1]["title"] == "Pat Burrell" and trail[1]["source"] == "kiwix"
+    assert trail[1]["pageid"] is None and trail[1]["chunk_ids"][0].startswith("Pat Burrell:")
+    assert rec["answer"] == DRAFT_ANSWER and rec["scores"]["loose"] == 1.0
+
+
+def test_bad_wiki_sources_are_one_line_errors(cli, tmp_path):
+    base = ["run", "fanoutqa:evidenceprovided", "--model", "random", "--runs-dir",
+            tmp_path / "runs"]
+    code, _, err = cli(*base, "--wiki", "mirror")
+    assert code == 2 and "expected api or kiwix:URL" in err
+    code, _, err = cli(*base, "--wiki", "kiwix:localhost:8080")
+    assert code == 2 and "kiwix:http://127.0.0.1:8080" in err
+    code, _, err = cli(*base, "--kiwix-book", "x")
+    assert code == 2 and "--kiwix-book goes with --wiki kiwix:URL" in err
 
 
 # ------------------------------------------------------------------ open book

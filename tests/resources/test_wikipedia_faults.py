@@ -115,3 +115,36 @@ def test_backoff_is_jittered_exponential_with_retry_after_as_floor():
         assert all(low <= w <= high for w in waits) and len(waits) > 1
     assert api._backoff(0, 5.0) == 5.0
     assert api._backoff(0, 10_000.0) == 120.0  # a silly Retry-After is capped
+
+
+def test_rate_limits_are_waited_out_without_using_attempts_or_counting_as_dead(make_client, run):
+    """429 with Retry-After and MediaWiki's ratelimited error: the server is there, only busy;
+    more of them than attempts allowed still end in the answer, and never in a dead source."""
+    with MediaWikiServer(retry_after=0) as srv:
+        srv.inject("429", "ratelimited", "429", "ratelimited", "429")
+        client = make_client(srv.api_url, max_attempts=2)
+        client.api.DEAD_STREAK, client.api.DEAD_SECONDS, client.api.BROKEN_SECONDS = 1, 0, 0
+        hits = run(client, lambda c: c.search("python"))
+        assert [h.title for h in hits][:1] == ["Python"]
+        assert [r["fault"] for r in srv.requests()] == [
+            "429", "ratelimited", "429", "ratelimited", "429", None]
+
+
+def test_a_dead_api_stops_the_run_naming_the_host_and_the_fixes(make_client, run):
+    import asyncio
+
+    from mindprobe.resources.wikipedia import WikipediaUnreachable
+
+    url = f"http://127.0.0.1:{closed_port()}/w/api.php"
+    client = make_client(url)
+    client.api.DEAD_SECONDS = 0.1
+
+    async def work(c):
+        return await asyncio.gather(*(c.search(f"q{i}") for i in range(8)))
+
+    with pytest.raises(WikipediaUnreachable) as err:
+        run(client, work)
+    message = str(err.value)
+    assert isinstance(err.value, MindprobeError) and not isinstance(err.value, TransientError)
+    assert f"the Wikipedia API at {url}" in message and "stopped answering" in message
+    assert "--wiki kiwix:" in message and "--wiki-cache DIR --offline" in message

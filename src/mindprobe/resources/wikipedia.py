@@ -198,8 +198,7 @@ class WikipediaClient:
             self.api = MediaWikiAPI(api_url, **transport)
             self.source = MediaWikiSource(self.api, epoch)
             default_root = wiki_cache_dir()
-        given = cache_dir if cache_dir is not None else os.environ.get(CACHE_ENV)
-        self.cache_dir = wiki_cache_dir(given) if given is not None else default_root
+        self.cache_dir = wiki_cache_dir(cache_dir) if cache_dir is not None else default_root
         self._revids: dict[int, int] = {}
         #: In-flight calls, and finished ones worth remembering (see _once).
         self._tasks: dict[tuple[str, Hashable], asyncio.Future[Any]] = {}
