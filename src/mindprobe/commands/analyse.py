@@ -9,7 +9,7 @@ from rich.console import Console
 
 from mindprobe.commands.output import emit_json, tables_console
 from mindprobe.core.benchmark import RunPlan
-from mindprobe.core.results import render_results
+from mindprobe.core.results import failed_results, render_results
 from mindprobe.core.runner import usage_summary
 from mindprobe.core.store import Run, load_run
 from mindprobe.errors import UsageError
@@ -33,7 +33,7 @@ def cmd_analyse(args: argparse.Namespace, err: Console) -> int:
         run = load_run(path, bench.name)
         for w in run.warnings:
             err.print(f"[yellow]warning[/yellow]: {w}", highlight=False)
-        res = bench.results(run.records, plan_of(run))
+        res = failed_results(bench.name, run.records) or bench.results(run.records, plan_of(run))
         docs[path] = {"run": path, "variant": run.variant, **res.to_json(),
                       "usage": usage_summary(run.records)}
         out.print(f"[bold]{path}[/bold] ({len(run.records)} records, status {run.status})")

@@ -154,7 +154,7 @@ class Analyse:
     @staticmethod
     def _runs(args: argparse.Namespace, err: Console) -> int:
         from mindprobe.commands.analyse import plan_of
-        from mindprobe.core.results import render_results
+        from mindprobe.core.results import failed_results, render_results
         from mindprobe.core.store import load_run, read_judgements
         from mindprobe.registry import get_benchmark
 
@@ -163,10 +163,10 @@ class Analyse:
         docs: dict[str, Any] = {}
         for path in args.run:
             run = load_run(path, "fanoutqa")
-            res = bench.rescore(run.records, plan_of(run), read_judgements(run.dir),
-                                args.judge_label, lemmatizer=args.lemmatizer,
-                                include_raw=args.raw, dataset_version=args.dataset_version,
-                                data_dir=_data_dir(args))
+            res = failed_results(bench.name, run.records) or bench.rescore(
+                run.records, plan_of(run), read_judgements(run.dir), args.judge_label,
+                lemmatizer=args.lemmatizer, include_raw=args.raw,
+                dataset_version=args.dataset_version, data_dir=_data_dir(args))
             out.print(f"[bold]{path}[/bold] ({len(run.records)} records, status {run.status})")
             render_results(res, out)
             docs[path] = {"run": path, "variant": run.variant, **res.to_json()}

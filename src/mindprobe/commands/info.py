@@ -74,6 +74,7 @@ def cmd_runs(args: argparse.Namespace, err: Console) -> int:
             "n_items": run.manifest.get("n_items"),
             "errors": sum(1 for r in run.records if "error" in r),
             "headline": summary.get("headline"), "invalid": summary.get("invalid"),
+            "failed": summary.get("failed") or _all_failed(run.records),
         })
     if args.json:
         emit_json(True, rows)
@@ -89,10 +90,19 @@ def cmd_runs(args: argparse.Namespace, err: Console) -> int:
             t.add_row(r["run"], r["status"], "–", "–", "–", "–")
             continue
         bad = r.get("invalid") or {}
+        score = (f"[red]failed ({r['failed']['errors']} errors)[/red]" if r.get("failed")
+                 else _fmt_headline(r["headline"]))
         t.add_row(r["run"], r["status"], f"{r['items']}/{r['n_items'] or '?'}", str(r["errors"]),
-                  f"{bad['count']}/{bad['of']}" if bad else "–", _fmt_headline(r["headline"]))
+                  f"{bad['count']}/{bad['of']}" if bad else "–", score)
     tables_console().print(t)
     return 0
+
+
+def _all_failed(records: list[dict[str, Any]]) -> dict[str, int] | None:
+    """A run whose every item errored (also one recorded before summaries said so)."""
+    if records and all("error" in r for r in records):
+        return {"errors": len(records), "of": len(records)}
+    return None
 
 
 def _fmt_headline(head: Any) -> str:

@@ -10,7 +10,7 @@ from rich.console import Console
 
 from mindprobe.commands.judge import Judge
 from mindprobe.commands.output import emit_json, tables_console
-from mindprobe.core.results import render_results
+from mindprobe.core.results import failed_results, render_results
 
 
 class Analyse:
@@ -54,8 +54,8 @@ class Analyse:
         docs: dict[str, Any] = {}
         for path in args.run:
             run = load_run(path, "mr_gsm8k")
-            res = bench.results_with_judgements(run.records, plan_of(run),
-                                                read_judgements(run.dir), args.judge_label)
+            res = failed_results(bench.name, run.records) or bench.results_with_judgements(
+                run.records, plan_of(run), read_judgements(run.dir), args.judge_label)
             out.print(f"[bold]{path}[/bold] ({len(run.records)} records, status {run.status})")
             render_results(res, out)
             docs[path] = res.to_json()

@@ -24,7 +24,7 @@ from mindprobe.core.options import build_options, options_dict, parse_assignment
 from mindprobe.core.paths import check_parent, path_component, response_cache_path
 from mindprobe.core.process import gc_paused
 from mindprobe.core.prompt_file import for_benchmark, labelled
-from mindprobe.core.results import Results, render_results
+from mindprobe.core.results import Results, failed_results, render_results
 from mindprobe.core.runner import PassSettings, execute, usage_summary
 from mindprobe.core.store import RunStore, base_manifest
 from mindprobe.errors import ModelError, UsageError
@@ -380,7 +380,7 @@ async def _run_one(args: argparse.Namespace, bench: Benchmark, opts: Any, varian
                       f"{manifest['command']}", soft_wrap=True, markup=False)
         raise
     records = result.records
-    res = bench.results(records, plan)
+    res = failed_results(bench.name, records) or bench.results(records, plan)
     doc = {"run": str(run_dir), "variant": variant, **res.to_json(),
            "usage": usage_summary(records)}
     for role in models:
@@ -388,7 +388,7 @@ async def _run_one(args: argparse.Namespace, bench: Benchmark, opts: Any, varian
             doc[f"{role}_usage"] = usage_summary(records, role)
     status = "finished" if result.errors == 0 else "finished_with_errors"
     store.close(status, summary={"headline": res.headline_dict(), "usage": doc["usage"],
-                                 "invalid": res.invalid_dict()})
+                                 "invalid": res.invalid_dict(), "failed": res.failed_dict()})
     endpoints = model.endpoint_stats()
     if endpoints:
         doc["endpoints"] = endpoints

@@ -67,6 +67,9 @@ class Results:
     #: (answers that were not valid answers, answers): every benchmark counts them under one
     #: name, so `runs`, JSON and the report can show them next to the score.
     invalid: tuple[int, int] | None = None
+    #: (items that ended in errors, items) when every item did: the run failed and has no
+    #: score (see failed_results), whatever the benchmark would compute from nothing.
+    failed: tuple[int, int] | None = None
 
     def add_table(self, name: str, frame: pd.DataFrame, title: str = "", **kw: Any) -> None:
         self.tables[name] = Table(frame, title or name, **kw)
@@ -80,12 +83,24 @@ class Results:
         k, n = self.invalid
         return {"count": k, "of": n, "rate": k / n if n else None}
 
+    def failed_dict(self) -> dict[str, Any] | None:
+        if self.failed is None:
+            return None
+        return {"errors": self.failed[0], "of": self.failed[1]}
+
+    def failed_text(self) -> str | None:
+        """How every view names a failed run, in place of a score."""
+        if self.failed is None:
+            return None
+        return f"failed: {self.failed[0]} of {self.failed[1]} items ended in errors"
+
     def to_json(self) -> dict[str, Any]:
         """The JSON envelope every benchmark shares (benchmark-specific detail alongside)."""
         doc: dict[str, Any] = {k: _clean_tree(v) for k, v in self.detail.items()}
         doc.update(
             benchmark=self.benchmark,
             headline=self.headline_dict(),
+            failed=self.failed_dict(),
             invalid=self.invalid_dict(),
             tables={name: table_json(t) for name, t in self.tables.items()},
             notes=list(self.notes),
@@ -136,10 +151,34 @@ def _fmt(v: Any, percent: bool = False) -> str:
     return str(v)
 
 
+def failed_results(benchmark: str, records: list[dict[str, Any]]) -> Results | None:
+    """None unless every record ended in an error; then the Results of a failed run: no
+    headline and no score (a benchmark would score errors as 0 with a confidence interval, as
+    if the model had answered wrongly), the errors counted by message instead."""
+    errors = [str(r["error"]) for r in records if "error" in r]
+    if not records or len(errors) < len(records):
+        return None
+    import pandas as pd
+
+    counts: dict[str, int] = {}
+    for e in errors:
+        counts[e] = counts.get(e, 0) + 1
+    res = Results(benchmark, failed=(len(errors), len(records)))
+    frame = pd.DataFrame([{"error": e, "items": n} for e, n in
+                          sorted(counts.items(), key=lambda kv: -kv[1])[:20]])
+    res.add_table("errors", frame, f"run failed: all {len(records)} items ended in errors "
+                  "(no score)", index=False)
+    res.warnings.append(f"{res.failed_text()}: there is nothing to score; fix the cause (first "
+                        f"error: {errors[0]}) and resume the run with --retry-errors")
+    return res
+
+
 def render_results(results: Results, console: Console) -> None:
     """Every table, then notes and warnings, as rich tables on `console`."""
     from rich.table import Table as RichTable
 
+    if results.failed is not None:
+        console.print(f"[bold red]{results.failed_text()}[/bold red]", highlight=False)
     for t in results.tables.values():
         frame = t.frame.reset_index() if t.index and _named_index(t.frame) else t.frame
         rt = RichTable(title=t.title, title_justify="left")

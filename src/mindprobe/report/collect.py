@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from mindprobe.core.benchmark import Reference, RunPlan
-from mindprobe.core.results import Results
+from mindprobe.core.results import Results, failed_results
 from mindprobe.core.store import MANIFEST, Run, iter_runs, load_run, read_judgements
 from mindprobe.errors import MindprobeError, UsageError
 from mindprobe.report.svg import PALETTE
@@ -167,8 +167,8 @@ def results_of(run: Run) -> Results:
     from mindprobe.registry import get_benchmark
 
     bench = get_benchmark(run.benchmark)
-    return bench.results_with_judgements(run.records, plan_of(run), read_judgements(run.dir),
-                                         None)
+    return failed_results(bench.name, run.records) or bench.results_with_judgements(
+        run.records, plan_of(run), read_judgements(run.dir), None)
 
 
 def combined_of(benchmark: str, by_variant: dict[str, Results]) -> Results | None:

@@ -73,6 +73,8 @@ def _figs(svgs: list[str], small: bool = False) -> str:
 def results_html(res: Results, key: str) -> str:
     """A Results: headline, every table, notes and warnings (what the terminal shows)."""
     parts = []
+    if res.failed is not None:
+        parts.append(f'<p class="headline error"><b>{escape(res.failed_text() or "")}</b></p>')
     if res.headline is not None:
         h = res.headline
         extra = []
