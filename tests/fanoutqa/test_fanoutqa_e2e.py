@@ -426,10 +426,10 @@ def test_analyse_generations_reproduces_spec_aggregate(cli, tmp_path, backend):
     path.write_text("".join(json.dumps(g) + "\n" for g in SPEC_GENERATIONS))
     code, doc, err = cli("analyse", "fanoutqa", "--generations", path, "--questions",
                          f"563b95ed6141123c,daaf58facccf012d,{Q_DRAFT}",
-                         "--lemmatizer", backend, "--raw", "--json")
+                         "--lemmatizer", backend, "--raw", "--dataset-version", "nov23", "--json")
     assert code == 0, err
     score = doc["score"]
-    assert doc["n"] == 3
+    assert doc["n"] == 3 and doc["dataset_version"] == "nov23"
     assert score["acc"]["loose"] == pytest.approx(0.483333, abs=1e-6)
     assert score["acc"]["strict"] == 0.0
     r1, r2, rl = (score["rouge"][t] for t in ("rouge1", "rouge2", "rougeL"))
@@ -441,6 +441,32 @@ def test_analyse_generations_reproduces_spec_aggregate(cli, tmp_path, backend):
     assert [r["acc"] for r in score["raw"]] == pytest.approx([0.7, 0.75, 0.0])
     assert score["bleurt"] is None and score["gpt"] is None
     assert doc["meta"]["n_unknown_ids_ignored"] == 1
+
+
+def test_analyse_scores_against_jul26_by_default_and_nov23_when_asked(cli, tmp_path, dev,
+                                                                     dev_jul26):
+    """The nov23 gold answers as a submission: unchanged questions score the same against both
+    releases, corrected ones lower against the July 2026 gold."""
+    from mindprobe.benchmarks.fanoutqa.flatten import str_answer
+
+    old = {q.id: q for q in dev}
+    changed = [q.id for q in dev_jul26 if q.answer != old[q.id].answer]
+    same = [q.id for q in dev_jul26 if q.answer == old[q.id].answer]
+    ids = changed[:3] + same[:3]
+    path = tmp_path / "nov23-gold.jsonl"
+    path.write_text("".join(json.dumps({"id": i, "answer": str_answer(old[i].answer)}) + "\n"
+                            for i in ids))
+    args = ["analyse", "fanoutqa", "--generations", path, "--only-score-answered",
+            "--lemmatizer", "lookup", "--raw", "--json"]
+    code, new, err = cli(*args)
+    assert code == 0 and new["dataset_version"] == "jul26", err
+    code, orig, err = cli(*args, "--dataset-version", "nov23")
+    assert code == 0 and orig["dataset_version"] == "nov23", err
+    orig_acc = [r["acc"] for r in orig["score"]["raw"]]
+    new_acc = [r["acc"] for r in new["score"]["raw"]]
+    assert new_acc[3:] == orig_acc[3:]
+    assert all(n <= o for n, o in zip(new_acc[:3], orig_acc[:3], strict=True))
+    assert sum(new_acc[:3]) < sum(orig_acc[:3])
 
 
 def test_bad_submissions_are_one_line_errors(cli, tmp_path):

@@ -22,6 +22,13 @@ _NON_ARTICLE = re.compile(
 )
 
 
+_BODY_OPEN = re.compile(r"<body\b[^>]*>", re.IGNORECASE)
+#: The title heading mwoffliner puts above the article (the API's parse output has none).
+_TITLE_HEADING = re.compile(
+    r"<h1\b[^>]*\b(?:id=\"(?:titleHeading|firstHeading)\"|class=\"article-header\")[^>]*>"
+    r".*?</h1>", re.IGNORECASE | re.DOTALL)
+
+
 class WikiMarkdownConverter(MarkdownConverter):
     """markdownify's converter with FanOutQA's overrides; ATX headings unless told otherwise."""
 
@@ -53,12 +60,12 @@ def html_to_markdown(html: str) -> str:
 
 def article_body(html: str) -> str:
     """A whole stored page (a ZIM's HTML document) cut to what the API's parse output holds:
-    the body's content, without the document head and the title heading kiwix pages carry."""
-    soup = BeautifulSoup(html, "html.parser")
-    body = soup.body or soup
-    for heading in body.select("h1#titleHeading, h1#firstHeading, h1.article-header"):
-        heading.decompose()
-    return body.decode_contents()
+    the body's content, without the document head and the title heading kiwix pages carry.
+    (String slicing: parsing the page twice would double the conversion's cost.)"""
+    start = _BODY_OPEN.search(html)
+    end = html.rfind("</body>")
+    body = html[start.end() if start else 0:end if end >= 0 else len(html)]
+    return _TITLE_HEADING.sub("", body, count=1)
 
 
 def list_item_links(html: str, relative: bool = False) -> list[str]:
