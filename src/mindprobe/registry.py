@@ -147,7 +147,8 @@ def resolve_variants(bench: BenchmarkInfo, variant: str | None) -> list[str]:
 
 BENCHMARKS["fanoutqa"] = BenchmarkInfo(
     name="fanoutqa",
-    title="fan-out multi-hop QA over Wikipedia (FanOutQA nov23): loose accuracy, ROUGE, judge",
+    title="fan-out multi-hop QA over Wikipedia (FanOutQA jul26 or nov23): loose accuracy, ROUGE, "
+          "judge",
     variants={
         "closedbook": "the question alone (default)",
         "evidenceprovided": "the question's evidence pages, BM25+-ranked chunks filling the "

@@ -224,3 +224,16 @@ def test_pairing_default_and_only_answered(dev):
         pair_answers([q1, q2, q3], gens, only_score_answered=True)
     p = pair_answers([q1, q2, q3], [g for g in gens if g.line != 2], only_score_answered=True)
     assert [(q.id, a) for q, a in p.pairs] == [(q2.id, "first"), (q2.id, "second"), (q1.id, "a")]
+
+
+def test_data_fetch_verifies_both_releases_in_place(cli, tmp_path, shared_data):
+    """`mindprobe data fetch fanoutqa` over a folder that already holds the pinned files: each
+    verified by its hash, nothing downloaded (tests never touch the internet)."""
+    import shutil
+
+    for f in data.DATA_FILES:
+        shutil.copy(shared_data("fanoutqa") / f.relpath, tmp_path / f.relpath)
+    code, _, err = cli("data", "fetch", "fanoutqa", "--data-dir", tmp_path)
+    assert code == 0, err
+    assert err.count("ok") == len(data.DATA_FILES) == 5
+    assert [q.version for q in data.load_dev("jul26", tmp_path)[:1]] == ["jul26"]
