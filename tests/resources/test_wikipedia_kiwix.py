@@ -132,3 +132,24 @@ def test_an_unreachable_kiwix_stops_the_run_in_seconds(client):
     assert time.monotonic() - t0 < 5
     message = str(err.value)
     assert f"Kiwix server at http://127.0.0.1:{port}" in message and "--wiki-cache" in message
+
+
+def test_start_probes_the_source_unknown_book_and_nothing_listening(client):
+    """What a run's start does: a wrong book or a dead server stops it before any model."""
+    with pytest.raises(WikipediaRefused, match="no book 'wikipedia_nope'"):
+        asyncio.run(_start(client(kiwix_book="wikipedia_nope")))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    c = client(kiwix_url=f"http://127.0.0.1:{port}")
+    c.api.DEAD_SECONDS = 0.3
+    with pytest.raises(WikipediaUnreachable, match="does not answer.*kiwix-serve --port"):
+        asyncio.run(_start(c))
+    asyncio.run(_start(client()))  # the real server and book: no error
+
+
+async def _start(c: WikipediaClient) -> None:
+    try:
+        await c.start()
+    finally:
+        await c.close()

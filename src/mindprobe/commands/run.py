@@ -274,6 +274,8 @@ async def _run_all(args: argparse.Namespace, bench: Benchmark, opts: Any,
     results: dict[str, Results] = {}
     worst = 0
     try:
+        for r in resources.values():  # first: a cheap check that fails before a model loads
+            await r.start()
         if model.spec.startswith("local"):
             err.print("starting the embedded llama.cpp server…", highlight=False)
         for m in models.values():
@@ -285,8 +287,6 @@ async def _run_all(args: argparse.Namespace, bench: Benchmark, opts: Any,
                                      f"(it offers: {', '.join(sorted(model.capabilities)) or 'none'})")
         for _, plan in plans:
             await bench.prepare(plan, model)
-        for r in resources.values():
-            await r.start()
         for variant, plan in plans:
             code, res, doc = await _run_one(args, bench, opts, variant, plan, models,
                                             concurrency, cache, resources, err)

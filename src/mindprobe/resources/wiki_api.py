@@ -43,6 +43,11 @@ class MediaWikiAPI(WikiHTTP):
         super().__init__(f"the Wikipedia API at {api_url}", fixes=FIXES, **transport)
         self.api_url = api_url
 
+    async def probe(self) -> None:
+        """Is the API there? (a small siteinfo query; refusals stop the run here too)"""
+        await super().probe(self.api_url, {"action": "query", "meta": "siteinfo",
+                                           "format": "json"}, self._interpret)
+
     async def get(self, params: dict[str, str]) -> dict[str, Any]:
         """One API call; returns the decoded JSON object or raises as the module says."""
         return await self.request(self.api_url, {**params, "format": "json"}, self._interpret)

@@ -173,6 +173,37 @@ class WikiHTTP:
             "connection" if unreachable else "other",
         )
 
+    async def probe(self, url: str, params: dict[str, str] | None,
+                    interpret: Callable[[Answer], T]) -> T | None:
+        """One request before the run starts: a source that nothing answers for
+        DEAD_SECONDS (no network, nothing listening) stops the run before any model is
+        loaded; any HTTP answer is ``interpret``'s to judge (a 5xx or 429 is a source that is
+        there: the run starts and its requests ride it out)."""
+        if self._session is None:
+            raise RuntimeError("start() the transport before probing it")
+        start, last = asyncio.get_running_loop().time(), "no attempt made"
+        while True:
+            try:
+                async with self._slots, self._session.get(url, params=params) as resp:
+                    answer = Answer(resp.status, await resp.read(), resp.headers)
+                if answer.status in RETRYABLE_STATUS or answer.status == 429:
+                    return None
+                try:
+                    return interpret(answer)
+                except (Retry, WikipediaError):  # it answered: there; its requests retry
+                    return None
+            except (aiohttp.ClientConnectorError, OSError) as exc:
+                last = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            except (TimeoutError, aiohttp.ClientError):
+                return None  # there, if slow: its requests retry
+            silent = asyncio.get_running_loop().time() - start
+            if silent >= self.DEAD_SECONDS:
+                self._dead = WikipediaUnreachable(
+                    f"Wikipedia cannot be reached: {self.name} does not answer (nothing for "
+                    f"{silent:.0f} s; last: {last}). {self.fixes}")
+                raise self._dead
+            await asyncio.sleep(min(0.5, self.DEAD_SECONDS / 4))
+
     def _note_failure(self, last: str, refused: bool) -> None:
         dead = self._liveness.failed(refused, self.DEAD_STREAK, self.DEAD_SECONDS,
                                      self.BROKEN_SECONDS)

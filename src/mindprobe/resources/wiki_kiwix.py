@@ -62,6 +62,18 @@ class KiwixHTTP(WikiHTTP):
         self.url, self.book = url.rstrip("/"), book
         super().__init__(f"the Kiwix server at {self.url}", fixes=FIXES, **transport)
 
+    async def probe(self) -> None:
+        """Is the server there, and does it serve the book? (its ``Title`` metadata)"""
+        def interpret(answer: Answer) -> None:
+            if answer.status == 404:
+                raise WikipediaRefused(
+                    f"the Kiwix server at {self.url} has no book {self.book!r}; pass the ZIM's "
+                    f"name without .zim as --kiwix-book (or ${BOOK_ENV}), e.g. {DEFAULT_BOOK}")
+            if answer.status != 200:
+                self._refuse_or_fail(answer, "the book's metadata")
+
+        await super().probe(f"{self.url}/raw/{self.book}/meta/Title", None, interpret)
+
     def _refuse_or_fail(self, answer: Answer, what: str) -> None:
         text = answer.body[:300].decode("utf-8", "replace")
         if answer.status == 400 and "No such book" in text:

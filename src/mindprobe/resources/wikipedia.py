@@ -217,16 +217,20 @@ class WikipediaClient:
         return self.source.label
 
     # -- lifecycle -------------------------------------------------------------------------
-    async def start(self) -> None:
-        """Open the HTTP session (not needed, and not opened, in offline mode)."""
+    async def start(self, probe: bool = True) -> None:
+        """Open the HTTP session (not needed, and not opened, in offline mode) and, with
+        ``probe``, check the source answers at all: an unreachable one (no network) or a
+        refusal (wrong URL, unknown book) stops the run here, in seconds."""
         if not self.offline:
             await self.api.start()
+            if probe:
+                await self.api.probe()
 
     async def close(self) -> None:
         await self.api.close()
 
     async def __aenter__(self) -> WikipediaClient:
-        await self.start()
+        await self.start(probe=False)
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
