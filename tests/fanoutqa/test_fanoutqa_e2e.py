@@ -156,6 +156,32 @@ def test_closedbook_local_then_rescore_export_and_analyse(cli, tmp_path):
     assert code == 0 and doc5["dataset_version"] == "nov23", err
 
 
+def test_nov23_runs_keep_the_folder_and_identity_of_runs_made_before_releases(cli, tmp_path):
+    """A nov23 run has the folder name and data identity every earlier run recorded, so an old
+    run resumes with --dataset-version nov23; a jul26 run of the same model sits beside it."""
+    with TestServer(reply="Some answer") as srv:
+        model = f"openai:test-model@{srv.base_url}"
+        label = "test-model-" + srv.base_url.split("//")[1].split("/")[0].replace(":", "-")
+        args = ["run", "fanoutqa", "--model", model, "--limit", 2, "--runs-dir",
+                tmp_path / "runs", "--no-cache", "--json"]
+        code, doc, err = cli(*args, "--dataset-version", "nov23")
+        assert code == 0 and doc["dataset_version"] == "nov23", err
+        (run,) = (tmp_path / "runs" / "fanoutqa" / "closedbook").iterdir()
+        assert run.name == f"paper___{label}"
+        code, doc, err = cli(*[a if a != 2 else 3 for a in args], "--dataset-version", "nov23")
+        assert code == 0 and doc["headline"]["n"] == 3, err  # resumed: one more question
+        code, doc, err = cli(*args)
+        assert code == 0 and doc["dataset_version"] == "jul26", err
+    manifest = json.loads((run / "manifest.json").read_text())
+    assert manifest["data"] == {  # exactly what mindprobe recorded before jul26 existed
+        "dataset": "FanOutQA", "dataset_version": "nov23", "package": "fanoutqa==1.1.1",
+        "file": "fanout-final-dev.json", "split": "dev",
+        "sha256": "359300b029c6891567816f351bf8786e9b018d7af8a1a44b7da9ba5ef4651288"}
+    assert manifest["config"]["dataset_version"] == "nov23"
+    assert sorted(p.name for p in run.parent.iterdir()) == [f"paper-jul26___{label}",
+                                                            f"paper___{label}"]
+
+
 # ------------------------------------------------------------------ evidence provided
 
 

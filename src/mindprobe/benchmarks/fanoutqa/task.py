@@ -31,12 +31,14 @@ from mindprobe.models.base import Request, TransientError
 from .data import (
     DATA_FILES,
     LEGACY_VERSION,
+    PACKAGE,
+    PACKAGE_VERSION,
     PINS,
     RELEASES,
     UPSTREAM_COMMIT,
     UPSTREAM_REPO,
+    WHEEL_FILES,
     Question,
-    data_path,
     load_questions,
     version_of,
 )
@@ -75,6 +77,21 @@ def resolve_max_context(explicit: int | None, window: int | None,
     return PAPER_MAX_CONTEXT, f"paper default {PAPER_MAX_CONTEXT} (model context window unknown)"
 
 
+def data_provenance(version: str, split: str) -> dict[str, Any]:
+    """What identifies a run's questions (part of its identity: stable across machines and
+    folders, so a run resumes wherever its files are). nov23 keeps the exact form runs
+    recorded before releases were told apart, so those runs resume as they were."""
+    name = RELEASES[version].files[split]
+    if version == LEGACY_VERSION:
+        wheel_name = WHEEL_FILES[name]
+        return {"dataset": "FanOutQA", "dataset_version": version,
+                "package": f"{PACKAGE}=={PACKAGE_VERSION}", "file": wheel_name,
+                "sha256": PINS[name][1], "split": split}
+    return {"dataset": "FanOutQA", "dataset_version": version,
+            "release": RELEASES[version].about, "upstream": f"{UPSTREAM_REPO}@{UPSTREAM_COMMIT}",
+            "file": name, "git_blob": PINS[name][0], "sha256": PINS[name][1], "split": split}
+
+
 def questions_by_id(split: str, version: str, data_dir: Path | None = None
                     ) -> dict[str, Question]:
     return {q.id: q for q in load_questions(split, version, data_dir)}  # type: ignore[arg-type]
@@ -83,12 +100,8 @@ def questions_by_id(split: str, version: str, data_dir: Path | None = None
 def run_questions(plan: RunPlan, version: str | None = None, data_dir: Path | None = None
                   ) -> dict[str, Question]:
     """The questions a run is scored against: its own release unless ``version`` says another;
-    from ``data_dir``, else the folder the run read them from (if still there), else the
-    default data folder."""
+    from ``data_dir``, else the data folder (or, for nov23, the wheel)."""
     cfg = plan.config
-    if data_dir is None:
-        recorded = plan.provenance.get("data_dir")
-        data_dir = Path(recorded) if recorded and Path(recorded).is_dir() else None
     return questions_by_id(cfg.get("split", "dev"), version or version_of(cfg), data_dir)
 
 
@@ -119,7 +132,6 @@ class FanOutQABenchmark(Benchmark):
                              "fanoutqa:evidenceprovided")
         version = opts.dataset_version
         questions = load_questions(opts.split, version, ctx.data_dir)  # type: ignore[arg-type]
-        path = data_path(opts.split, version, ctx.data_dir)  # type: ignore[arg-type]
         lem = self.normalizer(opts.lemmatizer).lemmatizer
         ctx.info(f"fanoutqa:{setting}: {len(questions)} {opts.split} questions "
                  f"({version}); lemmatiser {lem.name}"
@@ -139,19 +151,7 @@ class FanOutQABenchmark(Benchmark):
             "judge_label": model_label(judge) if judge else None,
         }
         resources: dict[str, Any] = {}
-        name = RELEASES[version].files[opts.split]
-        provenance: dict[str, Any] = {
-            "dataset": "FanOutQA",
-            "dataset_version": version,
-            "release": RELEASES[version].about,
-            "upstream": f"{UPSTREAM_REPO}@{UPSTREAM_COMMIT}",
-            "file": name,
-            "path": str(path),
-            "data_dir": str(ctx.data_dir) if ctx.data_dir else None,
-            "git_blob": PINS[name][0],
-            "sha256": PINS[name][1],
-            "split": opts.split,
-        }
+        provenance = data_provenance(version, opts.split)
         if setting != "closedbook":
             from mindprobe.resources.wikipedia import EPOCH
 
