@@ -338,6 +338,9 @@ def test_evidenceprovided_and_openbook_read_a_kiwix_archive(cli, tmp_path, kiwix
         records = {r["id"]: r for r in read_records(
             _run_dir(tmp_path / "runs", "evidenceprovided") / "records.jsonl")}
         assert set(records) == {Q_DRAFT, Q_STARWARS} and doc["n_errors"] == 0
+        n_pages = sum(len(r["page_sources"]) for r in records.values())
+        assert doc["page_sources"] == {"kiwix": n_pages}
+        assert any(n.startswith(f"Wikipedia pages from: kiwix {n_pages}") for n in doc["notes"])
         for rec in records.values():
             assert rec["page_sources"] and set(rec["page_sources"]) == {"kiwix"}
             assert rec["scores"]["loose"] > 0
@@ -367,7 +370,8 @@ def test_evidenceprovided_and_openbook_read_a_kiwix_archive(cli, tmp_path, kiwix
     assert rec["answer"] == DRAFT_ANSWER and rec["scores"]["loose"] == 1.0
 
 
-def test_bad_wiki_sources_are_one_line_errors(cli, tmp_path):
+def test_bad_wiki_sources_are_one_line_errors(cli, tmp_path, monkeypatch):
+    monkeypatch.delenv("MINDPROBE_KIWIX_URL", raising=False)
     base = ["run", "fanoutqa:evidenceprovided", "--model", "random", "--runs-dir",
             tmp_path / "runs"]
     code, _, err = cli(*base, "--wiki", "mirror")
@@ -376,6 +380,10 @@ def test_bad_wiki_sources_are_one_line_errors(cli, tmp_path):
     assert code == 2 and "kiwix:http://127.0.0.1:8080" in err
     code, _, err = cli(*base, "--kiwix-book", "x")
     assert code == 2 and "--kiwix-book goes with --wiki kiwix:URL" in err
+    code, _, err = cli(*base, "--wiki", "kiwix")  # no URL, and no $MINDPROBE_KIWIX_URL
+    assert code == 2 and "MINDPROBE_KIWIX_URL" in err
+    code, _, err = cli(*base, "--wiki", "kiwix:http://127.0.0.1:1", "--wiki-api", "http://x")
+    assert code == 2 and "does not go with" in err
 
 
 # ------------------------------------------------------------------ open book

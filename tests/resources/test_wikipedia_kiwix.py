@@ -62,6 +62,17 @@ def test_search_reads_the_rss_feed(client):
     assert run(client(), lambda c: c.search("qqqzzzxxy nothing like it")) == []
 
 
+def test_newer_servers_atom_feed_is_read_too():
+    """Upstream parses Atom (newer kiwix-serve): entry/title and entry/link@href."""
+    from mindprobe.resources.wiki_kiwix import KiwixHTTP, KiwixSource
+
+    atom = (b'<feed xmlns="http://www.w3.org/2005/Atom"><entry><title>Pat Burrell</title>'
+            b'<link href="/content/wiki_test/A/Pat_Burrell"/></entry><entry><title>Elsewhere'
+            b'</title><link href="/other_book/Elsewhere"/></entry></feed>')
+    hits = KiwixSource(KiwixHTTP("http://127.0.0.1:1", "wiki_test"))._hits(atom)
+    assert [(h.title, h.path) for h in hits] == [("Pat Burrell", "A/Pat_Burrell")]
+
+
 def test_lookup_normalises_titles_follows_redirects_and_flags_disambiguation(client):
     async def work(c: WikipediaClient):
         return await asyncio.gather(c.lookup("pat Burrell"), c.lookup("Zurich"),

@@ -210,6 +210,13 @@ def run_results(records: list[dict[str, Any]], plan: RunPlan, normalizer: Normal
                         for row in judge_rows]
         res.add_table("judges", frame, f"GPT-as-judge verdicts (primary: {primary})",
                       percent=("gpt",), index=False)
+    sources = page_sources(records)
+    if sources:
+        res.detail["page_sources"] = sources
+        res.notes.append("Wikipedia pages from: " + ", ".join(f"{k} {v}" for k, v in
+                                                              sorted(sources.items()))
+                         + " (api: dated revision; kiwix: the 2023-09 archive; cache: the page "
+                         "cache)")
     methods = common["token_count_methods"]
     if methods:
         res.notes.append("tokens counted with: " + "; ".join(methods)
@@ -226,6 +233,17 @@ def run_results(records: list[dict[str, Any]], plan: RunPlan, normalizer: Normal
                             "score 0 (e.g. " + f"{errored[0]['id']}: {errored[0].get('error')}"
                             + "); re-run with --retry-errors")
     return res
+
+
+def page_sources(records: list[dict[str, Any]]) -> dict[str, int]:
+    """How many pages each source served (evidence pages, and pages an open-book search read)."""
+    counts: dict[str, int] = {}
+    for r in records:
+        found = list(r.get("page_sources") or [])
+        found += [t["source"] for t in r.get("search_trail") or [] if t.get("source")]
+        for src in found:
+            counts[src] = counts.get(src, 0) + 1
+    return counts
 
 
 def _test_results(records: list[dict[str, Any]], answered: list[dict[str, Any]],
