@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from mindprobe.benchmarks.fanoutqa import data
+from mindprobe.benchmarks.fanoutqa import data, releases
 from mindprobe.benchmarks.fanoutqa.data import (
     Generation,
     load_generations,
@@ -91,7 +91,7 @@ def test_hash_mismatch_is_a_clear_error(tmp_path, shared_data):
 
 
 def test_missing_files_name_the_fetch_command(tmp_path, monkeypatch):
-    monkeypatch.setattr(data.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(releases, "wheel_dir", lambda: None)  # no fanoutqa wheel either
     for version in data.VERSIONS:
         with pytest.raises(DataError, match=f"{version} dev file.*mindprobe data fetch fanoutqa"):
             data.load_dev(version, tmp_path)

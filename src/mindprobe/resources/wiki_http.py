@@ -168,6 +168,9 @@ class WikiHTTP:
                     break
             log.info("%s: request failed (%s); retrying in %.1fs", self.name, last, delay)
             await asyncio.sleep(delay)
+        if patience < 0:
+            raise WikipediaError(f"{self.name} still asks to slow down after "
+                                 f"{RATE_LIMIT_PATIENCE:.0f} s of waiting: {last}")
         raise WikipediaError(
             f"{self.name} gave no usable answer after {attempt} attempts: {last}",
             "connection" if unreachable else "other",

@@ -26,7 +26,6 @@ import asyncio
 import hashlib
 import logging
 import os
-import tempfile
 from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass, field, replace
 from importlib.metadata import version
@@ -198,7 +197,10 @@ class WikipediaClient:
             self.api = MediaWikiAPI(api_url, **transport)
             self.source = MediaWikiSource(self.api, epoch)
             default_root = wiki_cache_dir()
-        self.cache_dir = wiki_cache_dir(cache_dir) if cache_dir is not None else default_root
+        from mindprobe.resources.wiki_cache import PageCache
+
+        self.cache = PageCache(
+            wiki_cache_dir(cache_dir) if cache_dir is not None else default_root, offline)
         self._revids: dict[int, int] = {}
         #: In-flight calls, and finished ones worth remembering (see _once).
         self._tasks: dict[tuple[str, Hashable], asyncio.Future[Any]] = {}
@@ -210,6 +212,10 @@ class WikipediaClient:
     @property
     def user_agent(self) -> str:
         return self.api.user_agent
+
+    @property
+    def cache_dir(self) -> Path:
+        return self.cache.root
 
     @property
     def source_label(self) -> str:
@@ -276,7 +282,7 @@ class WikipediaClient:
 
     async def page(self, evidence: Evidence) -> Page:
         """:meth:`content` with where the text came from."""
-        cached = self._read_cache(evidence)
+        cached = self.cache.read(evidence)
         if cached is not None:
             return Page(cached, "cache")
         if self.offline:
@@ -312,8 +318,7 @@ class WikipediaClient:
         return list(options)
 
     def cache_path(self, evidence: Evidence | int) -> Path:
-        key = evidence if isinstance(evidence, int) else evidence.cache_key
-        return self.cache_dir / f"{key}-dated.md"
+        return self.cache.path(evidence)
 
     # -- requests --------------------------------------------------------------------------
     async def _online(self, call: Awaitable[Any]) -> Any:
@@ -347,14 +352,14 @@ class WikipediaClient:
 
     async def _fetch_content(self, evidence: Evidence) -> str:
         html = await self._html(evidence)
-        return await asyncio.to_thread(self._convert_and_store, evidence, html)
+        return await asyncio.to_thread(self.cache.store, evidence, html)
 
     async def _options(self, evidence: Evidence) -> tuple[str, ...]:
         from mindprobe.resources.wiki_markdown import list_item_links  # bs4: loaded on use
 
         html = await self._html(evidence)
         if not self.cache_path(evidence).exists():  # the page text comes for free
-            await asyncio.to_thread(self._convert_and_store, evidence, html)
+            await asyncio.to_thread(self.cache.store, evidence, html)
         if self.source.kind == "kiwix":
             return tuple(self.source.options(html))
         return tuple(list_item_links(html))
@@ -382,36 +387,3 @@ class WikipediaClient:
             task.add_done_callback(settle)
         # shield: one caller's cancellation (e.g. its item timed out) must not fail the others.
         return asyncio.shield(task)
-
-    # -- cache -----------------------------------------------------------------------------
-    def _read_cache(self, evidence: Evidence) -> str | None:
-        path = self.cache_path(evidence)
-        try:
-            return path.read_bytes().decode("utf-8")
-        except FileNotFoundError:
-            return None
-        except UnicodeDecodeError as exc:
-            if self.offline:
-                raise DataError(
-                    f"cached page {path} ({evidence.title!r}) is not valid UTF-8 ({exc}); delete "
-                    "it and run once with network access to fetch it again"
-                ) from None
-            log.warning("cached page %s is not valid UTF-8 (%s); fetching it again", path, exc)
-            return None
-
-    def _convert_and_store(self, evidence: Evidence, html: str) -> str:
-        """HTML -> Markdown, written atomically so readers never see half a file."""
-        from mindprobe.resources.wiki_markdown import html_to_markdown  # bs4: loaded on use
-
-        data = html_to_markdown(html).encode("utf-8", "replace")
-        self.cache_dir.mkdir(parents=True, exist_ok=True)
-        final = self.cache_path(evidence)
-        fd, tmp = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=self.cache_dir)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-            os.replace(tmp, final)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        return data.decode("utf-8")
