@@ -310,3 +310,17 @@ def test_importing_the_types_stays_light():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "[]", out.stderr
+
+
+def test_a_page_the_dataset_left_unpinned_is_resolved_by_title_at_the_epoch(wiki, make_client,
+                                                                            run):
+    """jul26 evidence with ``###TBD###`` ids: the API path looks the title up at the epoch
+    (redirects followed) and caches the page under its title."""
+    client = make_client(wiki.api_url)
+    ev = Evidence(None, None, "Zurich", "https://en.wikipedia.org/wiki/Zurich")
+    page = run(client, lambda c: c.page(ev))
+    assert page.source == "api" and "largest city in Switzerland" in page.text
+    assert client.cache_path(ev).name.startswith("title-") and client.cache_path(ev).is_file()
+    missing = Evidence(None, None, "Tomorrow's page", "u")  # no revision before the epoch
+    with pytest.raises(WikipediaError, match="no page titled"):
+        run(make_client(wiki.api_url), lambda c: c.content(missing))

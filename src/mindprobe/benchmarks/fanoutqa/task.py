@@ -158,7 +158,7 @@ class FanOutQABenchmark(Benchmark):
             config.update(max_context=opts.max_context or "auto", chunk_size=opts.chunk_size)
             from .wiki import wiki_client
 
-            wiki = wiki_client(opts)
+            wiki = wiki_client(opts, ctx.warn)
             resources["wikipedia"] = wiki
             # Not part of the run's identity: a run may be resumed from another source (the
             # API rate-limits, a Kiwix mirror is set up); each record names its pages' sources.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 from mindprobe.errors import UsageError
@@ -10,9 +11,12 @@ from mindprobe.errors import UsageError
 from .options import FanOutQAOptions
 
 KIWIX_URL_ENV = "MINDPROBE_KIWIX_URL"
+#: Where the User-Agent's contact comes from (resources.wiki_http.CONTACT_ENV; not imported
+#: here, that module loads aiohttp).
+CONTACT_ENV = "MINDPROBE_WIKI_CONTACT"
 
 
-def wiki_client(opts: FanOutQAOptions) -> Any:
+def wiki_client(opts: FanOutQAOptions, warn: Callable[[str], None] | None = None) -> Any:
     """The Wikipedia resource ``--wiki`` names: the MediaWiki API (``api``) or a kiwix-serve
     (``kiwix:URL``, or ``kiwix`` with $MINDPROBE_KIWIX_URL)."""
     from mindprobe.resources.wikipedia import DEFAULT_API_URL, WikipediaClient
@@ -33,5 +37,10 @@ def wiki_client(opts: FanOutQAOptions) -> Any:
         raise UsageError(f"--wiki {opts.wiki!r}: expected api or kiwix:URL")
     if opts.kiwix_book:
         raise UsageError("--kiwix-book goes with --wiki kiwix:URL")
-    return WikipediaClient(api_url=opts.wiki_api or DEFAULT_API_URL, cache_dir=opts.wiki_cache,
-                           offline=opts.offline, max_attempts=opts.wiki_attempts)
+    api_url = opts.wiki_api or DEFAULT_API_URL
+    if (warn is not None and api_url == DEFAULT_API_URL and not opts.offline
+            and not os.environ.get(CONTACT_ENV)):
+        warn(f"Wikimedia's User-Agent policy asks API clients for a contact: set {CONTACT_ENV} "
+             "to your email or project URL (or use --wiki kiwix:URL, a local copy)")
+    return WikipediaClient(api_url=api_url, cache_dir=opts.wiki_cache, offline=opts.offline,
+                           max_attempts=opts.wiki_attempts)
