@@ -380,6 +380,8 @@ def test_bad_wiki_sources_are_one_line_errors(cli, tmp_path, monkeypatch):
     assert code == 2 and "kiwix:http://127.0.0.1:8080" in err
     code, _, err = cli(*base, "--kiwix-book", "x")
     assert code == 2 and "--kiwix-book goes with --wiki kiwix:URL" in err
+    code, _, err = cli("run", "fanoutqa", "--model", "random", "--wiki", "kiwix:http://x")
+    assert code == 2 and "--wiki sets how Wikipedia is read, which fanoutqa:closedbook" in err
     code, _, err = cli(*base, "--wiki", "kiwix")  # no URL, and no $MINDPROBE_KIWIX_URL
     assert code == 2 and "MINDPROBE_KIWIX_URL" in err
     code, _, err = cli(*base, "--wiki", "kiwix:http://127.0.0.1:1", "--wiki-api", "http://x")

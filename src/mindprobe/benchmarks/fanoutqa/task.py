@@ -126,6 +126,10 @@ class FanOutQABenchmark(Benchmark):
         setting = ctx.variant
         if setting not in SETTINGS:
             raise UsageError(f"unknown FanOutQA setting {setting!r}; known: {', '.join(SETTINGS)}")
+        if setting == "closedbook":
+            from .wiki import refuse_wiki_options
+
+            refuse_wiki_options(opts, setting)
         if opts.offline and setting == "openbook":
             raise UsageError("--offline cannot run openbook: title lookup and search need "
                              "Wikipedia itself (only page text is cached); use it with "

@@ -44,3 +44,16 @@ def wiki_client(opts: FanOutQAOptions, warn: Callable[[str], None] | None = None
              "to your email or project URL (or use --wiki kiwix:URL, a local copy)")
     return WikipediaClient(api_url=api_url, cache_dir=opts.wiki_cache, offline=opts.offline,
                            max_attempts=opts.wiki_attempts)
+
+
+def refuse_wiki_options(opts: FanOutQAOptions, setting: str) -> None:
+    """Closed book reads no Wikipedia: a Wikipedia flag there is a mistake, not ignored."""
+    given = [flag for flag, value, default in (
+        ("--wiki", opts.wiki, "api"), ("--kiwix-book", opts.kiwix_book, None),
+        ("--wiki-api", opts.wiki_api, None), ("--wiki-cache", opts.wiki_cache, None),
+        ("--offline", opts.offline, False), ("--wiki-attempts", opts.wiki_attempts, 5),
+    ) if value != default]
+    if given:
+        raise UsageError(f"{given[0]} sets how Wikipedia is read, which fanoutqa:{setting} "
+                         "never does; use it with fanoutqa:evidenceprovided or "
+                         "fanoutqa:openbook, or leave it out")
