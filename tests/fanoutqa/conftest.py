@@ -2,7 +2,8 @@
 
 ``dev``/``testset`` are the nov23 release (the numbers the spec's worked examples hold for);
 ``dev_jul26`` the July 2026 one. Every test here finds both releases in ../shared/data/fanoutqa
-through $MINDPROBE_DATA_DIR (set for the whole folder), as `mindprobe data fetch` would put them.
+(the session fixtures by path; each test through $MINDPROBE_DATA_DIR, set for that test only), as
+`mindprobe data fetch` would put them.
 """
 
 from __future__ import annotations
@@ -18,22 +19,19 @@ from mindprobe.benchmarks.fanoutqa.normalize import Normalizer
 from mindprobe.errors import DataError, MindprobeError
 
 
-@pytest.fixture(autouse=True, scope="session")
-def _fanoutqa_data_root():
-    """The shared copy of both releases as the data folder (restored after the session)."""
+def _shared() -> Path:
     repo = Path(__file__).resolve().parents[2]
-    shared = Path(os.environ.get("MINDPROBE_SHARED_DATA", repo.parent / "shared" / "data"))
-    before = os.environ.get("MINDPROBE_DATA_DIR")
-    if (shared / "fanoutqa").is_dir():
-        os.environ["MINDPROBE_DATA_DIR"] = str(shared)
-    yield
-    if before is None:
-        os.environ.pop("MINDPROBE_DATA_DIR", None)
-    else:
-        os.environ["MINDPROBE_DATA_DIR"] = before
+    return Path(os.environ.get("MINDPROBE_SHARED_DATA", repo.parent / "shared" / "data"))
 
 
-def _skip_without(load, *args):
+@pytest.fixture(autouse=True)
+def _fanoutqa_data_root(monkeypatch):
+    """The shared copy of both releases as the data folder, for this folder's tests only."""
+    if (_shared() / "fanoutqa").is_dir():
+        monkeypatch.setenv("MINDPROBE_DATA_DIR", str(_shared()))
+
+
+def _skip_without(load, *args):  # session-wide: given its folder, not the environment
     try:
         return load(*args)
     except DataError as e:
@@ -42,17 +40,17 @@ def _skip_without(load, *args):
 
 @pytest.fixture(scope="session")
 def dev():
-    return _skip_without(load_dev, "nov23")
+    return _skip_without(load_dev, "nov23", _shared() / "fanoutqa")
 
 
 @pytest.fixture(scope="session")
 def testset():
-    return _skip_without(load_test, "nov23")
+    return _skip_without(load_test, "nov23", _shared() / "fanoutqa")
 
 
 @pytest.fixture(scope="session")
 def dev_jul26():
-    return _skip_without(load_dev, "jul26")
+    return _skip_without(load_dev, "jul26", _shared() / "fanoutqa")
 
 
 @pytest.fixture(scope="session")
