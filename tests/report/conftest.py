@@ -78,7 +78,7 @@ def report_runs(tmp_path_factory) -> Runs:
         mp.setenv("MINDPROBE_CACHE_DIR", str(root / "cache"))
         with TestServer(responder=scripted_model) as srv:
             model = f"openai:test-model@{srv.base_url}"
-            label = f"test-model-127.0.0.1-{srv.port}"
+            label = "test-model"
             for spec in ("random", model):
                 _run("run", "worldsense:fresh", "--model", spec, "--limit", 60, *common)
             if ast_data.is_dir():

@@ -195,9 +195,11 @@ class RunStore:
             old = self.load_manifest()
             for key in self.identity_fields:
                 if not _same_field(key, old, manifest):
+                    shown = "model_identity" if key == "model" and old.get(
+                        "model_identity") and manifest.get("model_identity") else key
                     raise UsageError(
-                        f"{self.dir} holds a run with a different {key} "
-                        f"({_difference(old.get(key), manifest.get(key))}); "
+                        f"{self.dir} holds a run with a different {shown} "
+                        f"({_difference(old.get(shown), manifest.get(shown))}); "
                         + self.conflict_hint
                     )
             manifest = {**manifest, "created": old.get("created", manifest.get("created"))}

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from urllib.parse import urlsplit
 
 from mindprobe.errors import ModelError
 from mindprobe.models.base import CallContext, Completion, Model, Request, TransientError, Usage
@@ -82,10 +81,11 @@ def parse_model_spec(spec: str, *, timeout: float = 300.0, max_attempts: int = 6
 
                 return _router(name, parse_endpoint_list(url, what=f"--model {spec}"), None,
                                timeout=timeout, max_attempts=max_attempts)
-            host = urlsplit(url if "://" in url else "http://" + url).netloc
+            # Labelled by the model, never the address: host and port change with every
+            # rescheduled job; what the server serves is in identity() (checked on resume).
             return OpenAICompatModel(
                 name, url, os.environ.get("MINDPROBE_API_KEY"), spec=spec,
-                label=_safe(f"{name}@{host}"), timeout=timeout, max_attempts=max_attempts,
+                label=_safe(name), timeout=timeout, max_attempts=max_attempts,
                 grammar="llama",
             )
         # the key is asked for when the model starts: a --dry-run sends nothing, needs none

@@ -111,6 +111,8 @@ class OpenAICompatModel(LlamaServerTools, Model):
         self.grammar_fixed = False
         self._offered: list[str] = []
         self._liveness = Liveness()
+        #: What the server reports about the model it serves (see `served_identity`).
+        self.served: dict[str, Any] = {}
 
     # -- lifecycle -------------------------------------------------------------------------
     async def start(self) -> None:
@@ -133,7 +135,11 @@ class OpenAICompatModel(LlamaServerTools, Model):
             self._session = None
 
     def identity(self) -> dict[str, Any]:
-        return {"endpoint": self.base_url, "model": self.model, **self._identity_extra}
+        """The model, not the address: the served name, what the server says it serves (after
+        `start`) and settings that change answers. A rescheduled job on another host or port
+        resumes the same run and cache; another model file under the same name does not."""
+        where = {"api": "openai"} if self.base_url == OPENAI_URL else {}
+        return {"model": self.model, **where, **self.served, **self._identity_extra}
 
     async def _preflight(self) -> None:
         """Fail in a second, not after minutes of retries, when the server or model is wrong."""
@@ -163,6 +169,24 @@ class OpenAICompatModel(LlamaServerTools, Model):
                 self.context_window = m["max_model_len"]
         owners = {str(m.get("owned_by", "")).lower() for m in entries if isinstance(m, dict)}
         self._set_mechanism(owners)
+        card = next((m for m in entries if isinstance(m, dict) and m.get("id") == self.model),
+                    None)
+        props = await self._get_json("/props") if self.grammar == "llama" else None
+        self.served = served_identity(card, props)
+
+    async def _get_json(self, path: str) -> dict[str, Any] | None:
+        """GET `path` at the server root (llama.cpp's /props); None when it has none."""
+        assert self._session is not None
+        root = self.base_url[: -len("/v1")] if self.base_url.endswith("/v1") else self.base_url
+        try:
+            async with self._session.get(root + path,
+                                         timeout=aiohttp.ClientTimeout(total=15)) as resp:
+                if resp.status != 200:
+                    return None
+                doc = json.loads(await resp.read())
+        except (TimeoutError, aiohttp.ClientError, OSError, ValueError):
+            return None
+        return doc if isinstance(doc, dict) else None
 
     def deterministic(self, concurrency: int) -> bool | None:
         """Unknown for a server: whether batching changes greedy answers is its engine's
@@ -380,6 +404,26 @@ class OpenAICompatModel(LlamaServerTools, Model):
             reasoning_tokens=int(out_details.get("reasoning_tokens") or 0),
             truncated_in_reasoning=truncated,
         )
+
+
+def served_identity(card: dict[str, Any] | None, props: dict[str, Any] | None
+                    ) -> dict[str, Any]:
+    """What a server says about the model behind a name: vLLM's `root` and `max_model_len`,
+    llama.cpp's model file (/props `model_path`, its name only: the folder is the host's) and
+    its size and parameter count (the card's `meta`). Empty for servers that say nothing."""
+    out: dict[str, Any] = {}
+    card = card or {}
+    for key in ("root", "max_model_len"):
+        if card.get(key) not in (None, ""):
+            out[key] = card[key]
+    meta = card.get("meta") if isinstance(card.get("meta"), dict) else {}
+    for key in ("size", "n_params"):
+        if isinstance(meta.get(key), int):
+            out[f"model_{key}"] = meta[key]
+    path = (props or {}).get("model_path")
+    if isinstance(path, str) and path:
+        out["model_file"] = path.replace("\\", "/").rsplit("/", 1)[-1]
+    return out
 
 
 def _replace(request: Request, **changes: Any) -> Request:

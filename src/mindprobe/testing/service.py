@@ -55,6 +55,12 @@ class ServerConfig:
     simulate_prefix_cache: bool = False
     #: What /v1/models says owns the models (servers are recognised by it: "llamacpp", "vllm").
     owned_by: str = "mindprobe-test"
+    #: What the server says it serves, as llama.cpp does (`/props` `model_path`, the
+    #: `/v1/models` card's `meta.size`) and vLLM does (the card's `max_model_len`): two servers
+    #: that differ here serve different models under one name.
+    model_file: str | None = None
+    model_size: int | None = None
+    max_model_len: int | None = None
     #: Act like a server with a reasoning parser (vLLM `--reasoning-parser`, llama.cpp
     #: `--reasoning-format deepseek`): a reply's leading `<think>…</think>` block is sent as
     #: `message.reasoning_content` (content null while it is still open when max_tokens cuts
@@ -148,17 +154,22 @@ class Service:
             else None
         self.ids = itertools.count(1)
         cards = [
-            {"id": m, "object": "model", "created": 0, "owned_by": config.owned_by}
+            {"id": m, "object": "model", "created": 0, "owned_by": config.owned_by,
+             **({"max_model_len": config.max_model_len} if config.max_model_len else {}),
+             **({"meta": {"size": config.model_size}} if config.model_size else {})}
             for m in config.models
         ]
         self.models_body = json.dumps({"object": "list", "data": cards}).encode()
         self.chat_template, self.tokenizer = config.chat_template, config.tokenizer
+        self.props_body = json.dumps({"model_path": config.model_file}).encode() \
+            if config.model_file else None
 
     def app(self) -> web.Application:
         app = web.Application(client_max_size=64 * 1024**2)
         app.router.add_post(CHAT_PATH, self.chat)
         app.router.add_post(COMPLETIONS_PATH, self.completions)
         app.router.add_get(MODELS_PATH, self.list_models)
+        app.router.add_get("/props", self.props)
         app.router.add_get("/stats", self.get_stats)
         app.router.add_post("/reset-stats", self.reset_stats)
         if self.chat_template is not None:
@@ -194,6 +205,11 @@ class Service:
         assert self.tokenizer is not None
         tokens = self.tokenizer(body["content"], bool(body.get("add_special", False)))
         return web.json_response({"tokens": tokens})
+    async def props(self, request: web.Request) -> web.Response:
+        """llama.cpp's `/props` (only where a model file is configured; else 404 like vLLM)."""
+        if self.props_body is None:
+            return error_response(404, "File Not Found", code="not_found")
+        return web.Response(body=self.props_body, content_type=JSON_TYPE)
 
     async def get_stats(self, request: web.Request) -> web.Response:
         return web.json_response(self.stats.snapshot())
