@@ -272,16 +272,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         if debug or exc.filename is None:
             raise
         return _fail(f"{exc.filename}: {exc.strerror or exc}", "--json" in argv)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
+        from mindprobe.errors import Interrupted
+
+        if not isinstance(exc, Interrupted) and argv[:1] == ["run"]:
+            import shlex
+
+            _print_error("interrupted before the run started; nothing was recorded. Run again "
+                         f"with: mindprobe {shlex.join(argv)}")
         return 130
 
 
 def run_program() -> NoReturn:
     """The `mindprobe` program (console script, `python -m mindprobe.cli`): `main` in a process
     tuned for it (see core/process.py); the Python API and tests call `main` itself."""
-    from mindprobe.core.process import exit_now, tune_gc
+    from mindprobe.core.process import exit_now, terminate_as_interrupt, tune_gc
 
     tune_gc()
+    terminate_as_interrupt()
     exit_now(main())
 
 

@@ -17,3 +17,7 @@ class ModelError(MindprobeError):
 
 class UsageError(MindprobeError):
     """A bad flag or argument combination."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C or SIGTERM already reported to the user (the resume line is printed)."""

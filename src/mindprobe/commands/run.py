@@ -27,7 +27,7 @@ from mindprobe.core.prompt_file import for_benchmark, labelled
 from mindprobe.core.results import Results, failed_results, render_results
 from mindprobe.core.runner import PassSettings, execute, usage_summary
 from mindprobe.core.store import RunStore, base_manifest
-from mindprobe.errors import ModelError, UsageError
+from mindprobe.errors import Interrupted, ModelError, UsageError
 from mindprobe.models import Model, parse_model_spec
 from mindprobe.registry import get_benchmark, info, resolve_variants, split_bench_spec
 
@@ -37,6 +37,22 @@ def run_dir_for(runs_dir: Path, bench: str, variant: str, prompting: str, label:
     """runs/<benchmark>/<variant>/<prompting>___<model>[__<name>] (the WorldSense convention)."""
     tail = f"{prompting}___{label}" + (f"__{name}" if name else "")  # name: path_component
     return Path(runs_dir) / bench / variant / tail
+
+
+def report_interrupt(err: Console, run_dirs: list[Path], planning: bool) -> None:
+    """Ctrl-C or SIGTERM at any moment (loading data, starting the model, mid-run): every run
+    of this command is left `interrupted` (not `running`) and the resume line is printed."""
+    from mindprobe.core.store import settle_interrupted
+
+    lines = []
+    for run_dir in run_dirs:
+        n = settle_interrupted(run_dir)
+        lines.append(f"{run_dir}: nothing recorded yet" if n is None
+                     else f"{n} item(s) recorded in {run_dir}")
+    if planning:
+        lines.append("interrupted while loading the data: nothing was started")
+    err.print("\n[yellow]Interrupted[/yellow]: " + "; ".join(lines) + ".\nResume with: "
+              f"[bold]mindprobe {shlex.join(sys.argv[1:])}[/bold]", soft_wrap=True)
 
 
 def bench_option_values(args: argparse.Namespace) -> dict[str, Any]:
@@ -153,6 +169,7 @@ def _run_command(args: argparse.Namespace, err: Console) -> tuple[int, dict[str,
     # collection after the load nor the run's many small collections walk it. (Not frozen when
     # the caller froze objects of its own: unfreezing would undo theirs.)
     freeze, frozen = gc.get_freeze_count() == 0, False
+    plans: list[tuple[str, RunPlan]] = []
     try:
         with gc_paused():
             plans = _plan_all(args, bench, opts, name, variants, facts, roles, model.label, err)
@@ -167,6 +184,11 @@ def _run_command(args: argparse.Namespace, err: Console) -> tuple[int, dict[str,
                                             max_attempts=args.max_attempts)
         docs: dict[str, Any] = {}
         code = run_async(_run_all(args, bench, opts, plans, models, err, docs))
+    except KeyboardInterrupt:
+        report_interrupt(err, [run_dir_for(Path(args.runs_dir), bench.name,
+                                           p.variant_label or v, p.prompting, model.label,
+                                           args.name) for v, p in plans], len(plans) < len(variants))
+        raise Interrupted from None
     finally:
         if frozen:
             gc.unfreeze()  # collectable again once the run is over (the Python API runs many)
@@ -363,12 +385,7 @@ async def _run_one(args: argparse.Namespace, bench: Benchmark, opts: Any, varian
         result = await execute(plan.items, bench.run_item, models, store, done, settings,
                                console=err, description=f"{bench.name}:{variant}")
     except asyncio.CancelledError:
-        n = len(store.records())
-        store.close("interrupted")
-        err.print(
-            f"\n[yellow]Interrupted[/yellow]: {n} of {len(plan.items)} items are recorded in "
-            f"{run_dir}.\nResume with: [bold]{manifest['command']}[/bold]", soft_wrap=True,
-        )
+        store.close("interrupted")  # the command says so, with the resume line
         raise
     except BaseException:
         store.close("failed")

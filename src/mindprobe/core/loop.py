@@ -51,6 +51,7 @@ async def _terminable(coro: Coroutine[Any, Any, T]) -> T:
         if task is not None:
             task.cancel()
 
+    previous = signal.getsignal(signal.SIGTERM)
     try:
         loop.add_signal_handler(signal.SIGTERM, on_term)
         installed = True
@@ -65,3 +66,5 @@ async def _terminable(coro: Coroutine[Any, Any, T]) -> T:
     finally:
         if installed:
             loop.remove_signal_handler(signal.SIGTERM)
+            if previous is not None:  # the program's own handler (terminate_as_interrupt)
+                signal.signal(signal.SIGTERM, previous)

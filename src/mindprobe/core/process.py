@@ -67,3 +67,14 @@ def exit_now(code: int) -> NoReturn:
                 os.write(2, f"mindprobe: could not write the output: {exc}\n".encode())
             code = code or 120  # what Python's own exit reports then
     os._exit(code)
+
+
+def terminate_as_interrupt() -> None:
+    """SIGTERM (`timeout`, SLURM, `docker stop`) ends the program as Ctrl-C does, also outside
+    the event loop (loading data, importing): finished work kept, the resume line printed."""
+    import signal
+
+    def on_term(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, on_term)

@@ -371,6 +371,19 @@ class Run:
         return status
 
 
+def settle_interrupted(run_dir: Path) -> int | None:
+    """After an interrupt: a run this process left `running` (Ctrl-C before its store closed)
+    is marked `interrupted`; returns how many records it holds (None: no run there yet)."""
+    store = RunStore(Path(run_dir))
+    if not store.exists():
+        return None
+    manifest = store.load_manifest()
+    if manifest.get("status") == "running" and not RunLock(store.dir).is_held_elsewhere():
+        manifest.update(status="interrupted", ended=now_iso())
+        write_json_atomic(store.manifest_path, manifest)
+    return len(dedupe(store.records())[0])
+
+
 def _same_field(key: str, old: dict[str, Any], new: dict[str, Any]) -> bool:
     """Whether a resumed run keeps `key`. The model is compared by identity where both
     manifests record one, so `host:port`, `http://host:port/v1/` and the like (one endpoint,
