@@ -49,8 +49,9 @@ def dispatch(args: argparse.Namespace, err: Console) -> int:
     if args.benchmark is None:
         raise UsageError(f"`mindprobe {cmd}` needs a benchmark: mindprobe {cmd} BENCH …")
     from mindprobe.registry import info as bench_info
+    from mindprobe.registry import split_bench_spec
 
-    name = bench_info(args.benchmark).name
+    name = bench_info(split_bench_spec(args.benchmark)[0]).name  # `sweep sort:250-20` too
     verbs = verbs_of(name)
     if cmd in ("analyse", "analyze"):
         if "analyse" in verbs:

@@ -70,7 +70,10 @@ def cmd_runs(args: argparse.Namespace, err: Console) -> int:
         summary = run.manifest.get("summary") or {}
         rows.append({
             "run": str(run_dir.relative_to(root)), "benchmark": run.benchmark,
-            "status": run.status, "items": len(run.records),
+            "model": run.manifest.get("model_label") or run.model_label,
+            "status": run.status,
+            # the items of the plan last run (a run cut with --limit 300 and then 50 has 50)
+            "items": summary.get("items_done", len(run.records)),
             "n_items": run.manifest.get("n_items"),
             "errors": sum(1 for r in run.records if "error" in r),
             "headline": summary.get("headline"), "invalid": summary.get("invalid"),
@@ -83,17 +86,23 @@ def cmd_runs(args: argparse.Namespace, err: Console) -> int:
         err.print(f"no runs under {root}")
         return 0
     t = Table(title=f"runs in {root}", title_justify="left")
-    for col in ("run", "status", "items", "errors", "invalid", "headline"):
-        t.add_column(col)
+    # The model label is never cut: the other columns wrap around it.
+    t.add_column("run", overflow="fold", ratio=2)
+    t.add_column("model", no_wrap=True, min_width=max(len(str(r.get("model") or "")) for r in rows))
+    for col in ("status", "items", "errors", "invalid", "headline"):
+        t.add_column(col, overflow="fold", ratio=1)
     for r in rows:
         if r["status"] == "unreadable":
-            t.add_row(r["run"], r["status"], "–", "–", "–", "–")
+            t.add_row(r["run"], "–", r["status"], "–", "–", "–", "–")
             continue
         bad = r.get("invalid") or {}
         score = (f"[red]failed ({r['failed']['errors']} errors)[/red]" if r.get("failed")
                  else _fmt_headline(r["headline"]))
-        t.add_row(r["run"], r["status"], f"{r['items']}/{r['n_items'] or '?'}", str(r["errors"]),
-                  f"{bad['count']}/{bad['of']}" if bad else "–", score)
+        kinds = ", ".join(f"{k} {v}" for k, v in (bad.get("kinds") or {}).items())
+        t.add_row(r["run"].rsplit("___", 1)[0], str(r["model"]), r["status"],
+                  f"{r['items']}/{r['n_items'] or '?'}", str(r["errors"]),
+                  (f"{bad['count']}/{bad['of']}" + (f" ({kinds})" if kinds else "")) if bad
+                  else "–", score)
     tables_console().print(t)
     return 0
 

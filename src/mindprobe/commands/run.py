@@ -258,7 +258,7 @@ def _dry_run(args: argparse.Namespace, bench: Benchmark, opts: Any,
         docs[variant] = {"variant": variant, "dry_run": True, "items": n, "requests": requests,
                          "requests_bound": bound, "tokens": tokens,
                          "concurrency": concurrency, "endpoints": rows}
-    emit_json(args.json, _envelope(bench.name, docs))
+    emit_json(args.json and not getattr(args, "embedded", False), _envelope(bench.name, docs))
     return 0
 
 
@@ -405,7 +405,8 @@ async def _run_one(args: argparse.Namespace, bench: Benchmark, opts: Any, varian
             doc[f"{role}_usage"] = usage_summary(records, role)
     status = "finished" if result.errors == 0 else "finished_with_errors"
     store.close(status, summary={"headline": res.headline_dict(), "usage": doc["usage"],
-                                 "invalid": res.invalid_dict(), "failed": res.failed_dict()})
+                                 "invalid": res.invalid_dict(), "failed": res.failed_dict(),
+                                 "items_done": len(records)})
     endpoints = model.endpoint_stats()
     if endpoints:
         doc["endpoints"] = endpoints

@@ -124,11 +124,11 @@ class Sweep:
         p.add_argument("--prompts", help="only these prompt configs (default: all 13)")
 
     def run(self, args: argparse.Namespace, err: Console) -> int:
-        import pandas as pd
-
         from mindprobe.benchmarks.sort.options import PROMPT_NAMES
+        from mindprobe.benchmarks.sort.sweep import RULE, choose
         from mindprobe.commands.run import run_command
-        from mindprobe.core.results import Results, render_results
+        from mindprobe.core.results import render_results
+        from mindprobe.core.store import load_run
 
         if getattr(args, "bench__prompt", None) or getattr(args, "bench__split", None):
             raise UsageError("sweep chooses --prompt and --split itself; leave them out")
@@ -138,28 +138,35 @@ class Sweep:
             raise UsageError(f"unknown prompt config {bad[0]!r}; known: {', '.join(PROMPT_NAMES)}")
         base = copy.copy(args)
         base.embedded = True  # the sweep prints one JSON document; runs print only tables
-        rows, worst = [], 0
+        rows, worst, records = [], 0, {}
         for name in names:
             a = copy.copy(base)
             a.bench__prompt, a.bench__split = name, "validation"
             code, docs = run_command(a, err)
             worst = max(worst, code)
+            if getattr(args, "dry_run", False):
+                continue  # each prompt's dry run is printed; nothing ran, nothing to choose
             doc = next(iter(docs.values()))
             head = doc.get("headline") or {}
             rows.append({"prompt": name, "accuracy": head.get("value"), "n": head.get("n"),
                          "run": doc.get("run")})
-        table = pd.DataFrame(rows)
-        best = table.sort_values("accuracy", ascending=False, kind="stable").iloc[0]["prompt"]
-        sweep = Results("sort")
-        sweep.add_table("sweep", table, "prompt sweep on the validation rows (accuracy = "
-                        "macro over conditions)", percent=("accuracy",), index=False)
-        sweep.notes.append(f"best prompt: {best}; running the test split with it")
+            records[name] = load_run(doc["run"]).records
+        if getattr(args, "dry_run", False):
+            err.print(f"then the test split with the best of {len(names)} prompt(s) ({RULE})",
+                      highlight=False)
+            emit_json(args.json, {"benchmark": "sort", "dry_run": True, "prompts": names,
+                                  "rule": RULE})
+            return worst
+        best, sweep = choose(rows, records)
         render_results(sweep, tables_console(args.json))
         final = copy.copy(base)
         final.bench__prompt, final.bench__split = best, "test"
         code, docs = run_command(final, err)
         emit_json(args.json, {"benchmark": "sort", "sweep": sweep.to_json()["tables"]["sweep"],
-                              "best_prompt": best, "test": next(iter(docs.values()), None)})
+                              "best_prompt": best, "rule": RULE, "tied": sweep.detail["tied"],
+                              "margin": sweep.detail.get("margin"),
+                              "warnings": sweep.warnings,
+                              "test": next(iter(docs.values()), None)})
         return max(worst, code)
 
 

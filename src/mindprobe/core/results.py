@@ -70,6 +70,8 @@ class Results:
     #: (items that ended in errors, items) when every item did: the run failed and has no
     #: score (see failed_results), whatever the benchmark would compute from nothing.
     failed: tuple[int, int] | None = None
+    #: Why answers were invalid, by kind (e.g. {"placeholder": 4}), where a benchmark says.
+    invalid_kinds: dict[str, int] = field(default_factory=dict)
 
     def add_table(self, name: str, frame: pd.DataFrame, title: str = "", **kw: Any) -> None:
         self.tables[name] = Table(frame, title or name, **kw)
@@ -81,7 +83,8 @@ class Results:
         if self.invalid is None:
             return None
         k, n = self.invalid
-        return {"count": k, "of": n, "rate": k / n if n else None}
+        return {"count": k, "of": n, "rate": k / n if n else None,
+                **({"kinds": dict(self.invalid_kinds)} if self.invalid_kinds else {})}
 
     def failed_dict(self) -> dict[str, Any] | None:
         if self.failed is None:

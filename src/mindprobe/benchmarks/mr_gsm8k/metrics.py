@@ -10,6 +10,7 @@ MR-Score is only bounded, never reported as if graded.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -54,6 +55,44 @@ def score_item(item: Mapping[str, Any], response_text: str | None) -> dict[str, 
         "t2_hit": t2_hit,
         "needs_judging": t2_hit,
     }
+
+
+_LETTERS = re.compile(r"[^a-z0-9]+")
+_CORRECT, _WRONG = re.compile(r"\bcorrect\b"), re.compile(r"\b(?:wrong|incorrect)\b")
+#: Kinds of invalid judgement, in the order they are reported.
+INVALID_KINDS = ("unparsed", "placeholder", "both labels", "neither label")
+
+
+def invalid_kind(judgement: str | None, placeholders: Iterable[str] = ()) -> str | None:
+    """Why a `Final Judgement` is not a verdict (None: it is one). Upstream's substring rule
+    scores all of these anyway: a parroted placeholder names both labels, so it "matches"
+    every item; the strict figures count them as misses instead."""
+    if judgement in (None, "", PARSE_ERROR):
+        return "unparsed"
+    flat = _LETTERS.sub("", judgement.lower())
+    for placeholder in placeholders:
+        inner = _LETTERS.sub("", placeholder.lower())
+        if inner and inner in flat:
+            return "placeholder"
+    pred = normalise_judgement(judgement)
+    named = bool(_CORRECT.search(pred)), bool(_WRONG.search(pred))
+    if all(named):
+        return "both labels"
+    if not any(named):
+        return "neither label"
+    return None
+
+
+def strict_rows(rows: Iterable[Mapping[str, Any]], placeholders: Iterable[str] = ()
+                ) -> list[dict[str, Any]]:
+    """The records with every invalid judgement scored as a miss (T1 and T2)."""
+    out = []
+    marks = tuple(placeholders)
+    for r in rows:
+        if invalid_kind(r.get("judgement"), marks) is not None:
+            r = {**r, "t1_hit": False, "t2_hit": False}
+        out.append(dict(r))
+    return out
 
 
 def mcc(tp: int, tn: int, fp: int, fn: int) -> float:
@@ -157,6 +196,11 @@ def aggregate(
     """
     rows = list(scored_items)
     result = _block(rows, judge_verdicts)
+    kinds = [invalid_kind(r.get("judgement")) for r in rows]
+    result["invalid_kinds"] = {k: kinds.count(k) for k in INVALID_KINDS if k in kinds}
+    result["n_invalid"] = sum(k is not None for k in kinds)
+    if result["n_invalid"]:
+        result["strict"] = _block(strict_rows(rows), judge_verdicts)
     groups: dict[str, list[Mapping[str, Any]]] = {}
     for row in rows:
         groups.setdefault(row["question_type"], []).append(row)

@@ -13,6 +13,7 @@ paraphrases a template, the script is the authority.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -128,3 +129,29 @@ def prompts_of(config: Mapping[str, Any]) -> Prompts:
 @lru_cache(maxsize=8)
 def _prompts(texts: tuple[tuple[str, str], ...]) -> Prompts:
     return Prompts(dict(texts))
+
+
+_PLACEHOLDER = re.compile(r"^[ \t]*([^:\[\n]+):[ \t]*(\[[^\]\n]*\])[ \t]*$", re.MULTILINE)
+
+
+def format_placeholders(texts: Mapping[str, str] | None) -> dict[str, str]:
+    """Header -> the bracketed placeholder the reply format shows under it (upstream's
+    `Final Judgement: [Insert only **correct** or **wrong** here]`), read from the run's own
+    templates (upstream's script, or a prompt file), so a reply that parrots one is recognised
+    whatever the template says; empty without templates."""
+    out: dict[str, str] = {}
+    for name, text in (texts or {}).items():
+        literal = "".join(p for p in Template.from_braced(text, name).parts
+                          if isinstance(p, str))  # the template's own words, slots left out
+        for m in _PLACEHOLDER.finditer(literal):
+            out.setdefault(m.group(1).strip(), m.group(2))
+    return out
+
+
+def upstream_placeholders(data_dir: Path | None = None) -> dict[str, str]:
+    """The placeholders of upstream's own script (for rescoring upstream's result files); empty
+    where the script is not at hand."""
+    try:
+        return format_placeholders(braced(templates(data_dir)))
+    except DataError:
+        return {}

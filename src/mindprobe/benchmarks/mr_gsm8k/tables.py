@@ -36,8 +36,12 @@ def _row(scope: str, b: Mapping[str, Any], graded: bool) -> dict[str, Any]:
 
 
 def metrics_frame(block: Mapping[str, Any], graded: bool) -> pd.DataFrame:
-    """One row for all records, then one per question type."""
-    rows = [("all", block), *block.get("by_question_type", {}).items()]
+    """One row for all records (and, where replies were invalid, one with them counted as
+    misses beside upstream's), then one per question type."""
+    rows = [("all", block)]
+    if block.get("strict"):
+        rows = [("all, upstream rule", block), ("all, invalid = miss", block["strict"])]
+    rows += list(block.get("by_question_type", {}).items())
     return pd.DataFrame([_row(scope, b, graded) for scope, b in rows])
 
 
@@ -85,7 +89,15 @@ def results_of_doc(doc: Mapping[str, Any]) -> Results:
             f"{doc['n_errors']} record(s) with errors (a failed model call is scored as an empty "
             f"reply, as upstream does); {doc['n_unscored']} record(s) unscored")
     n, unparsed = doc.get("n") or 0, doc.get("n_unparsed") or 0
-    out.invalid = (unparsed, n)
+    kinds = doc.get("invalid_kinds") or {}
+    out.invalid = (doc.get("n_invalid", unparsed), n)
+    out.invalid_kinds = dict(kinds)
+    if kinds:
+        listed = ", ".join(f"{k} {v}" for k, v in kinds.items())
+        out.warnings.append(
+            f"{sum(kinds.values())} of {n} replies were not a verdict ({listed}); upstream's "
+            "substring rule scores them anyway, so the headline (upstream's) counts them and "
+            "the row `all, invalid = miss` counts them as misses")
     if n and unparsed / n > 0.5:
         out.warnings.append(
             f"{unparsed} of {n} replies had no parsable `Final Judgement` (counted as wrong "

@@ -52,6 +52,7 @@ def results_of_records(records: list[dict[str, Any]], plan: RunPlan) -> Results:
                       index=False)
     if m.context_comparison is not None:
         _add_context(out, m.context_comparison)
+    out.notes.append(baseline_line(ok))
     x = sum(1 for r in ok if r.get("answer") == "X")
     out.invalid = (x, len(ok))
     missing = sum(1 for r in ok if r.get("logprobs_missing"))
@@ -94,6 +95,30 @@ def _add_context(out: Results, cc: Any) -> None:
                   percent=tuple(c for c in cc.columns if c.startswith(
                       ("accuracy_", "ci_low_", "ci_high_", "difference", "long_term_gain"))),
                   index=False)
+
+
+def baseline_line(ok: list[dict[str, Any]]) -> str:
+    """Chance, the majority-answer baseline and the answers given, in one line: a share such as
+    70.8% may be no more than a constant answer's score."""
+    from mindprobe.core.stats import answer_distribution, chance_of, majority_baseline
+
+    truth = [_truth(r) for r in ok]
+    label, share = majority_baseline([t for t in truth if t])
+    chance = chance_of({"A": ["A"], "B": ["B"]})
+    given = answer_distribution([str(r.get("answer")) for r in ok], ("A", "B", "X"))
+    dist = ", ".join(f"{k} {100 * v:.1f}%" for k, v in given.items())
+    major = "–" if share is None else f"{100 * share:.1f}% (always {label})"
+    return (f"chance {100 * chance:.1f}% (a uniform guess between A and B); majority-answer "
+            f"baseline {major}; answers given: {dist}")
+
+
+def _truth(rec: dict[str, Any]) -> str | None:
+    """The right label of a row: A when the first-shown segment came first in the book."""
+    if "ground_truth" in rec and rec["ground_truth"] in ("A", "B"):
+        return str(rec["ground_truth"])
+    if rec.get("answer") in ("A", "B") and rec.get("correct") is not None:
+        return rec["answer"] if rec["correct"] else ("B" if rec["answer"] == "A" else "A")
+    return None
 
 
 def _clean(frame: Any) -> Any:
