@@ -181,7 +181,8 @@ def _by_setting(runs: Sequence[Run], results: Sequence[Results | None]
 # -- WorldSense -------------------------------------------------------------------------------
 def worldsense_plots(runs: Sequence[Run], results: Sequence[Results | None]) -> list[str]:
     """Accuracy and bias by problem with 95% CIs (from each run's `accuracy/<run>` table);
-    per-problem chance = mean of 1/#allowed answers over the run's trials."""
+    per-problem chance from the same table's `chance` column (the benchmark's own definition,
+    the line the terminal and JSON show)."""
     out = []
     for setting, pairs in _by_setting(runs, results).items():
         cats: list[str] = []
@@ -195,15 +196,12 @@ def worldsense_plots(runs: Sequence[Run], results: Sequence[Results | None]) -> 
             by = {str(r["problem"]): r for r in frame.to_dict("records")}
             cats += [c for c in by if c not in cats]
             rows.append((run, by))
-            for rec in run.records:
-                k = len(rec.get("expectedresp") or ())
-                if k and "error" not in rec:
-                    chance.setdefault(str(rec.get("problemname")), []).append(1 / k)
+            for name, row in by.items():
+                if _num(row.get("chance")) is not None:
+                    chance.setdefault(name, []).append(float(row["chance"]) / 100)
         if not rows:
             continue
         per_problem = {p: sum(v) / len(v) for p, v in chance.items()}
-        if per_problem:
-            per_problem["ALL"] = sum(per_problem.values()) / len(per_problem)
         acc, bias = [], []
         for run, by in rows:
             m = run.model_label
@@ -216,9 +214,10 @@ def worldsense_plots(runs: Sequence[Run], results: Sequence[Results | None]) -> 
         refs = [100 * per_problem[c] if c in per_problem else None for c in cats]
         out.append(bar_chart(cats, acc, title=f"WorldSense {setting}: accuracy by problem (95% CI)",
                              y_label="accuracy %", y_range=(0, 100), category_refs=refs,
-                             category_ref_label="chance (1/#answers)"))
+                             category_ref_label="chance (uniform guess, paper's scoring)"))
         out.append(bar_chart(cats, bias, title=f"WorldSense {setting}: bias by problem (95% CI; "
-                             "> 0 prefers the first option)", y_label="bias", y_range=(-1, 1)))
+                             "> 0 leans to TRUE/POSSIBLE/decidable)", y_label="bias",
+                             y_range=(-1, 1)))
     return out
 
 

@@ -9,15 +9,12 @@ from typing import Any
 
 import pandas as pd
 
+from mindprobe.benchmarks.worldsense.baselines import CHANCE_DEFINITION, chance_table
 from mindprobe.benchmarks.worldsense.data import results_from_pairs
 from mindprobe.benchmarks.worldsense.metrics import JOIN_FIELDS, analyse
 from mindprobe.benchmarks.worldsense.report import to_json
 from mindprobe.core.results import Headline, Results
 from mindprobe.core.stats import wilson
-
-CHANCE_NOTE = ("chance: a uniform random answer scores about 50% on every problem under the "
-               "paper's accuracy, which balances each tuple's answers (`--model random` gives "
-               "the exact level); bias > 0 is a preference for the first option")
 
 
 def frames(records: list[dict[str, Any]], prompting: str, label: str
@@ -60,6 +57,8 @@ def results_of_run(records: list[dict[str, Any]], prompting: str, label: str) ->
     out.detail.update(doc)
     out.warnings += [w for w in warnings if "PARTIAL" not in w]
     small = no_bias_ci = False
+    chance = chance_table(ok)
+    out.detail["chance"] = chance
     for run, problems in doc["accuracy"].items():
         bias = doc["bias"].get(run, {})
         rows = []
@@ -73,7 +72,10 @@ def results_of_run(records: list[dict[str, Any]], prompting: str, label: str) ->
                          "acc ±95": _pct(s.get("conf95")) if method == UPSTREAM else None,
                          "ci_low": _pct(lo), "ci_high": _pct(hi), "ci": method,
                          "bias": bias.get(name, {}).get("mean"),
-                         "bias ±95": _half_width(bias.get(name, {}).get("conf95"))})
+                         "bias ±95": _half_width(bias.get(name, {}).get("conf95")),
+                         "chance": _pct(chance.get(name, {}).get("chance")),
+                         "bias at chance": chance.get(name, {}).get("bias_at_chance"),
+                         "const. best": _pct(chance.get(name, {}).get("majority_baseline"))})
             no_bias_ci |= rows[-1]["bias ±95"] is None
         out.add_table(f"accuracy/{run}", pd.DataFrame(rows),
                       f"WorldSense {run} ({len(ok)} trials, {invalid} invalid answers"
@@ -85,8 +87,7 @@ def results_of_run(records: list[dict[str, Any]], prompting: str, label: str) ->
         n, k, _, _ = counts.get("ALL", (0, 0, 0, 0))
         lo, hi, method = _interval(head["mean"], head.get("conf95"), k, n)
         out.headline = Headline("accuracy", head["mean"], lo, hi, n=len(ok), ci_method=method,
-                                chance=0.5,
-                                percent=True)
+                                chance=chance.get("ALL", {}).get("chance"), percent=True)
     if small:
         out.notes.append(
             "ci = upstream: mean ± 1.96 × the SEM of equally weighted cells (the paper's CIs); "
@@ -96,7 +97,11 @@ def results_of_run(records: list[dict[str, Any]], prompting: str, label: str) ->
     if no_bias_ci:
         out.notes.append("bias ±95 is – where the tuples show no spread (one tuple, or all "
                          "alike): no interval can be given there")
-    out.notes.append(CHANCE_NOTE)
+    out.notes.append(CHANCE_DEFINITION + "; const. best = the best constant answer's accuracy "
+                     "(the majority-answer baseline)")
+    out.add_table("answers", pd.DataFrame(
+        [{"problem": name, **{k: 100 * v for k, v in c["answers"].items()}}
+         for name, c in chance.items()]), "answers given, % of trials per option", index=False)
     if cut:
         out.warnings.append(
             f"{cut} of {len(ok)} replies were cut off while the model was still thinking (no "
