@@ -37,13 +37,28 @@ class Headline:
         return {k: _clean(v) for k, v in self.__dict__.items()}
 
     def text(self) -> str:
+        return f"{self.name} {self.value_text()}"
+
+    def value_text(self) -> str:
+        """`49.9% [45.0, 54.8]`: the value, its unit and interval in the table's format, the
+        same in the terminal, `runs` and every report format."""
+        from mindprobe.core.numbers import decimals_for, interval, number
+
         if self.value is None:
-            return f"{self.name} –"
+            return "–"
         unit = "%" if self.percent else self.unit
+        dec = None if self.percent else decimals_for([self.value])
         ci = ""
         if self.ci_low is not None and self.ci_high is not None:
-            ci = f" [{_fmt(self.ci_low, self.percent)}, {_fmt(self.ci_high, self.percent)}]"
-        return f"{self.name} {_fmt(self.value, self.percent)}{unit}{ci}"
+            ci = " " + interval(self.ci_low, self.ci_high, dec, self.percent)
+        return f"{number(self.value, dec, self.percent)}{unit}{ci}"
+
+    def chance_text(self) -> str | None:
+        if self.chance is None:
+            return None
+        from mindprobe.core.numbers import number
+
+        return number(self.chance, None, self.percent) + ("%" if self.percent else "")
 
 
 @dataclass
@@ -54,6 +69,13 @@ class Table:
     title: str = ""
     percent: tuple[str, ...] = ()
     index: bool = True
+    #: Shown as one `[low, high]` column named by the key (JSON keeps both columns).
+    intervals: dict[str, tuple[str, str]] = field(default_factory=dict)
+    #: Fixed decimals for a column where the paper fixes them (see core/numbers.py).
+    digits: dict[str, int] = field(default_factory=dict)
+    #: Short headers (column -> abbreviation), explained in a legend under the table, so
+    #: tables fit 80 columns without wrapping a header mid-word.
+    short: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -177,22 +199,25 @@ def failed_results(benchmark: str, records: list[dict[str, Any]]) -> Results | N
 
 
 def render_results(results: Results, console: Console) -> None:
-    """Every table, then notes and warnings, as rich tables on `console`."""
+    """Every table, then notes and warnings, as rich tables on `console`; cells as
+    core/numbers.py formats them for every view, headers wrapped between words only."""
     from rich.table import Table as RichTable
+
+    from mindprobe.core.numbers import display, legend
 
     if results.failed is not None:
         console.print(f"[bold red]{results.failed_text()}[/bold red]", highlight=False)
     for t in results.tables.values():
-        frame = t.frame.reset_index() if t.index and _named_index(t.frame) else t.frame
+        heads, rows, numeric = display(t)
         rt = RichTable(title=t.title, title_justify="left")
-        for col in frame.columns:
-            label = f"{col} %" if col in t.percent else str(col)
-            numeric = frame[col].dtype.kind in "iuf"
-            rt.add_column(label, justify="right" if numeric else "left", overflow="fold")
-        for row in frame.itertuples(index=False):
-            rt.add_row(*(_fmt(v, col in t.percent) for v, col in zip(row, frame.columns,
-                                                                       strict=True)))
+        for head, num in zip(heads, numeric, strict=True):
+            rt.add_column(head, justify="right" if num else "left", overflow="fold",
+                          min_width=max(len(w) for w in head.split() or [""]))
+        for row in rows:
+            rt.add_row(*row)
         console.print(rt)
+        if legend(t):
+            console.print(legend(t), markup=False, highlight=False)
     for note in results.notes:
         console.print(note, markup=False, highlight=False)
     from rich.markup import escape

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from mindprobe import __version__
+from mindprobe.core.numbers import legend
 from mindprobe.core.results import Results
 from mindprobe.report import profile
 from mindprobe.report.collect import ReportData, across_runs_of
@@ -55,7 +56,7 @@ def _tables(res: Results) -> list[tuple[str, list[str], list[list[str]], list[bo
                     [False, True, True]))
     for t in res.tables.values():
         header, rows, numeric = table_cells(t)
-        out.append((t.title, header, rows, numeric))
+        out.append((t.title + (f" ({legend(t)})" if legend(t) else ""), header, rows, numeric))
     return out
 
 

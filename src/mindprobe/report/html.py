@@ -83,7 +83,7 @@ def results_html(res: Results, key: str) -> str:
         if h.ci_method:
             extra.append(f"CI: {h.ci_method}")
         if h.chance is not None:
-            extra.append(f"chance {h.chance:g}")
+            extra.append(f"chance {h.chance_text()}")
         parts.append(f'<p class="headline"><b>{escape(profile.headline_cell(h))}</b> '
                      f"{escape(h.name)} <span class=\"muted\">{escape(' · '.join(extra))}"
                      "</span></p>")

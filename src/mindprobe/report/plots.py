@@ -196,9 +196,10 @@ def worldsense_plots(runs: Sequence[Run], results: Sequence[Results | None]) -> 
             by = {str(r["problem"]): r for r in frame.to_dict("records")}
             cats += [c for c in by if c not in cats]
             rows.append((run, by))
-            for name, row in by.items():
+            ref = next((t for n, t in res.tables.items() if n == "chance"), None)
+            for row in (_frame(ref).to_dict("records") if ref is not None else []):
                 if _num(row.get("chance")) is not None:
-                    chance.setdefault(name, []).append(float(row["chance"]) / 100)
+                    chance.setdefault(str(row["problem"]), []).append(float(row["chance"]))
         if not rows:
             continue
         per_problem = {p: sum(v) / len(v) for p, v in chance.items()}
@@ -206,8 +207,8 @@ def worldsense_plots(runs: Sequence[Run], results: Sequence[Results | None]) -> 
         for run, by in rows:
             m = run.model_label
             a = [_num(by.get(c, {}).get("accuracy")) for c in cats]
-            ah = [_num(by.get(c, {}).get("acc ±95")) for c in cats]
-            acc.append(Series(m, a, _minus(a, ah), _plus(a, ah), _colors(m)))
+            acc.append(Series(m, a, [_num(by.get(c, {}).get("ci_low")) for c in cats],
+                              [_num(by.get(c, {}).get("ci_high")) for c in cats], _colors(m)))
             b = [_num(by.get(c, {}).get("bias")) for c in cats]
             bh = [_num(by.get(c, {}).get("bias ±95")) for c in cats]
             bias.append(Series(m, b, _minus(b, bh), _plus(b, bh), _colors(m)))

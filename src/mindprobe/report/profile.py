@@ -61,11 +61,7 @@ def headline_cell(h: Headline | None) -> str:
     """The headline as the terminal formats it: value [low, high] unit."""
     if h is None or h.value is None:
         return MISSING
-    unit = "%" if h.percent else h.unit
-    ci = ""
-    if h.ci_low is not None and h.ci_high is not None:
-        ci = f" [{_fmt(h.ci_low, h.percent)}, {_fmt(h.ci_high, h.percent)}]"
-    return f"{_fmt(h.value, h.percent)}{unit}{ci}"
+    return h.value_text()  # core/numbers.py: the terminal's very format
 
 
 def _value(v: float | None, h: Headline | None) -> str:

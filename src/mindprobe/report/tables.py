@@ -5,19 +5,15 @@ from __future__ import annotations
 
 from html import escape
 
-from mindprobe.core.results import Table, _fmt, _named_index
+from mindprobe.core.numbers import display, legend
+from mindprobe.core.results import Table
 
 NUM = ' class="num"'
 
 
 def table_cells(t: Table) -> tuple[list[str], list[list[str]], list[bool]]:
     """(header, rows of cells, numeric column?) the way `render_results` shows the table."""
-    frame = t.frame.reset_index() if t.index and _named_index(t.frame) else t.frame
-    header = [f"{c} %" if c in t.percent else str(c) for c in frame.columns]
-    numeric = [frame[c].dtype.kind in "iuf" for c in frame.columns]
-    rows = [[_fmt(v, col in t.percent) for v, col in zip(row, frame.columns, strict=True)]
-            for row in frame.itertuples(index=False)]
-    return header, rows, numeric
+    return display(t)
 
 
 def table_html(t: Table, key: str) -> str:
@@ -32,5 +28,5 @@ def table_html(t: Table, key: str) -> str:
     if not rows:
         body = f'<tr><td colspan="{max(len(header), 1)}" class="muted">(empty)</td></tr>'
     return (f'<div class="tablewrap"><table class="data" data-table="{escape(key)}">'
-            f"<caption>{escape(t.title)}</caption><thead><tr>{th}</tr></thead>"
+            f"<caption>{escape(t.title + (f' ({legend(t)})' if legend(t) else ''))}</caption><thead><tr>{th}</tr></thead>"
             f"<tbody>{body}</tbody></table></div>")

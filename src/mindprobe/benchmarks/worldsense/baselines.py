@@ -27,9 +27,11 @@ def _trials(records: Iterable[Mapping[str, Any]]) -> dict[str, list[Mapping[str,
     for r in records:
         if r.get("expectedresp") and r.get("goldresp") is not None:
             out.setdefault(str(r.get("problemname")), []).append(r)
-    if out:
-        out["ALL"] = [r for name, rs in out.items() for r in rs]
     return out
+
+
+#: Options in the order the paper lists them; an invalid answer last.
+OPTION_ORDER = ("TRUE", "FALSE", "POSSIBLE", "IMPOSSIBLE", "1", "2", "3")
 
 
 def _weighted(rows: list[Mapping[str, Any]], value: Any) -> float | None:
@@ -42,9 +44,11 @@ def _weighted(rows: list[Mapping[str, Any]], value: Any) -> float | None:
 def chance_table(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
     """problem -> chance accuracy, bias at chance, the best constant answer and its accuracy,
     and the share of each answer the model gave (invalid answers under "invalid")."""
-    out = {}
-    for name, rows in _trials(records).items():
-        options = sorted({str(o) for r in rows for o in r["expectedresp"]})
+    out: dict[str, dict[str, Any]] = {}
+    trials = _trials(records)
+    for name, rows in trials.items():
+        seen = {str(o) for r in rows for o in r["expectedresp"]}
+        options = [o for o in OPTION_ORDER if o in seen] + sorted(seen - set(OPTION_ORDER))
 
         def guess(r: Mapping[str, Any]) -> float:
             allowed = [str(o) for o in r["expectedresp"]]
@@ -62,4 +66,18 @@ def chance_table(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, An
         out[name] = {"chance": _weighted(rows, guess), "bias_at_chance": _weighted(rows, guess_bias),
                      "majority_answer": best, "majority_baseline": constant[best],
                      "answers": given}
+    if out:  # the paper's ALL is the plain mean over problems, and so are these
+        parts = list(out.values())
+        everything = [r for rows in trials.values() for r in rows]
+        options = [o for o in OPTION_ORDER if any(o in p["answers"] for p in parts)]
+        out = {"ALL": {
+            "chance": sum(p["chance"] or 0.0 for p in parts) / len(parts),
+            "bias_at_chance": sum(p["bias_at_chance"] or 0.0 for p in parts) / len(parts),
+            "majority_answer": "per problem",
+            "majority_baseline": sum(p["majority_baseline"] or 0.0 for p in parts) / len(parts),
+            "answers": {**{o: sum(str(r.get("resp")) == o for r in everything) / len(everything)
+                           for o in options},
+                        "invalid": sum(str(r.get("resp")) not in OPTION_ORDER
+                                       for r in everything) / len(everything)}},
+            **out}
     return out

@@ -69,18 +69,21 @@ def results_of_run(records: list[dict[str, Any]], prompting: str, label: str) ->
             row_cut = {"cut off thinking": n_cut} if cut else {}
             rows.append({"problem": name, "n": n, "invalid": n_bad, **row_cut,
                          "accuracy": _pct(s.get("mean")),
-                         "acc ±95": _pct(s.get("conf95")) if method == UPSTREAM else None,
                          "ci_low": _pct(lo), "ci_high": _pct(hi), "ci": method,
                          "bias": bias.get(name, {}).get("mean"),
-                         "bias ±95": _half_width(bias.get(name, {}).get("conf95")),
-                         "chance": _pct(chance.get(name, {}).get("chance")),
-                         "bias at chance": chance.get(name, {}).get("bias_at_chance"),
-                         "const. best": _pct(chance.get(name, {}).get("majority_baseline"))})
+                         "bias ±95": _half_width(bias.get(name, {}).get("conf95"))})
             no_bias_ci |= rows[-1]["bias ±95"] is None
-        out.add_table(f"accuracy/{run}", pd.DataFrame(rows),
+        frame = pd.DataFrame(rows)
+        if (frame["ci"] == UPSTREAM).all():
+            frame = frame.drop(columns="ci")  # one method: named in the title
+        out.add_table(f"accuracy/{run}", frame,
                       f"WorldSense {run} ({len(ok)} trials, {invalid} invalid answers"
                       + (f", {cut} cut off while thinking" if cut else "")
-                      + "; accuracy in %)", index=False)
+                      + "; accuracy in %, 95% CI " + ("upstream's" if "ci" not in frame
+                                                      else "by row") + ")", index=False,
+                      intervals={"95% CI": ("ci_low", "ci_high")},
+                      digits={"accuracy": 1, "ci_low": 1, "ci_high": 1, "bias": 2,
+                              "bias ±95": 2})
     run = doc["accuracy"].get(f"{prompting}/{label}", {})
     head = run.get("ALL") or next(iter(run.values()), None)
     if head is not None and head.get("mean") is not None:
@@ -97,11 +100,24 @@ def results_of_run(records: list[dict[str, Any]], prompting: str, label: str) ->
     if no_bias_ci:
         out.notes.append("bias ±95 is – where the tuples show no spread (one tuple, or all "
                          "alike): no interval can be given there")
-    out.notes.append(CHANCE_DEFINITION + "; const. best = the best constant answer's accuracy "
-                     "(the majority-answer baseline)")
-    out.add_table("answers", pd.DataFrame(
-        [{"problem": name, **{k: 100 * v for k, v in c["answers"].items()}}
-         for name, c in chance.items()]), "answers given, % of trials per option", index=False)
+    out.notes.append(CHANCE_DEFINITION + "; const best = the accuracy of the best constant "
+                     "answer (the majority-answer baseline)")
+    order = list(next(iter(doc["accuracy"].values()), {})) or list(chance)
+    base = [{"problem": name, "chance": chance[name]["chance"],
+             "bias at chance": chance[name]["bias_at_chance"],
+             "const best": chance[name]["majority_baseline"],
+             "answer": chance[name]["majority_answer"]} for name in order if name in chance]
+    out.add_table("chance", pd.DataFrame(base), "chance and the best constant answer per "
+                  "problem (%; bias as defined below)", index=False,
+                  percent=("chance", "const best"), digits={"bias at chance": 2},
+                  short={"bias at chance": "chance bias"})
+    options = list(dict.fromkeys(k for c in chance.values() for k in c["answers"]))
+    answers = pd.DataFrame([{"problem": name, **{o: chance[name]["answers"].get(o)
+                                                  for o in options}}
+                            for name in order if name in chance])
+    out.add_table("answers", answers, "answers given, % of each problem's trials", index=False,
+                  percent=tuple(options), short={"POSSIBLE": "POSS", "IMPOSSIBLE": "IMPOSS",
+                                                 "invalid": "inv"})
     if cut:
         out.warnings.append(
             f"{cut} of {len(ok)} replies were cut off while the model was still thinking (no "

@@ -1,0 +1,114 @@
+"""The one number format every view of a table uses: terminal, Markdown, LaTeX and HTML.
+
+A benchmark says how its columns read (`Table.percent`: shares shown ×100 with one decimal, as
+the papers print accuracy; `Table.digits`: fixed decimals where its paper fixes them, e.g.
+WorldSense's bias with 2); every other float column gets one number of decimals for the whole
+column (four significant digits of its largest value), so 0.009487 never stands beside 0.00448
+and 49.4 never beside 49.51. Intervals are one column, `[low, high]`, in the format of the
+value. Headers use spaces, not underscores, so a narrow terminal wraps them between words.
+JSON keeps the exact machine values; only the views are formatted.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+from mindprobe.core.results import _clean as _plain
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from mindprobe.core.results import Table
+
+MISSING = "–"
+PERCENT_DIGITS = 1
+SIGNIFICANT = 4
+
+
+def decimals_for(values: Any) -> int:
+    """Decimals that show the column's largest magnitude with four significant digits (at
+    least 0, at most 6); the whole column then uses them."""
+    mags = [abs(float(v)) for v in (_plain(x) for x in values)
+            if isinstance(v, float) and v != 0 and not math.isinf(v)]
+    if not mags:
+        return 2
+    top = max(mags)
+    return max(0, min(6, SIGNIFICANT - 1 - math.floor(math.log10(top))))
+
+
+def number(v: Any, decimals: int | None = None, percent: bool = False) -> str:
+    """One value: ×100 with one decimal for a share shown as percent; `decimals` for floats
+    (four significant digits when not given); ints and text as they are; None/NaN as –."""
+    v = _plain(v)
+    if v is None:
+        return MISSING
+    if isinstance(v, (bool, str)):
+        return str(v)
+    if percent and isinstance(v, (int, float)):
+        return f"{100 * v:.{PERCENT_DIGITS if decimals is None else decimals}f}"
+    if isinstance(v, int):
+        return f"{v:,}" if abs(v) >= 100_000 else str(v)
+    if isinstance(v, float):
+        if decimals is None:
+            decimals = decimals_for([v])
+        return f"{v:,.{decimals}f}" if abs(v) >= 100_000 else f"{v:.{decimals}f}"
+    return str(v)
+
+
+def interval(lo: Any, hi: Any, decimals: int | None = None, percent: bool = False) -> str:
+    """`[low, high]`, or – when either end is missing."""
+    if _plain(lo) is None or _plain(hi) is None:
+        return MISSING
+    return f"[{number(lo, decimals, percent)}, {number(hi, decimals, percent)}]"
+
+
+def header(name: Any, percent: bool = False, t: Table | None = None) -> str:
+    """A column's header: its short form where the table gives one (see `legend`), spaces for
+    underscores, and `%` unless the title already says the table is in %."""
+    text = (t.short.get(str(name)) if t is not None else None) or str(name).replace("_", " ")
+    return f"{text} %" if percent and not (t is not None and "%" in t.title) else text
+
+
+def legend(t: Table) -> str | None:
+    """`POSS = POSSIBLE, IMP = IMPOSSIBLE`: what a table's abbreviated headers stand for."""
+    if not t.short:
+        return None
+    return "legend: " + ", ".join(f"{s} = {str(n).replace('_', ' ')}" for n, s in t.short.items())
+
+
+def display(t: Table) -> tuple[list[str], list[list[str]], list[bool]]:
+    """(headers, rows of cells, right-aligned?) of a table as every view shows it."""
+    frame = _frame(t)
+    lows = {lo: (name, hi) for name, (lo, hi) in t.intervals.items()}
+    highs = {hi for _, hi in t.intervals.values()}
+    heads: list[str] = []
+    columns: list[list[str]] = []
+    numeric: list[bool] = []
+    for col in frame.columns:
+        if col in highs:
+            continue
+        if col in lows:
+            name, hi = lows[col]
+            pct = col in t.percent
+            dec = t.digits.get(col, PERCENT_DIGITS if pct else decimals_for(
+                [*frame[col], *frame[hi]]))
+            heads.append(header(name, pct, t))
+            columns.append([interval(a, b, dec, pct) for a, b in zip(frame[col], frame[hi],
+                                                                     strict=True)])
+            numeric.append(True)
+            continue
+        pct = col in t.percent
+        kind = frame[col].dtype.kind
+        dec = t.digits.get(col, PERCENT_DIGITS if pct else (
+            decimals_for(frame[col]) if kind in "fO" else None))
+        heads.append(header(col, pct, t))
+        columns.append([number(v, dec, pct) for v in frame[col]])
+        numeric.append(kind in "iuf")
+    rows = [list(r) for r in zip(*columns, strict=True)] if columns else []
+    return heads, rows, numeric
+
+
+def _frame(t: Table) -> pd.DataFrame:
+    named = any(n is not None for n in t.frame.index.names)
+    return t.frame.reset_index() if t.index and named else t.frame
