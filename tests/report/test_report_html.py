@@ -12,7 +12,10 @@ import pytest
 from report_helpers import data_of, report, tables_of
 from scipy import stats
 
-from mindprobe.core.results import Headline, _fmt
+from mindprobe.core.numbers import display
+from mindprobe.core.results import Headline
+from mindprobe.core.store import load_run
+from mindprobe.report.collect import results_of
 from mindprobe.report.profile import headline_cell
 from mindprobe.testing import TestServer
 
@@ -52,10 +55,12 @@ def test_numbers_equal_analyse_json(cli, page, report_runs):
         assert got["tables"] == doc["tables"]
         assert doc["tables"], run_dir
         slug = by_dir[str(run_dir)]["slug"]
-        for name, rows in doc["tables"].items():
+        res = results_of(load_run(run_dir))
+        for name in doc["tables"]:
             shown = tables[f"{slug}/{name}"]
-            assert shown[0] == list(rows[0]), name  # header (no percent columns here)
-            assert shown[1:] == [[_fmt(v) for v in row.values()] for row in rows], name
+            header, cells, _ = display(res.tables[name])  # the terminal's very cells
+            assert shown[0] == header, name
+            assert shown[1:] == cells, name
 
 
 def test_sections_profile_and_missing(page, report_runs):
@@ -174,9 +179,8 @@ def test_markdown_and_latex(cli, report_runs, tmp_path):
     assert "\n| baselines | chance 50.0% · random run " in md
     assert r"model & worldsense: accuracy \\" in tex
     assert r"\begin{tabular}" in tex and r"\toprule" in tex and r"\section*{worldsense}" in tex
-    code, doc, _ = cli("analyse", "worldsense", "--run", ws[0], "--json")
-    row = next(iter(doc["tables"].values()))[0]
-    cells = [_fmt(v) for v in row.values()]
+    res = results_of(load_run(ws[0]))
+    cells = display(next(iter(res.tables.values())))[1][0]
     assert "| " + " | ".join(cells) + " |" in md
     assert " & ".join(c.replace("_", r"\_").replace("–", "--") for c in cells) + r" \\" in tex
     assert "<" not in tex

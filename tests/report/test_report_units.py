@@ -76,12 +76,15 @@ def test_hook_slots_for_new_benchmarks():
 def test_hooks_draw_from_results():
     ws = Results("worldsense")
     ws.add_table("accuracy/basic/m", pd.DataFrame({
-        "problem": ["ALL", "Infer.trivial"], "accuracy": [55.0, 60.0], "acc ±95": [3.0, 5.0],
-        "bias": [0.1, -0.2], "bias ±95": [0.05, 0.1]}), index=False)
+        "problem": ["ALL", "Infer.trivial"], "accuracy": [55.0, 60.0], "ci_low": [52.0, 55.0],
+        "ci_high": [58.0, 65.0], "bias": [0.1, -0.2], "bias ±95": [0.05, 0.1]}), index=False)
+    ws.add_table("chance", pd.DataFrame({"problem": ["ALL", "Infer.trivial"],
+                                         "chance": [0.5, 0.5]}), index=False)
     recs = [{"problemname": "Infer.trivial", "expectedresp": ["TRUE", "FALSE"]}]
     svgs = PLOT_HOOKS["worldsense"]([FakeRun("m", "fresh", recs)], [ws])
     assert len(svgs) == 2 and "accuracy by problem" in svgs[0] and "bias" in svgs[1]
-    assert "chance (1/#answers)" in svgs[0]
+    assert "chance (uniform guess, paper&#x27;s scoring)" in svgs[0] or \
+        "chance (uniform guess, paper's scoring)" in svgs[0]
     mr = Results("mr_gsm8k")
     mr.add_table("metrics", pd.DataFrame([{"scope": "all", "n": 4, "TPR": 50.0, "TNR": 25.0,
                                            "Step": 10.0, "S+R": None, "MR-Score": 3.0}]),

@@ -94,7 +94,7 @@ def results_of_records(records: list[dict[str, Any]], variant: str,
                           "95% interval": [_interval(ci) if k == "avg_num_turns" else ""
                                            for k in METRIC_NAMES]})
     out.add_table("metrics", frame, f"Already Said That {variant} ({len(ok)} samples, "
-                  f"{solver} solver, at most {top} turns)", index=False)
+                  f"{solver} solver, at most {top} turns)", index=False, digits={"value": 2})
     out.notes.append("* headline. Legend: " + "; ".join(
         f"{k}: {v}" for k, v in DEFINITIONS.items()) + "; stddev/median/max/min: over chats. "
         f"Interval: {ci.method}, within [0, {top}] turns.")
@@ -128,7 +128,9 @@ def results_of_records(records: list[dict[str, Any]], variant: str,
 
 
 def _interval(ci: Any) -> str:
-    return "" if ci.low is None else f"[{ci.low:.1f}, {ci.high:.1f}]"
+    from mindprobe.core.numbers import interval
+
+    return "" if ci.low is None else interval(ci.low, ci.high, 2)
 
 
 def side_by_side(by_variant: dict[str, Results]) -> Results:
