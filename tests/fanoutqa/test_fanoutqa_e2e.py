@@ -96,7 +96,7 @@ def test_closedbook_local_then_rescore_export_and_analyse(cli, tmp_path):
     assert {"overall", "by_category", "by_fanout"} <= set(doc["tables"])
     overall = {r["metric"]: r for r in doc["tables"]["overall"]}
     assert overall["BLEURT"]["value"] is None and "BLEURT" in overall["BLEURT"]["note"]
-    assert overall["GPT judge"]["value"] is None
+    assert overall["LLM judge"]["value"] is None  # no judge ran: not "GPT judge"
     assert doc["score"]["acc"]["loose"] == head["value"] and doc["score"]["bleurt"] is None
     assert doc["lemmatizer"]["backend"].startswith("spacy:")
 
@@ -144,6 +144,7 @@ def test_closedbook_local_then_rescore_export_and_analyse(cli, tmp_path):
     assert m["type"] == "FOUNDATION" and m["is_trained_for_function_calling"] is False
     assert m["dataset_version"] == "jul26" and exp["dataset_version"] == "jul26"
     assert {"name", "url", "citation", "context", "details"} <= set(m)
+    assert "closed book" in m["details"] and "open book" not in m["details"]
     code, doc3, err = cli("analyse", "fanoutqa", "--generations", out, "--only-score-answered",
                           "--json")
     assert code == 0, err
@@ -211,6 +212,8 @@ def test_evidenceprovided_fills_the_paper_prompt_and_judges(cli, tmp_path, wiki,
         assert all(int(c.split(":")[0]) in pageids for c in ctx["chunk_ids"])
         assert draft["judge"]["verdict"] is True and draft["judge"]["letter"] == "c"
         assert doc["score"]["gpt"] == 1.0 and doc["judge"].startswith("judge-a")
+        rows = {r["metric"]: r for r in doc["tables"]["overall"]}
+        assert "LLM judge" in rows and "GPT judge" not in rows  # judge-a is no GPT model
         label_a = doc["judge"]
 
         # The prompt is exactly the pure builder's (same chunks, BM25+ order, first overflow).

@@ -245,6 +245,8 @@ class Export:
     @staticmethod
     def _metadata(args: argparse.Namespace, run: Any, cfg: dict[str, Any], setting: str,
                   out: Path, version: str) -> dict[str, Any]:
+        from mindprobe.benchmarks.fanoutqa.scoring import SETTING_WORDS, details_of
+
         path = Path(args.metadata)
         meta: dict[str, Any] = {}
         if path.exists():
@@ -263,18 +265,21 @@ class Export:
             "type": "FOUNDATION",
             "context": contexts[-1] if contexts else window,
             "is_trained_for_function_calling": False,
-            "details": (f"mindprobe {run.manifest.get('mindprobe_version')}: "
-                        f"{(run.manifest.get('model') or {}).get('model')}, the paper's prompts, "
-                        "greedy decoding; open book with the <search> text protocol"),
         }
         for key, value in defaults.items():
             meta.setdefault(key, value)
+        meta[f"{setting}_generations"] = out.name
+        settings = [s for s in SETTING_WORDS if f"{s}_generations" in meta]
+        ours = meta.get("details") is None or str(meta["details"]).startswith("mindprobe ")
+        if ours:  # ours to keep true as settings are added; never one the user wrote
+            meta["details"] = details_of(run.manifest.get("mindprobe_version"),
+                                         (run.manifest.get("model") or {}).get("model"),
+                                         settings)
         meta.update({k: v for k, v in given.items() if v is not None})
         if args.function_calling:
             meta["is_trained_for_function_calling"] = True
         if setting != "closedbook" and contexts:
             meta["context"] = contexts[-1]
-        meta[f"{setting}_generations"] = out.name
         versions = dict(meta.get("dataset_versions") or {})
         versions[setting] = version
         meta["dataset_versions"] = versions

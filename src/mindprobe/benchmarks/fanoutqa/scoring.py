@@ -188,6 +188,17 @@ class Evaluation:
 
 
 SYSTEM_TYPES = ("FOUNDATION", "FINETUNE", "PROMPT", "OTHER")
+#: How each setting gave the model its knowledge, for a submission's `details`.
+SETTING_WORDS = {"closedbook": "closed book (the question alone)",
+                 "evidenceprovided": "evidence provided (the gold Wikipedia articles in the "
+                                     "prompt)",
+                 "openbook": "open book (Wikipedia search with the <search> text protocol)"}
+
+
+def details_of(version: Any, model: Any, settings: Any) -> str:
+    """The metadata's `details`: how mindprobe ran each exported setting, in its own words."""
+    ran = "; ".join(SETTING_WORDS.get(s, s) for s in settings)
+    return f"mindprobe {version}: {model}, the paper's prompts, greedy decoding; {ran}"
 
 
 def leaderboard_result(

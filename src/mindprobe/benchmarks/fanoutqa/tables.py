@@ -59,12 +59,19 @@ def overall_frame(ev: Evaluation) -> pd.DataFrame:
         str(ev.meta.get("bleurt_backend", "")))
     gpt_note = (f"judge {ev.meta.get('judge_model')}" if ev.gpt is not None
                 else "null: " + str(ev.meta.get("gpt_short", "judge not run")) + " (see notes)")
-    add("GPT judge", None if ev.gpt is None else [float(r["gpt"]) for r in recs], ev.gpt, True,
-        gpt_note)
+    add(judge_metric(ev.meta.get("judge_model")),
+        None if ev.gpt is None else [float(r["gpt"]) for r in recs], ev.gpt, True, gpt_note)
     empty = int(ev.meta.get("n_empty") or 0) + int(ev.meta.get("n_unanswered") or 0)
     add("no answer (empty or missing)", [1.0] * empty + [0.0] * (ev.n - empty),
         empty / ev.n if ev.n else None, True, f"{empty} of {ev.n}: score 0")
     return pd.DataFrame(rows)
+
+
+def judge_metric(judge_model: Any) -> str:
+    """The judge row's name: the paper's "GPT judge" only when a GPT model judged; any other
+    judge (a local model, another server's) is an "LLM judge", named in the row's note."""
+    return "GPT judge" if str(judge_model or "").lower().split(":")[-1].startswith("gpt") \
+        else "LLM judge"
 
 
 def _wide(table: pd.DataFrame, group: str) -> pd.DataFrame:
@@ -191,11 +198,11 @@ def run_results(records: list[dict[str, Any]], plan: RunPlan, normalizer: Normal
                   judge_model=judge_model)
     if primary is not None and pending:
         ev.meta["gpt_short"] = f"{pending} verdict(s) pending"
-        ev.meta["gpt_reason"] = (f"GPT judge {primary}: {pending} answered question(s) still "
+        ev.meta["gpt_reason"] = (f"judge {primary}: {pending} answered question(s) still "
                                  "without a verdict; `mindprobe judge fanoutqa --run DIR "
                                  f"--judge SPEC --judge-label {primary}` fills them in")
     elif not judges:
-        ev.meta["gpt_reason"] = ("GPT judge not run (give --judge SPEC to `mindprobe run`, or "
+        ev.meta["gpt_reason"] = ("LLM judge not run (give --judge SPEC to `mindprobe run`, or "
                                  "`mindprobe judge fanoutqa --run DIR --judge SPEC` later)")
     title = f"{setting} · {plan.model_label}"
     if version != ev.meta.get("dataset_version"):
@@ -208,7 +215,7 @@ def run_results(records: list[dict[str, Any]], plan: RunPlan, normalizer: Normal
         frame = pd.DataFrame(judge_rows)
         frame["gpt"] = [row["passed"] / ev.n if not row["pending"] else math.nan
                         for row in judge_rows]
-        res.add_table("judges", frame, f"GPT-as-judge verdicts (primary: {primary})",
+        res.add_table("judges", frame, f"LLM-as-judge verdicts (primary: {primary})",
                       percent=("gpt",), index=False)
     sources = page_sources(records)
     if sources:
