@@ -67,14 +67,16 @@ def header(name: Any, percent: bool = False, t: Table | None = None) -> str:
     """A column's header: its short form where the table gives one (see `legend`), spaces for
     underscores, and `%` unless the title already says the table is in %."""
     text = (t.short.get(str(name)) if t is not None else None) or str(name).replace("_", " ")
-    return f"{text} %" if percent and not (t is not None and "%" in t.title) else text
+    return f"{text} %" if percent and not (t is not None and t.percent_in_title) else text
 
 
 def legend(t: Table) -> str | None:
     """`POSS = POSSIBLE, IMP = IMPOSSIBLE`: what a table's abbreviated headers stand for."""
-    if not t.short:
+    cols = set(map(str, _frame(t).columns)) - set(t.hidden)
+    used = {n: s for n, s in t.short.items() if n in cols}
+    if not used:
         return None
-    return "legend: " + ", ".join(f"{s} = {str(n).replace('_', ' ')}" for n, s in t.short.items())
+    return "legend: " + ", ".join(f"{s} = {str(n).replace('_', ' ')}" for n, s in used.items())
 
 
 def display(t: Table) -> tuple[list[str], list[list[str]], list[bool]]:
@@ -86,7 +88,7 @@ def display(t: Table) -> tuple[list[str], list[list[str]], list[bool]]:
     columns: list[list[str]] = []
     numeric: list[bool] = []
     for col in frame.columns:
-        if col in highs:
+        if col in highs or col in t.hidden:
             continue
         if col in lows:
             name, hi = lows[col]

@@ -76,6 +76,10 @@ class Table:
     #: Short headers (column -> abbreviation), explained in a legend under the table, so
     #: tables fit 80 columns without wrapping a header mid-word.
     short: dict[str, str] = field(default_factory=dict)
+    #: Columns kept in JSON but not shown (redundant in a view, e.g. a count beside its share).
+    hidden: tuple[str, ...] = ()
+    #: The title says the table is in % (so the percent columns' headers carry no `%`).
+    percent_in_title: bool = False
 
 
 @dataclass

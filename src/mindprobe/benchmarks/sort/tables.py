@@ -12,6 +12,12 @@ from mindprobe.core.results import Headline, Results
 PERCENT = ("accuracy", "ci_low", "ci_high", "macro_accuracy", "share_A", "share_B", "share_X",
            "most_frequent_answer_share", "chance")
 _DROP = ("model", "prompt", "context", "ci_method")
+#: Shown in JSON only: chance is stated once in the notes, counts beside their shares.
+HIDDEN = ("n_conditions", "n_correct", "most_frequent_answer", "most_frequent_answer_share",
+          "chance")
+SHORT = {"share_A": "A", "share_B": "B", "share_X": "X", "excerpt_length": "excerpt",
+         "segment_length": "segment", "present_seg1_first": "seg1 first",
+         "distance_bin": "distance"}
 
 
 def results_of_records(records: list[dict[str, Any]], plan: RunPlan) -> Results:
@@ -36,20 +42,24 @@ def results_of_records(records: list[dict[str, Any]], plan: RunPlan) -> Results:
     out.detail.update(macro_accuracy=float(top["macro_accuracy"]),
                       micro_accuracy=float(top["accuracy"]),
                       micro_ci=[float(top["ci_low"]), float(top["ci_high"])])
+    view = {"percent": PERCENT, "index": False, "intervals": {"95% CI": ("ci_low", "ci_high")},
+            "short": SHORT, "percent_in_title": True}
     out.add_table("overall", _clean(m.overall), f"SORT {cfg.get('condition')} · "
-                  f"{cfg.get('prompt')} · task {cfg.get('task')} · {len(ok)} rows "
-                  "(micro accuracy with Wilson 95% CI; chance 50%)", percent=PERCENT,
-                  index=False)
+                  f"{cfg.get('prompt')} · task {cfg.get('task')} · {len(ok)} rows (%; micro "
+                  "accuracy with Wilson 95% CI)", hidden=HIDDEN,
+                  **{**view, "short": {**SHORT, "macro_accuracy": "macro acc",
+                                       "accuracy": "micro acc"}})
     out.add_table("by_condition", _clean(m.by_condition), "accuracy by condition "
-                  "(excerpt length × segment length, words)", percent=PERCENT, index=False)
+                  "(lengths in words; %)", hidden=("n_correct",), **view)
     for name in ("distance_bin", "book"):
         if name in m.breakdowns:
-            out.add_table(name, _clean(m.breakdowns[name]), f"accuracy by {name.replace('_', ' ')}",
-                          percent=PERCENT, index=False)
+            out.add_table(name, _clean(m.breakdowns[name]),
+                          f"accuracy by {name.replace('_', ' ')} (%)", hidden=("n_correct",),
+                          **view)
     if m.label_bias is not None:
-        out.add_table("label_bias", _clean(m.label_bias), "answers given (upstream's "
-                      "'percentageA' is most_frequent_answer_share)", percent=PERCENT,
-                      index=False)
+        out.add_table("label_bias", _clean(m.label_bias), "answers given (%; upstream's "
+                      "'percentageA': JSON)",
+                      hidden=HIDDEN, **view)
     if m.context_comparison is not None:
         _add_context(out, m.context_comparison)
     out.notes.append(baseline_line(ok))

@@ -83,7 +83,7 @@ def results_of_run(records: list[dict[str, Any]], prompting: str, label: str) ->
                                                       else "by row") + ")", index=False,
                       intervals={"95% CI": ("ci_low", "ci_high")},
                       digits={"accuracy": 1, "ci_low": 1, "ci_high": 1, "bias": 2,
-                              "bias ±95": 2})
+                              "bias ±95": 2}, percent_in_title=True)
     run = doc["accuracy"].get(f"{prompting}/{label}", {})
     head = run.get("ALL") or next(iter(run.values()), None)
     if head is not None and head.get("mean") is not None:
@@ -110,14 +110,14 @@ def results_of_run(records: list[dict[str, Any]], prompting: str, label: str) ->
     out.add_table("chance", pd.DataFrame(base), "chance and the best constant answer per "
                   "problem (%; bias as defined below)", index=False,
                   percent=("chance", "const best"), digits={"bias at chance": 2},
-                  short={"bias at chance": "chance bias"})
+                  short={"bias at chance": "chance bias"}, percent_in_title=True)
     options = list(dict.fromkeys(k for c in chance.values() for k in c["answers"]))
     answers = pd.DataFrame([{"problem": name, **{o: chance[name]["answers"].get(o)
                                                   for o in options}}
                             for name in order if name in chance])
     out.add_table("answers", answers, "answers given, % of each problem's trials", index=False,
                   percent=tuple(options), short={"POSSIBLE": "POSS", "IMPOSSIBLE": "IMPOSS",
-                                                 "invalid": "inv"})
+                                                 "invalid": "inv"}, percent_in_title=True)
     if cut:
         out.warnings.append(
             f"{cut} of {len(ok)} replies were cut off while the model was still thinking (no "

@@ -1,0 +1,27 @@
+"""Issue 22, observation 8: `mindprobe runs` shows the full model label (the table wraps, the
+name does not) and counts the items of the plan last run."""
+
+from __future__ import annotations
+
+from mindprobe.testing import TestServer
+from mindprobe.testing.responders import worldsense_answer
+
+LONG = "a-rather-long-served-checkpoint-name-qwen2.5-7b-instruct-awq"
+
+
+def test_runs_shows_full_label_and_items_of_the_current_plan(cli, tmp_path):
+    runs = tmp_path / "runs"
+    with TestServer(responder=worldsense_answer, models=[LONG]) as srv:
+        for limit in (300, 50):
+            code, _, err = cli("run", "worldsense:fresh", "--model",
+                               f"openai:{LONG}@{srv.base_url}", "--runs-dir", runs,
+                               "--limit", limit)
+            assert code == 0, err
+    code, rows, _ = cli("runs", "--runs-dir", runs, "--json")
+    assert code == 0
+    (row,) = rows
+    assert row["model"] == LONG and row["items"] == row["n_items"] <= 52
+    code, text, _ = cli("runs", "--runs-dir", runs)
+    assert code == 0
+    assert LONG in text  # one piece, not cut to "direct___r…"
+    assert f"{row['items']}/{row['n_items']}" in text and "301/" not in text
