@@ -42,7 +42,7 @@ def test_parroted_placeholders_are_invalid_and_shown_beside_upstreams_score():
     js = res.to_json()
     assert js["invalid"]["count"] == 4 and js["invalid"]["kinds"] == {"placeholder": 4}
     scopes = {r["scope"]: r for r in js["tables"]["metrics"]}
-    assert scopes["all, upstream rule"]["TNR"] == 100.0
-    assert scopes["all, invalid = miss"]["TNR"] == 0.0
+    assert scopes["all (upstream)"]["TNR"] == 100.0
+    assert scopes["all (strict)"]["TNR"] == 0.0 and scopes["all (strict)"]["invalid"] == 4
     assert res.headline.value == doc["mr_score_lower_bound"]  # the headline stays upstream's
     assert any("placeholder 4" in w for w in res.warnings)

@@ -262,10 +262,11 @@ def test_output_structure_and_groups(make_item, reply):
         score_item(make_item("wrong", step=2, question_type="reversed"), reply("wrong", "1")),
     ]
     result = aggregate(scored, {scored[1]["uuid"]: True})
-    assert set(result) == BLOCK_KEYS | {"by_question_type", "n_unparsed"}
+    assert set(result) == BLOCK_KEYS | {"by_question_type", "n_unparsed", "n_invalid",
+                                        "invalid_kinds"}
     assert list(result["by_question_type"]) == ["POT", "reversed"]
     pot, rev = result["by_question_type"]["POT"], result["by_question_type"]["reversed"]
-    assert set(pot) == BLOCK_KEYS | {"n_unparsed"}
+    assert set(pot) == BLOCK_KEYS | {"n_unparsed", "n_invalid"}
     assert (pot["n_correct"], pot["n_wrong"], pot["mcc"], pot["acc_reason"]) == (1, 1, 1.0, 1.0)
     assert (rev["tn"], rev["step_hits"], rev["reason_hits"], rev["mcc"]) == (1, 0, 0, 0.0)
     assert rev["tpr"] == 0.0 and any("no 'correct'" in w for w in rev["warnings"])

@@ -181,6 +181,7 @@ def _block(rows: list[Mapping[str, Any]], verdicts: Mapping[str, bool] | None) -
     )
     # Replies without a parsable judgement count as wrong judgements (upstream); say how many.
     block["n_unparsed"] = sum(r.get("judgement") in (None, "", PARSE_ERROR) for r in rows)
+    block["n_invalid"] = sum(invalid_kind(r.get("judgement")) is not None for r in rows)
     return block
 
 
@@ -198,7 +199,6 @@ def aggregate(
     result = _block(rows, judge_verdicts)
     kinds = [invalid_kind(r.get("judgement")) for r in rows]
     result["invalid_kinds"] = {k: kinds.count(k) for k in INVALID_KINDS if k in kinds}
-    result["n_invalid"] = sum(k is not None for k in kinds)
     if result["n_invalid"]:
         result["strict"] = _block(strict_rows(rows), judge_verdicts)
     groups: dict[str, list[Mapping[str, Any]]] = {}

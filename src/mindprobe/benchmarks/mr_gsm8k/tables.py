@@ -18,6 +18,9 @@ from mindprobe.core.stats import wilson
 HOW_TO_JUDGE = "grade T3 with `mindprobe judge mr_gsm8k --run DIR --judge MODEL-SPEC`"
 
 
+METRIC_COLUMNS = ("TPR", "TNR", "MCC", "Step", "S+R", "MR-Score")
+
+
 def pct(x: float | None) -> float | None:
     """x100, rounded to one decimal with Python's round (upstream's display)."""
     return None if x is None else round(x * 100, 1)
@@ -27,7 +30,8 @@ def _row(scope: str, b: Mapping[str, Any], graded: bool) -> dict[str, Any]:
     mr = b["mr_score"] if b["mr_score"] is not None else b["mr_score_lower_bound"]
     return {
         "scope": scope, "n": b["n"], "correct": b["n_correct"], "wrong": b["n_wrong"],
-        "unparsed": b.get("n_unparsed", 0), "TPR": pct(b["tpr"]), "TNR": pct(b["tnr"]),
+        "unparsed": b.get("n_unparsed", 0), "invalid": b.get("n_invalid", 0),
+        "TPR": pct(b["tpr"]), "TNR": pct(b["tnr"]),
         "MCC": pct(b["mcc"]), "Step": pct(b["acc_step"]),
         "S+R": pct(b["acc_reason"]) if graded else None,
         "MR-Score": pct(mr), "MR-Score is": "graded" if b["mr_score"] is not None
@@ -40,7 +44,7 @@ def metrics_frame(block: Mapping[str, Any], graded: bool) -> pd.DataFrame:
     misses beside upstream's), then one per question type."""
     rows = [("all", block)]
     if block.get("strict"):
-        rows = [("all, upstream rule", block), ("all, invalid = miss", block["strict"])]
+        rows = [("all (upstream)", block), ("all (strict)", block["strict"])]
     rows += list(block.get("by_question_type", {}).items())
     return pd.DataFrame([_row(scope, b, graded) for scope, b in rows])
 
@@ -76,9 +80,18 @@ def results_of_doc(doc: Mapping[str, Any]) -> Results:
     out = Results("mr_gsm8k", detail=dict(doc))
     judge = doc.get("judge")
     types = ", ".join(doc.get("question_types") or []) or "all types"
+    bound = "" if doc.get("mr_score") is not None else "; MR-Score a lower bound"
     title = (f"MR-GSM8K · {doc.get('model', 'model')} · {doc.get('shots', 0)}-shot · {types} · "
-             f"T3 judge: {judge or 'none'} (values x100)")
-    out.add_table("metrics", metrics_frame(doc, judge is not None), title, index=False)
+             f"T3 judge: {judge or 'none'} (values x100{bound})")
+    graded_t3 = judge is not None
+    out.add_table("metrics", metrics_frame(doc, graded_t3), title, index=False,
+                  digits=dict.fromkeys(METRIC_COLUMNS, 1),
+                  hidden=("correct", "wrong", "unparsed", "MR-Score is",
+                          *(() if graded_t3 else ("S+R",))))
+    if doc.get("strict"):
+        out.notes.append("all (upstream) = upstream's substring rule, which scores invalid "
+                         "verdicts too (the headline, comparable with the paper); all (strict) "
+                         "= invalid verdicts counted as misses")
     graded = doc.get("mr_score") is not None
     value = doc.get("mr_score") if graded else doc.get("mr_score_lower_bound")
     if value is not None:
@@ -97,7 +110,7 @@ def results_of_doc(doc: Mapping[str, Any]) -> Results:
         out.warnings.append(
             f"{sum(kinds.values())} of {n} replies were not a verdict ({listed}); upstream's "
             "substring rule scores them anyway, so the headline (upstream's) counts them and "
-            "the row `all, invalid = miss` counts them as misses")
+            "the row `all (strict)` counts them as misses")
     if n and unparsed / n > 0.5:
         out.warnings.append(
             f"{unparsed} of {n} replies had no parsable `Final Judgement` (counted as wrong "
