@@ -74,14 +74,15 @@ def results_of_run(records: list[dict[str, Any]], prompting: str, label: str) ->
                          "bias ±95": _half_width(bias.get(name, {}).get("conf95"))})
             no_bias_ci |= rows[-1]["bias ±95"] is None
         frame = pd.DataFrame(rows)
-        if (frame["ci"] == UPSTREAM).all():
-            frame = frame.drop(columns="ci")  # one method: named in the title
+        wilson_rows = list(frame.loc[frame["ci"] != UPSTREAM, "problem"])
         out.add_table(f"accuracy/{run}", frame,
                       f"WorldSense {run} ({len(ok)} trials, {invalid} invalid answers"
                       + (f", {cut} cut off while thinking" if cut else "")
-                      + "; accuracy in %, 95% CI " + ("upstream's" if "ci" not in frame
-                                                      else "by row") + ")", index=False,
-                      intervals={"95% CI": ("ci_low", "ci_high")},
+                      + "; accuracy in %, upstream's 95% CI"
+                      + (f" except Wilson's for {', '.join(wilson_rows)}" if wilson_rows
+                         else "") + ")", index=False,
+                      intervals={"95% CI": ("ci_low", "ci_high")}, hidden=("ci",),
+                      short={"invalid": "inv", "bias ±95": "±95"},
                       digits={"accuracy": 1, "ci_low": 1, "ci_high": 1, "bias": 2,
                               "bias ±95": 2}, percent_in_title=True)
     run = doc["accuracy"].get(f"{prompting}/{label}", {})
@@ -93,10 +94,10 @@ def results_of_run(records: list[dict[str, Any]], prompting: str, label: str) ->
                                 chance=chance.get("ALL", {}).get("chance"), percent=True)
     if small:
         out.notes.append(
-            "ci = upstream: mean ± 1.96 × the SEM of equally weighted cells (the paper's CIs); "
+            "upstream's CI: mean ± 1.96 × the SEM of equally weighted cells (the paper's); "
             "where a cell is too small for that (a single tuple per cell: no SEM, or zero "
             "width), the interval is Wilson's around the accuracy shown over the problem's "
-            "trials, labelled so")
+            "trials, named in the title (JSON: `ci` per row)")
     if no_bias_ci:
         out.notes.append("bias ±95 is – where the tuples show no spread (one tuple, or all "
                          "alike): no interval can be given there")
