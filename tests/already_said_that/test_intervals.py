@@ -26,6 +26,7 @@ def test_turns_interval_respects_the_cap_and_names_its_method():
     rows = res.to_json()["tables"]["metrics"]
     assert rows[0]["metric"] == "avg_num_turns *" and rows[0]["95% interval"].startswith("[")
     assert any(n.startswith("* headline. Legend:") and "violation_rate" in n for n in res.notes)
+    assert head.chance == 1 - 2 ** -10  # computed from the scoring, not assumed
 
 
 def test_single_run_and_paired_intervals_come_from_the_same_resampling():

@@ -4,14 +4,7 @@ their rule, report ties and the winner's margin; `sweep sort:VARIANT` and `--dry
 
 from __future__ import annotations
 
-import pytest
-
 from mindprobe.benchmarks.sort.sweep import choose
-
-
-@pytest.fixture
-def sort_data(shared_data):
-    return shared_data("sort")
 
 
 def _run(cli, tmp_path, data, *extra):

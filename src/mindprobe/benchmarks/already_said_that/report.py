@@ -86,8 +86,9 @@ def results_of_records(records: list[dict[str, Any]], variant: str,
         out.notes.append("no interval for avg_num_turns: " + (
             "a single sample" if len(ok) < 2 else
             f"every sample survived the same number of turns ({turns[0]:g})"))
+    chance = chance_turns(int(top))
     out.headline = Headline("avg_num_turns", m["avg_num_turns"], ci.low, ci.high, unit=" turns",
-                            n=len(ok), ci_method=ci.method)
+                            n=len(ok), ci_method=ci.method, chance=chance)
     frame = pd.DataFrame({"metric": [f"{k} *" if k == "avg_num_turns" else k
                                      for k in METRIC_NAMES],
                           "value": [m.get(k) for k in METRIC_NAMES],
@@ -97,7 +98,10 @@ def results_of_records(records: list[dict[str, Any]], variant: str,
                   f"{solver} solver, at most {top} turns)", index=False, digits={"value": 2})
     out.notes.append("* headline. Legend: " + "; ".join(
         f"{k}: {v}" for k, v in DEFINITIONS.items()) + "; stddev/median/max/min: over chats. "
-        f"Interval: {ci.method}, within [0, {top}] turns.")
+        f"Interval: {ci.method}, within [0, {top}] turns. Chance {chance:.2f} turns: a uniform "
+        "yes/no guess survives each main turn with p = 1/2, so E[turns] = 1 − 2^−max_turns; "
+        "distractor turns never end a chat (their answers count only in "
+        "avg_distractor_accuracy)")
     tokens = token_use(ok, solver)
     out.detail["tokens"] = tokens
     rows = [(k.replace("_", " "), v) for k, v in tokens.items() if k != "solver"]
@@ -125,6 +129,12 @@ def results_of_records(records: list[dict[str, Any]], variant: str,
             f"{violations:.0%} of chats ended on a reply that was not `[answer: yes]`/`[answer: "
             "no]` (nor a distractor answer): the model mostly did not follow the answer format")
     return out
+
+
+def chance_turns(max_turns: int) -> float:
+    """Expected turns survived by a uniform yes/no guess: Σ_{t=1..T} 2^−t = 1 − 2^−T (the
+    scoring ends a chat at the first wrong main answer; distractors never end it)."""
+    return 1.0 - 2.0 ** -max_turns
 
 
 def _interval(ci: Any) -> str:
