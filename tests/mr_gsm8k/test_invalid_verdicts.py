@@ -46,3 +46,7 @@ def test_parroted_placeholders_are_invalid_and_shown_beside_upstreams_score():
     assert scopes["all (strict)"]["TNR"] == 0.0 and scopes["all (strict)"]["invalid"] == 4
     assert res.headline.value == doc["mr_score_lower_bound"]  # the headline stays upstream's
     assert any("placeholder 4" in w for w in res.warnings)
+    assert res.invalid_text() == "invalid answers: 4 of 5 (80.0%; placeholder 4)"
+    from mindprobe.report.html import results_html
+
+    assert "invalid answers: 4 of 5 (80.0%; placeholder 4)" in results_html(res, "k")

@@ -57,3 +57,14 @@ def test_sweep_with_variant_and_dry_run(cli, tmp_path, sort_data):
                          "--runs-dir", tmp_path, "--json")
     assert code == 0, err
     assert doc["rule"].startswith("highest validation accuracy") and doc["margin"] is not None
+
+
+def test_rows_without_answer_are_invalid_with_their_kind():
+    from mindprobe.benchmarks.sort.tables import invalid_kinds
+
+    rows = [{"answer": "X", "raw_answer": "A or B", "method": "text"},
+            {"answer": "X", "raw_answer": "no idea", "method": "text"},
+            {"answer": "X", "raw_answer": "", "method": "logprobs"},
+            {"answer": "A", "raw_answer": "A", "method": "text"}]
+    assert invalid_kinds(rows) == {"both labels": 1, "neither label": 1,
+                                   "neither label in the top-20": 1}

@@ -123,6 +123,15 @@ class Results:
             return None
         return f"failed: {self.failed[0]} of {self.failed[1]} items ended in errors"
 
+    def invalid_text(self) -> str | None:
+        """`invalid answers: 4 of 40 (10.0%; placeholder 4)`, the same line in every view."""
+        if self.invalid is None:
+            return None
+        k, n = self.invalid
+        kinds = "; ".join(f"{kind} {c}" for kind, c in self.invalid_kinds.items())
+        share = f"{100 * k / n:.1f}%" if n else "–"
+        return f"invalid answers: {k} of {n} ({share}" + (f"; {kinds})" if kinds else ")")
+
     def to_json(self) -> dict[str, Any]:
         """The JSON envelope every benchmark shares (benchmark-specific detail alongside)."""
         doc: dict[str, Any] = {k: _clean_tree(v) for k, v in self.detail.items()}
@@ -222,7 +231,8 @@ def render_results(results: Results, console: Console) -> None:
         console.print(rt)
         if legend(t):
             console.print(legend(t), markup=False, highlight=False)
-    for note in results.notes:
+    for note in [*([results.invalid_text()] if results.invalid_text() else []),
+                 *results.notes]:
         console.print(note, markup=False, highlight=False)
     from rich.markup import escape
 

@@ -61,7 +61,8 @@ def _tables(res: Results) -> list[tuple[str, list[str], list[list[str]], list[bo
 
 
 def _notes(res: Results) -> list[str]:
-    return list(res.notes) + [f"warning: {w}" for w in res.warnings]
+    invalid = [res.invalid_text()] if res.invalid_text() else []
+    return invalid + list(res.notes) + [f"warning: {w}" for w in res.warnings]
 
 
 # -- Markdown ---------------------------------------------------------------------------------

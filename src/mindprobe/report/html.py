@@ -89,6 +89,8 @@ def results_html(res: Results, key: str) -> str:
                      "</span></p>")
     for name, t in res.tables.items():
         parts.append(table_html(t, f"{key}/{name}"))
+    if res.invalid_text():
+        parts.append(f'<p class="note">{escape(res.invalid_text() or "")}</p>')
     parts += [f'<p class="note">{escape(n)}</p>' for n in res.notes]
     parts += [f'<p class="warning">warning: {escape(w)}</p>' for w in res.warnings]
     return "".join(parts)

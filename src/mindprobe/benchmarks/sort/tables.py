@@ -65,6 +65,7 @@ def results_of_records(records: list[dict[str, Any]], plan: RunPlan) -> Results:
     out.notes.append(baseline_line(ok))
     x = sum(1 for r in ok if r.get("answer") == "X")
     out.invalid = (x, len(ok))
+    out.invalid_kinds = invalid_kinds(ok)
     missing = sum(1 for r in ok if r.get("logprobs_missing"))
     if x:
         why = ("the reply names neither label" if cfg.get("scoring") == "text" else
@@ -105,6 +106,20 @@ def _add_context(out: Results, cc: Any) -> None:
                   percent=tuple(c for c in cc.columns if c.startswith(
                       ("accuracy_", "ci_low_", "ci_high_", "difference", "long_term_gain"))),
                   index=False)
+
+
+def invalid_kinds(ok: list[dict[str, Any]]) -> dict[str, int]:
+    """Why rows have no answer (X): a reply naming both labels or neither (text scoring), or
+    neither label among the top-20 tokens (log-prob scoring)."""
+    kinds: dict[str, int] = {}
+    for r in ok:
+        if r.get("answer") != "X":
+            continue
+        raw = str(r.get("raw_answer") or "")
+        kind = ("neither label in the top-20" if r.get("method") == "logprobs" else
+                "both labels" if "A" in raw and "B" in raw else "neither label")
+        kinds[kind] = kinds.get(kind, 0) + 1
+    return kinds
 
 
 def baseline_line(ok: list[dict[str, Any]]) -> str:
