@@ -24,7 +24,8 @@ def test_unparsable_mr_gsm8k_replies_are_counted_and_explained(cli, tmp_path, sh
                              f"openai:test-model@{srv.base_url}", "--data-dir", data,
                              "--runs-dir", tmp_path, "--limit", 20, "--json")
     assert code == 0, err
-    assert doc["n_unparsed"] == 20 and doc["invalid"] == {"count": 20, "of": 20, "rate": 1.0}
+    assert doc["n_unparsed"] == 20 and doc["invalid"] == {"count": 20, "of": 20, "rate": 1.0,
+                                                          "kinds": {"unparsed": 20}}
     assert any("did not follow the reply format" in w for w in doc["warnings"])
     assert doc["tables"]["metrics"][0]["unparsed"] == 20
     assert any(n.startswith("95% Wilson intervals: TPR") for n in doc["notes"])
