@@ -191,7 +191,7 @@ def test_spec_parsing(monkeypatch):
     with pytest.raises(ModelError, match="GGUF file not found"):
         parse_model_spec("local:/nonexistent.gguf")
     m = parse_model_spec("openai:llama3@localhost:8000")
-    assert m.base_url == "http://localhost:8000/v1" and m.label == "llama3-localhost-8000"
+    assert m.base_url == "http://localhost:8000/v1" and m.label == "llama3"  # the model, not its address
     assert normalise_base_url("http://h:1/v1/") == "http://h:1/v1"
 
 

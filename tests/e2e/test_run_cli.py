@@ -225,7 +225,7 @@ def test_random_model_and_listing(cli, tmp_path):
     acc = doc["accuracy"]["basic/random"]["ALL"]["mean"]
     assert 0.35 < acc < 0.65  # chance level
     code, out, _ = cli("runs", "--runs-dir", tmp_path)
-    assert code == 0 and "basic___random" in out and "finished" in out and "504/504" in out
+    assert code == 0 and "worldsense/fresh/basic" in out and "random" in out and "finished" in out and "504/504" in out
     code, out, _ = cli("list")
     assert code == 0 and "worldsense" in out and "ood-size" in out
     code, doc2, _ = cli("analyse", "worldsense", "--run", next(tmp_path.glob("worldsense/fresh/*")),
