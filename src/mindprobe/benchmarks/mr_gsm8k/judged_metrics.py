@@ -31,6 +31,13 @@ def runtime_verdicts(records: list[dict[str, Any]]) -> dict[str, bool]:
     }
 
 
+def placeholders_of(config: Mapping[str, Any]) -> tuple[str, ...]:
+    """The reply format's placeholders in the run's own templates (recorded in its config)."""
+    from .prompts import format_placeholders
+
+    return tuple(format_placeholders(config.get("templates")).values())
+
+
 def t3_status(block: Mapping[str, Any], judge: str | None) -> str:
     """'graded', 'not graded' or 'partially graded' — the label every display must show."""
     if judge is None:
@@ -54,7 +61,8 @@ def metrics_doc(
 ) -> dict[str, Any]:
     """The run's metrics with one judge's verdicts (judge None: T3 not graded)."""
     rows = scored_rows(records)
-    block = aggregate(rows, verdicts if judge is not None else None)
+    block = aggregate(rows, verdicts if judge is not None else None,
+                      placeholders=placeholders_of(config))
     return {
         "benchmark": "mr_gsm8k",
         "model": model_label,
@@ -101,7 +109,7 @@ def judges_doc(
     rows = scored_rows(records)
     per_judge = {}
     for label, info in judges.items():
-        block = aggregate(rows, info["verdicts"])
+        block = aggregate(rows, info["verdicts"], placeholders=placeholders_of(config))
         per_judge[label] = {
             "source": info["source"],
             "spec": info.get("spec"),

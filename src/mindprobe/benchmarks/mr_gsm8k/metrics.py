@@ -166,7 +166,8 @@ def metrics_from_counts(
     }
 
 
-def _block(rows: list[Mapping[str, Any]], verdicts: Mapping[str, bool] | None) -> dict[str, Any]:
+def _block(rows: list[Mapping[str, Any]], verdicts: Mapping[str, bool] | None,
+           placeholders: tuple[str, ...] = ()) -> dict[str, Any]:
     n_correct = sum(r["label"] == "correct" for r in rows)
     tp = sum(r["label"] == "correct" and r["t1_hit"] for r in rows)
     tn = sum(r["label"] == "wrong" and r["t1_hit"] for r in rows)
@@ -181,7 +182,8 @@ def _block(rows: list[Mapping[str, Any]], verdicts: Mapping[str, bool] | None) -
     )
     # Replies without a parsable judgement count as wrong judgements (upstream); say how many.
     block["n_unparsed"] = sum(r.get("judgement") in (None, "", PARSE_ERROR) for r in rows)
-    block["n_invalid"] = sum(invalid_kind(r.get("judgement")) is not None for r in rows)
+    block["n_invalid"] = sum(invalid_kind(r.get("judgement"), placeholders) is not None
+                             for r in rows)
     return block
 
 
@@ -189,23 +191,26 @@ def aggregate(
     scored_items: Iterable[Mapping[str, Any]],
     judge_verdicts: Mapping[str, bool] | None = None,
     warn: Callable[[str], None] | None = None,
+    placeholders: Iterable[str] = (),
 ) -> dict[str, Any]:
     """Metrics overall and per question_type from score_item() results.
 
     judge_verdicts maps uuid -> T3 verdict (judge or human said the explanation matches); only
-    T2 hits use it. Overall warnings also go to `warn` when given.
+    T2 hits use it. Overall warnings also go to `warn` when given. `placeholders`: the reply
+    format's (prompts.format_placeholders), so parroted ones count as invalid.
     """
     rows = list(scored_items)
-    result = _block(rows, judge_verdicts)
-    kinds = [invalid_kind(r.get("judgement")) for r in rows]
+    marks = tuple(placeholders)
+    result = _block(rows, judge_verdicts, marks)
+    kinds = [invalid_kind(r.get("judgement"), marks) for r in rows]
     result["invalid_kinds"] = {k: kinds.count(k) for k in INVALID_KINDS if k in kinds}
     if result["n_invalid"]:
-        result["strict"] = _block(strict_rows(rows), judge_verdicts)
+        result["strict"] = _block(strict_rows(rows, marks), judge_verdicts, marks)
     groups: dict[str, list[Mapping[str, Any]]] = {}
     for row in rows:
         groups.setdefault(row["question_type"], []).append(row)
     result["by_question_type"] = {
-        qtype: _block(group, judge_verdicts) for qtype, group in sorted(groups.items())
+        qtype: _block(group, judge_verdicts, marks) for qtype, group in sorted(groups.items())
     }
     if warn is not None:
         for note in result["warnings"]:

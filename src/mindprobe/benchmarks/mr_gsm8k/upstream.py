@@ -20,6 +20,7 @@ from mindprobe.errors import DataError
 from .dataset_file import DATASET_FIELDS, read_objects, validate_record
 from .metrics import aggregate, score_item
 from .parse import judge_verdict, reason_hit
+from .prompts import upstream_placeholders
 
 RESPONSE_SUFFIX = "_eval_output"
 _JUDGE_MARKER = "Final Decision:"
@@ -154,13 +155,15 @@ def rescore(results: UpstreamResults) -> dict[str, Any]:
     """Metrics of one imported file: `auto` from judge replies, `manual` from human verdicts."""
     scored = [score_item(item, results.responses[item["uuid"]]) for item in results.items]
     auto = {uuid: judge_verdict(reply) for uuid, reply in results.judge_replies.items()}
+    marks = tuple(upstream_placeholders().values())  # upstream's runs used its script's
     return {
         "n_records": len(results.items),
         "response_key": results.response_key,
         "judge_key": results.judge_key,
         "manual_key": results.manual_key,
-        "auto": aggregate(scored, auto if results.judge_key else None),
-        "manual": aggregate(scored, results.manual_verdicts) if results.manual_key else None,
+        "auto": aggregate(scored, auto if results.judge_key else None, placeholders=marks),
+        "manual": aggregate(scored, results.manual_verdicts, placeholders=marks)
+        if results.manual_key else None,
     }
 
 
