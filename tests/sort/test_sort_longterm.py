@@ -104,7 +104,7 @@ def test_report_shows_the_memory_conditions_side_by_side(two_runs, tmp_path, cli
     code, _, err = cli("report", base_dir, tuned_dir, "--out", out)
     assert code == 0, err
     html = out.read_text()
-    assert "memory conditions side by side" in html and "long_term_gain" in html
+    assert "memory conditions side by side" in html and "long term gain" in html  # headers: spaces, not underscores
     md = tmp_path / "r.md"
     code, _, err = cli("report", base_dir, tuned_dir, "--out", md)
     assert code == 0, err

@@ -23,6 +23,13 @@ LONG_TERM = "long-term"
 METHOD = f"paired bootstrap 95% ({N_BOOT} resamples)"
 _KEYS = ("excerpt_length", "segment_length", "book_idx", "distance_bin", "bin_index")
 PERCENT = ("accuracy_a", "accuracy_b", "difference", "ci_low", "ci_high")
+#: How the paired tables read (core/numbers.py): one interval column, short headers.
+VIEW: dict[str, Any] = {"percent": PERCENT, "index": False, "hidden": ("bin_index",),
+                        "intervals": {"95% CI": ("ci_low", "ci_high")},
+                        "short": {"accuracy_a": "A", "accuracy_b": "B", "difference": "B − A",
+                                  "only_a_right": "A only", "only_b_right": "B only",
+                                  "p_mcnemar": "p", "excerpt_length": "excerpt",
+                                  "distance_bin": "distance"}}
 BREAKDOWNS: dict[str, tuple[str, ...]] = {
     "excerpt_length": ("excerpt_length",),
     "distance_bin": ("excerpt_length", "bin_index", "distance_bin"),
@@ -129,8 +136,7 @@ def paired_results(a: Any, b: Any, held_out: list[int] | None = None) -> Results
                                 ci_method=METHOD, percent=True)
     what = f"A = {la}, B = {lb}"
     out.add_table("paired", summary, f"paired comparison on the same rows ({what}); "
-                  f"B − A with a {METHOD} interval, exact McNemar test", percent=PERCENT,
-                  index=False)
+                  f"B − A with a {METHOD} interval, exact McNemar test", **VIEW)
     for name, cols in BREAKDOWNS.items():
         if not all(c in df.columns for c in cols):
             continue
@@ -138,14 +144,13 @@ def paired_results(a: Any, b: Any, held_out: list[int] | None = None) -> Results
             t = paired_table(df, cols)
             t.insert(1, "held_out", t["book_idx"].isin(control))
             out.add_table("paired_by_book", t, "B − A by book (held_out: the control)",
-                          percent=PERCENT, index=False)
+                          **VIEW)
             continue
         for suffix, part in (("", trained), ("_control", ctrl)):
             if len(part):
                 out.add_table(f"paired_by_{name}{suffix}", paired_table(part, cols),
                               f"B − A by {name.replace('_', ' ')}"
-                              + (" — held-out control books" if suffix else ""),
-                              percent=PERCENT, index=False)
+                              + (" — held-out control books" if suffix else ""), **VIEW)
     out.detail = {"a": {"run": str(a.dir), "label": la}, "b": {"run": str(b.dir), "label": lb},
                   "n_paired": len(df), "held_out": control,
                   "unpaired": {"a": len(a.records) - len(df), "b": len(b.records) - len(df)}}

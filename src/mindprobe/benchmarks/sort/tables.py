@@ -100,12 +100,17 @@ def memory_results(runs: list[Any]) -> Results | None:
 
 
 def _add_context(out: Results, cc: Any) -> None:
+    ctxs = [c[len("accuracy_"):] for c in cc.columns if c.startswith("accuracy_")]
     out.add_table("context", cc, "memory conditions side by side (in-context, retrieval, "
                   "no-context, long-term = fine-tuned on the books, shown under its base "
                   "model): accuracy with Wilson 95% CI",
                   percent=tuple(c for c in cc.columns if c.startswith(
                       ("accuracy_", "ci_low_", "ci_high_", "difference", "long_term_gain"))),
-                  index=False)
+                  index=False,
+                  intervals={f"CI {c.replace('_', ' ')}": (f"ci_low_{c}", f"ci_high_{c}")
+                             for c in ctxs if f"ci_low_{c}" in cc.columns},
+                  short={**SHORT, **{f"accuracy_{c}": c.replace("_", " ") for c in ctxs},
+                         **{f"n_{c}": f"n {c.replace('_', ' ')}" for c in ctxs}})
 
 
 def invalid_kinds(ok: list[dict[str, Any]]) -> dict[str, int]:
