@@ -108,7 +108,23 @@ def display(t: Table) -> tuple[list[str], list[list[str]], list[bool]]:
         columns.append([number(v, dec, pct) for v in frame[col]])
         numeric.append(kind in "iuf")
     rows = [list(r) for r in zip(*columns, strict=True)] if columns else []
+    if t.by_row:
+        rows = _by_row(frame, t, rows)
     return heads, rows, numeric
+
+
+def _by_row(frame: pd.DataFrame, t: Table, rows: list[list[str]]) -> list[list[str]]:
+    """A table whose rows are different metrics: a row of whole numbers (counts, turns) shows
+    no decimals, any other row two, the same across its columns."""
+    shown = [c for c in frame.columns if c not in t.hidden]
+    out = []
+    for i, row in enumerate(rows):
+        values = [_plain(frame[c].iloc[i]) for c in shown]
+        nums = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        dec = 0 if nums and all(float(v).is_integer() for v in nums) else 2
+        out.append([number(v, dec) if isinstance(v, (int, float)) and not isinstance(v, bool)
+                    else cell for v, cell in zip(values, row, strict=True)])
+    return out
 
 
 def _frame(t: Table) -> pd.DataFrame:

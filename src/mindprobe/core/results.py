@@ -80,6 +80,8 @@ class Table:
     hidden: tuple[str, ...] = ()
     #: The title says the table is in % (so the percent columns' headers carry no `%`).
     percent_in_title: bool = False
+    #: Rows are metrics of different kinds (one per row): decimals are chosen per row.
+    by_row: bool = False
 
 
 @dataclass

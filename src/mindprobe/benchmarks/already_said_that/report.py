@@ -95,7 +95,7 @@ def results_of_records(records: list[dict[str, Any]], variant: str,
                           "95% interval": [_interval(ci) if k == "avg_num_turns" else ""
                                            for k in METRIC_NAMES]})
     out.add_table("metrics", frame, f"Already Said That {variant} ({len(ok)} samples, "
-                  f"{solver} solver, at most {top} turns)", index=False, digits={"value": 2})
+                  f"{solver} solver, at most {top} turns)", index=False, by_row=True)
     out.notes.append("* headline. Legend: " + "; ".join(
         f"{k}: {v}" for k, v in DEFINITIONS.items()) + "; stddev/median/max/min: over chats. "
         f"Interval: {ci.method}, within [0, {top}] turns. Chance {chance:.2f} turns: a uniform "
@@ -108,7 +108,7 @@ def results_of_records(records: list[dict[str, Any]], variant: str,
     out.add_table("tokens", pd.DataFrame({"": [k for k, _ in rows],
                                           solver: [v for _, v in rows]}),
                   f"token use, {solver} solver (input = prompt, output = completion tokens)",
-                  index=False)
+                  index=False, by_row=True)
     by_call = token_use_by_call(ok)
     if by_call:
         out.detail["tokens_by_call"] = by_call
@@ -143,6 +143,12 @@ def _interval(ci: Any) -> str:
     return "" if ci.low is None else interval(ci.low, ci.high, 2)
 
 
+#: Variant names short enough for five side by side within 80 columns (legend below).
+VARIANT_SHORT = {"which-is-heavier": "heavier", "first-letters": "letters",
+                 "ambiguous-sentences": "ambig", "reverse-sort-words-eng": "reverse",
+                 "distractorless": "no-distr"}
+
+
 def side_by_side(by_variant: dict[str, Results]) -> Results:
     out = Results("already_said_that")
     token_rows = ("prompt_tokens", "completion_tokens", "total_tokens",
@@ -150,8 +156,16 @@ def side_by_side(by_variant: dict[str, Results]) -> Results:
     cols = {v: [r.detail.get(k) for k in [*METRIC_NAMES, "n_samples"]]
             + [(r.detail.get("tokens") or {}).get(k) for k in token_rows]
             for v, r in by_variant.items()}
-    frame = pd.DataFrame({"metric": [*METRIC_NAMES, "n_samples", *token_rows], **cols})
-    out.add_table("all_variants", frame, "Already Said That, all variants", index=False)
+    names = [f"{k} *" if k == "avg_num_turns" else k for k in METRIC_NAMES]
+    frame = pd.DataFrame({"metric": [*names, "n_samples", *token_rows], **cols})
+    used = [k for k in token_rows if any(v for c in cols.values() for v in c[-len(token_rows):])]
+    if not used:  # a baseline without tokens: the rows would only say 0
+        frame = frame[~frame["metric"].isin(token_rows)].reset_index(drop=True)
+    out.add_table("all_variants", frame, "Already Said That, all variants (* headline)",
+                  index=False, by_row=True,
+                  short={v: VARIANT_SHORT.get(v, v) for v in by_variant})
+    out.notes.append("* headline: avg_num_turns; legend of the metrics: " + "; ".join(
+        f"{k}: {v}" for k, v in DEFINITIONS.items() if k != "avg_num_turns"))
     for r in by_variant.values():
         out.warnings += r.warnings
     return out
