@@ -54,6 +54,9 @@ def test_parroted_placeholders_are_invalid_and_shown_beside_upstreams_score(plac
     assert scopes["all (strict)"]["TNR"] == 0.0 and scopes["all (strict)"]["invalid"] == 4
     assert res.headline.value == doc["mr_score_lower_bound"]  # the headline stays upstream's
     assert any("placeholder 4" in w for w in res.warnings)
+    assert doc["answers"] == {"correct": 1, "wrong": 0, "invalid": 4}
+    assert any(n.startswith("majority-answer baseline: always 'wrong' is right on 80.0%")
+               for n in res.notes)
     assert res.invalid_text() == "invalid answers: 4 of 5 (80.0%; placeholder 4)"
     from mindprobe.report.html import results_html
 

@@ -263,7 +263,7 @@ def test_output_structure_and_groups(make_item, reply):
     ]
     result = aggregate(scored, {scored[1]["uuid"]: True})
     assert set(result) == BLOCK_KEYS | {"by_question_type", "n_unparsed", "n_invalid",
-                                        "invalid_kinds"}
+                                        "invalid_kinds", "answers"}
     assert list(result["by_question_type"]) == ["POT", "reversed"]
     pot, rev = result["by_question_type"]["POT"], result["by_question_type"]["reversed"]
     assert set(pot) == BLOCK_KEYS | {"n_unparsed", "n_invalid"}

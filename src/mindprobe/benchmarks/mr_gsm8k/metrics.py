@@ -204,6 +204,10 @@ def aggregate(
     result = _block(rows, judge_verdicts, marks)
     kinds = [invalid_kind(r.get("judgement"), marks) for r in rows]
     result["invalid_kinds"] = {k: kinds.count(k) for k in INVALID_KINDS if k in kinds}
+    said = ["invalid" if k is not None else
+            "wrong" if _WRONG.search(normalise_judgement(r.get("judgement") or "")) else
+            "correct" for r, k in zip(rows, kinds, strict=True)]
+    result["answers"] = {a: said.count(a) for a in ("correct", "wrong", "invalid")}
     if result["n_invalid"]:
         result["strict"] = _block(strict_rows(rows, marks), judge_verdicts, marks)
     groups: dict[str, list[Mapping[str, Any]]] = {}

@@ -117,6 +117,9 @@ def results_of_doc(doc: Mapping[str, Any]) -> Results:
             "judgements, as upstream does): the model mostly did not follow the reply format")
     _notes(out, doc, judge, f"; {HOW_TO_JUDGE}")
     out.notes.append(uncertainty_note(doc))
+    line = baseline_line(doc)
+    if line:
+        out.notes.append(line)
     judges = doc.get("judges")
     if judges:
         rows = [{"judge": label, "source": b["source"], "verdicts": b["n_verdicts"],
@@ -130,6 +133,20 @@ def results_of_doc(doc: Mapping[str, Any]) -> Results:
             rate = "–" if a["rate"] is None else f"{a['rate']:.1%}"
             out.notes.append(f"agreement {pair}: {a['agree']}/{a['n']} step hits ({rate})")
     return out
+
+
+def baseline_line(block: Mapping[str, Any]) -> str | None:
+    """The majority-answer baseline and the verdicts given: always naming the more frequent
+    label scores its share of T1 (TPR or TNR 100, the other 0), MCC 0 and MR-Score 0."""
+    said = block.get("answers")
+    n = block.get("n") or 0
+    if not said or not n:
+        return None
+    major = "wrong" if block["n_wrong"] >= block["n_correct"] else "correct"
+    share = max(block["n_wrong"], block["n_correct"]) / n
+    given = ", ".join(f"{k} {100 * v / n:.1f}%" for k, v in said.items())
+    return (f"majority-answer baseline: always '{major}' is right on {100 * share:.1f}% of "
+            f"T1 verdicts (MCC 0, MR-Score 0.0); verdicts given: {given}")
 
 
 def uncertainty_note(block: Mapping[str, Any]) -> str:

@@ -8,10 +8,13 @@ from typing import Any
 
 from mindprobe.core.benchmark import RunPlan
 from mindprobe.core.results import Headline, Results
+from mindprobe.core.stats import chance_of
 
 PERCENT = ("accuracy", "ci_low", "ci_high", "macro_accuracy", "share_A", "share_B", "share_X",
            "most_frequent_answer_share", "chance")
 _DROP = ("model", "prompt", "context", "ci_method")
+#: A uniform guess between the two labels, each right for one order (core's definition).
+CHANCE = chance_of({"A": ["A"], "B": ["B"]})
 #: Shown in JSON only: chance is stated once in the notes, counts beside their shares.
 HIDDEN = ("n_conditions", "n_correct", "most_frequent_answer", "most_frequent_answer_share",
           "chance")
@@ -37,7 +40,7 @@ def results_of_records(records: list[dict[str, Any]], plan: RunPlan) -> Results:
     single = int(top["n_conditions"]) == 1  # macro = micro: the Wilson interval applies
     out.headline = Headline("accuracy (macro over conditions)", float(top["macro_accuracy"]),
                             float(top["ci_low"]) if single else None,
-                            float(top["ci_high"]) if single else None, chance=0.5, n=len(ok),
+                            float(top["ci_high"]) if single else None, chance=CHANCE, n=len(ok),
                             ci_method="Wilson" if single else None, percent=True)
     out.detail.update(macro_accuracy=float(top["macro_accuracy"]),
                       micro_accuracy=float(top["accuracy"]),
@@ -130,11 +133,11 @@ def invalid_kinds(ok: list[dict[str, Any]]) -> dict[str, int]:
 def baseline_line(ok: list[dict[str, Any]]) -> str:
     """Chance, the majority-answer baseline and the answers given, in one line: a share such as
     70.8% may be no more than a constant answer's score."""
-    from mindprobe.core.stats import answer_distribution, chance_of, majority_baseline
+    from mindprobe.core.stats import answer_distribution, majority_baseline
 
     truth = [_truth(r) for r in ok]
     label, share = majority_baseline([t for t in truth if t])
-    chance = chance_of({"A": ["A"], "B": ["B"]})
+    chance = CHANCE
     given = answer_distribution([str(r.get("answer")) for r in ok], ("A", "B", "X"))
     dist = ", ".join(f"{k} {100 * v:.1f}%" for k, v in given.items())
     major = "–" if share is None else f"{100 * share:.1f}% (always {label})"
