@@ -108,3 +108,19 @@ def print_dry_run(err: Console, variant: str, n_items: int, requests: int, bound
     if tokens:
         err.print("tokens: the benchmark's estimate (an upper bound), spread like the items",
                   highlight=False)
+
+
+def report_interrupt(err: Console, run_dirs: list[Path], planning: bool) -> None:
+    """Ctrl-C or SIGTERM at any moment (loading data, starting the model, mid-run): every run
+    of this command is left `interrupted` (not `running`) and the resume line is printed."""
+    from mindprobe.core.store import settle_interrupted
+
+    lines = []
+    for run_dir in run_dirs:
+        n = settle_interrupted(run_dir)
+        lines.append(f"{run_dir}: nothing recorded yet" if n is None
+                     else f"{n} item(s) recorded in {run_dir}")
+    if planning:
+        lines.append("interrupted while loading the data: nothing was started")
+    err.print("\n[yellow]Interrupted[/yellow]: " + "; ".join(lines) + ".\nResume with: "
+              f"[bold]mindprobe {shlex.join(sys.argv[1:])}[/bold]", soft_wrap=True)

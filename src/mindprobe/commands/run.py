@@ -16,7 +16,7 @@ from typing import Any
 
 from rich.console import Console
 
-from mindprobe.commands.output import emit_json, print_summary, tables_console
+from mindprobe.commands.output import emit_json, print_summary, report_interrupt, tables_console
 from mindprobe.core.benchmark import Benchmark, ModelFacts, PlanContext, RunPlan
 from mindprobe.core.cache import ResponseCache
 from mindprobe.core.loop import run_async
@@ -37,22 +37,6 @@ def run_dir_for(runs_dir: Path, bench: str, variant: str, prompting: str, label:
     """runs/<benchmark>/<variant>/<prompting>___<model>[__<name>] (the WorldSense convention)."""
     tail = f"{prompting}___{label}" + (f"__{name}" if name else "")  # name: path_component
     return Path(runs_dir) / bench / variant / tail
-
-
-def report_interrupt(err: Console, run_dirs: list[Path], planning: bool) -> None:
-    """Ctrl-C or SIGTERM at any moment (loading data, starting the model, mid-run): every run
-    of this command is left `interrupted` (not `running`) and the resume line is printed."""
-    from mindprobe.core.store import settle_interrupted
-
-    lines = []
-    for run_dir in run_dirs:
-        n = settle_interrupted(run_dir)
-        lines.append(f"{run_dir}: nothing recorded yet" if n is None
-                     else f"{n} item(s) recorded in {run_dir}")
-    if planning:
-        lines.append("interrupted while loading the data: nothing was started")
-    err.print("\n[yellow]Interrupted[/yellow]: " + "; ".join(lines) + ".\nResume with: "
-              f"[bold]mindprobe {shlex.join(sys.argv[1:])}[/bold]", soft_wrap=True)
 
 
 def bench_option_values(args: argparse.Namespace) -> dict[str, Any]:

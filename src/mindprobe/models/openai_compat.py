@@ -39,6 +39,7 @@ from mindprobe.models.wire import (
     normalise_base_url,
     parse_logprobs,
     parse_retry_after,
+    served_identity,
     single_token,
 )
 
@@ -404,26 +405,6 @@ class OpenAICompatModel(LlamaServerTools, Model):
             reasoning_tokens=int(out_details.get("reasoning_tokens") or 0),
             truncated_in_reasoning=truncated,
         )
-
-
-def served_identity(card: dict[str, Any] | None, props: dict[str, Any] | None
-                    ) -> dict[str, Any]:
-    """What a server says about the model behind a name: vLLM's `root` and `max_model_len`,
-    llama.cpp's model file (/props `model_path`, its name only: the folder is the host's) and
-    its size and parameter count (the card's `meta`). Empty for servers that say nothing."""
-    out: dict[str, Any] = {}
-    card = card or {}
-    for key in ("root", "max_model_len"):
-        if card.get(key) not in (None, ""):
-            out[key] = card[key]
-    meta = card.get("meta") if isinstance(card.get("meta"), dict) else {}
-    for key in ("size", "n_params"):
-        if isinstance(meta.get(key), int):
-            out[f"model_{key}"] = meta[key]
-    path = (props or {}).get("model_path")
-    if isinstance(path, str) and path:
-        out["model_file"] = path.replace("\\", "/").rsplit("/", 1)[-1]
-    return out
 
 
 def _replace(request: Request, **changes: Any) -> Request:

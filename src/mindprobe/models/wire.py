@@ -120,3 +120,23 @@ def error_text(raw: bytes) -> str:
         return str(msg)[:300]
     except (ValueError, AttributeError):
         return raw[:300].decode("utf-8", "replace")
+
+
+def served_identity(card: dict[str, Any] | None, props: dict[str, Any] | None
+                    ) -> dict[str, Any]:
+    """What a server says about the model behind a name: vLLM's `root` and `max_model_len`,
+    llama.cpp's model file (/props `model_path`, its name only: the folder is the host's) and
+    its size and parameter count (the card's `meta`). Empty for servers that say nothing."""
+    out: dict[str, Any] = {}
+    card = card or {}
+    for key in ("root", "max_model_len"):
+        if card.get(key) not in (None, ""):
+            out[key] = card[key]
+    meta = card.get("meta") if isinstance(card.get("meta"), dict) else {}
+    for key in ("size", "n_params"):
+        if isinstance(meta.get(key), int):
+            out[f"model_{key}"] = meta[key]
+    path = (props or {}).get("model_path")
+    if isinstance(path, str) and path:
+        out["model_file"] = path.replace("\\", "/").rsplit("/", 1)[-1]
+    return out
