@@ -28,7 +28,12 @@ def _interrupt(proc, sig, *, after_line: str | None = None, when=None) -> str:
         while not when() and time.time() < deadline:
             time.sleep(0.02)
     proc.send_signal(sig)
-    _, rest = proc.communicate(timeout=120)
+    try:
+        _, rest = proc.communicate(timeout=120)
+    except BaseException:
+        proc.kill()  # a hang fails the test, and leaves no process behind
+        proc.communicate()
+        raise
     return "".join(seen) + rest
 
 
@@ -59,10 +64,11 @@ def test_interrupt_after_the_run_opened_before_any_record(spawn, tmp_path):
     assert [m["status"] for m in _manifests(runs)] == ["interrupted"]
 
 
-@pytest.mark.parametrize("delay", [0.3, 1.0, 2.0])
+@pytest.mark.parametrize("delay", [1.0, 2.0, 3.0])
 def test_sigterm_at_any_moment_of_the_start(spawn, tmp_path, delay):
-    """Importing, loading data, asking the server who it is, opening the run: wherever the
-    signal lands, the program ends as an interrupted run, never killed silently."""
+    """Loading data, asking the server who it is, opening the run: wherever the signal lands,
+    the program ends as an interrupted run, never killed silently. (Not before the interpreter
+    has loaded mindprobe's entry point: until then no handler of ours exists.)"""
     runs = tmp_path / "runs"
     with TestServer(responder=worldsense_answer, latency=30) as srv:
         proc = spawn(["run", "worldsense:fresh", "--model", f"openai:test-model@{srv.base_url}",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import hashlib
 import json
 import os
@@ -192,7 +193,17 @@ class LocalModel(LlamaCppFeatures, OpenAICompatModel):
 
     async def start(self) -> None:
         if self._server is None:
-            await asyncio.to_thread(self._start_server)
+            starting = asyncio.ensure_future(asyncio.to_thread(self._start_server))
+            try:
+                await asyncio.shield(starting)
+            except asyncio.CancelledError:
+                # Ctrl-C while llama.cpp loads: the thread cannot be stopped, so let it finish
+                # and stop what it started here, before the interrupt goes on (never a server
+                # left running behind an interrupted run, nor a thread racing the exit).
+                with contextlib.suppress(BaseException):
+                    await starting
+                self._stop_server()
+                raise
         await super().start()
 
     def _start_server(self) -> None:
