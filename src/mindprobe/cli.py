@@ -104,6 +104,11 @@ def add_common_run_options(r: argparse.ArgumentParser, bench: str | None = None)
                    help="place the --replicas on a Ray cluster (ADDRESS, e.g. auto or "
                    "ray://head:10001); without ADDRESS a local Ray instance is started. Needs "
                    "`pip install 'mindprobe[ray]'`")
+    r.add_argument("--threads", type=int, metavar="N",
+                   help="CPU threads of the embedded llama.cpp engine (--model local[:PATH]; "
+                   "default: every CPU this process may use)")
+    r.add_argument("--batch-size", type=int, metavar="N",
+                   help="prompt tokens the embedded engine evaluates per step (default 512)")
     r.add_argument("--dry-run", action="store_true",
                    help="show how the items would be spread over the endpoints and how many "
                    "requests (and tokens, where the benchmark estimates them) the run takes; "

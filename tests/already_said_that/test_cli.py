@@ -93,3 +93,25 @@ def test_no_spread_gives_no_interval_rather_than_a_zero_width_one(shared_data, t
     assert head["ci_low"] is None and head["ci_high"] is None and head["ci_method"].startswith("none")
     assert any("same number of turns" in n for n in json.loads(out)["notes"])
     assert json.loads(out)["invalid"] == {"count": 4, "of": 4, "rate": 1.0}
+
+
+def test_chat_models_get_upstreams_request_without_stop_strings(shared_data, tmp_path, capsys,
+                                                                monkeypatch):
+    """Answer ends are for base models on the completion path: a chat model's requests carry
+    no stop strings, and its manifest no answer_end."""
+    monkeypatch.setenv("MINDPROBE_CACHE_DIR", str(tmp_path / "cache"))
+    bodies: list[dict] = []
+
+    def respond(body: dict) -> str:
+        bodies.append(body)
+        return "[answer: no]"
+
+    with TestServer(responder=respond) as srv:
+        code, _, err = _cli(capsys, "run", "already_said_that:distractorless", "--model",
+                            f"openai:test-model@{srv.base_url}", "--data-dir",
+                            shared_data("already_said_that"), "--runs-dir", tmp_path,
+                            "--n-samples", 1, "--max-turns", 3, "--no-cache", "--json")
+    assert code == 0, err
+    assert bodies and all("stop" not in b for b in bodies)
+    manifest = json.loads(next(tmp_path.glob("already_said_that/*/*/manifest.json")).read_text())
+    assert "answer_end" not in manifest["config"]

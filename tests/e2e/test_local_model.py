@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 
 from mindprobe.benchmarks.already_said_that import (
     load_distractors,
@@ -107,3 +108,33 @@ def test_count_tokens_and_context_window_from_the_engine():
     assert 2 <= text <= 4  # the GGUF's own tokenizer (plus BOS), not a character estimate
     assert chat > 8 and chat2 > chat  # the chat template's turn markers are counted too
     assert window == 8192
+
+
+def test_base_model_stops_at_the_answer_end_and_records_engine_settings(cli, shared_data,
+                                                                         tmp_path):
+    """The embedded (base) model on the completion path: each Already Said That reply stops at
+    the `]` closing its answer tag (put back into the text), far below the token cap; the stop
+    and the engine's threads are in the manifest."""
+    data = shared_data("already_said_that")
+    code, doc, err = cli("run", "already_said_that:which-is-heavier", "--model", "local",
+                         "--n-samples", 1, "--max-turns", 3, "--threads", 1, "--batch-size", 256,
+                         "--data-dir", data, "--runs-dir", tmp_path, "--json")
+    assert code == 0, err
+    run = next(tmp_path.glob("already_said_that/which-is-heavier/*"))
+    manifest = json.loads((run / "manifest.json").read_text())
+    assert manifest["config"]["answer_end"] == [["]", "\n"]]
+    assert manifest["models"]["model"]["engine"]["threads"] == 1
+    assert manifest["models"]["model"]["engine"]["batch"] == 256
+    turns = read_records(run / "records.jsonl")[0]["transcript"]
+    assert all(t["reply"].endswith(("]", "\n")) for t in turns), turns
+    per_turn = doc["usage"]["completion_tokens"] / doc["usage"]["requests"]
+    assert per_turn < 128, doc["usage"]  # upstream's cap is 512 a turn
+
+
+def test_engine_flags_need_the_embedded_engine(cli, tmp_path):
+    code, _, err = cli("run", "worldsense:fresh", "--model", "openai:m@http://127.0.0.1:9/v1",
+                       "--threads", 2, "--runs-dir", tmp_path)
+    assert code == 2 and "--threads" in err and "Traceback" not in err
+    code, _, err = cli("run", "worldsense:fresh", "--model", "local", "--threads", 0,
+                       "--runs-dir", tmp_path)
+    assert code == 2 and "--threads must be a positive number" in err

@@ -22,8 +22,8 @@ import pytest
 from mindprobe.core.store import read_records
 from mindprobe.errors import UsageError
 from mindprobe.models import parse_model_spec
-from mindprobe.models.endpoints import DEFAULT_GROUP, parse_endpoints_file
-from mindprobe.models.router import RouterModel, spread
+from mindprobe.models.endpoints import DEFAULT_GROUP, parse_endpoints_file, spread
+from mindprobe.models.router import RouterModel
 from mindprobe.testing import server_group
 from mindprobe.testing.responders import worldsense_answer
 

@@ -65,7 +65,7 @@ def parse_roles(args: argparse.Namespace) -> dict[str, str]:
 
 def check_positive(args: argparse.Namespace) -> None:
     """Counts and the timeout, as any command that sends requests takes them (NaN refused)."""
-    for flag in ("limit", "concurrency", "max_tokens", "max_attempts"):
+    for flag in ("limit", "concurrency", "max_tokens", "max_attempts", "threads", "batch_size"):
         value = getattr(args, flag, None)
         if value is not None and value < 1:
             raise UsageError(f"--{flag.replace('_', '-')} must be a positive number; got {value}")
@@ -146,7 +146,9 @@ def _run_command(args: argparse.Namespace, err: Console) -> tuple[int, dict[str,
     model = parse_model_spec(args.model, timeout=args.timeout, max_attempts=args.max_attempts,
                              endpoints_file=getattr(args, "endpoints", None),
                              replicas=getattr(args, "replicas", None),
-                             ray_address=getattr(args, "ray", None))
+                             ray_address=getattr(args, "ray", None),
+                             threads=getattr(args, "threads", None),
+                             batch=getattr(args, "batch_size", None))
     facts = ModelFacts(model.spec, model.label, model.capabilities, model.context_window)
     # The plans' data (20,000 WorldSense trials, say) lives as long as the run: it is built
     # with the cyclic GC paused, then frozen out of its sight, so neither the catch-up
@@ -211,7 +213,7 @@ def _dry_run(args: argparse.Namespace, bench: Benchmark, opts: Any,
     """How the items would be spread over the endpoints, and the requests (and tokens, where
     the benchmark estimates them) the run would take; nothing is started or sent."""
     from mindprobe.commands.output import print_dry_run
-    from mindprobe.models.router import spread
+    from mindprobe.models.endpoints import spread
 
     eps = model.endpoint_stats() or [{"endpoint": model.spec, "concurrency": None}]
     given = [e["concurrency"] for e in eps if e["concurrency"]]

@@ -27,10 +27,17 @@ if TYPE_CHECKING:
 
 @dataclass
 class Item:
-    """One unit of work: an id unique within the run and what the episode needs to play it."""
+    """One unit of work: an id unique within the run and what the episode needs to play it.
+
+    `prefix_group`: items whose prompts share a long prefix (SORT's questions on one excerpt,
+    MR-GSM8K's k-shot demo block) name the same group; the runner plays a group's items back
+    to back on one KV slot / endpoint, so the engine prefills the shared part once. It never
+    changes what an item asks or what is recorded. None: the item is a group of its own (a
+    chat's turns always share one slot)."""
 
     id: str
     payload: Any
+    prefix_group: str | None = None
 
 
 @dataclass

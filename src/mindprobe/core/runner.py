@@ -21,7 +21,7 @@ from rich.console import Console
 from mindprobe.core.benchmark import Item
 from mindprobe.core.cache import ResponseCache
 from mindprobe.core.progress import RunProgress
-from mindprobe.core.session import Session
+from mindprobe.core.session import Session, SlotLease
 from mindprobe.core.store import RunStore, encode_record
 from mindprobe.errors import MindprobeError, ModelError
 from mindprobe.models.base import Model, TransientError, Usage
@@ -163,6 +163,66 @@ class _Writer:
                 raise
 
 
+def prefix_runs(items: list[Item], concurrency: int) -> deque[list[Item]]:
+    """Items in runs played back to back on one slot: a prefix group's items together (in
+    their order, the run placed where the group first appears), every other item alone.
+    A group larger than its share of the work (items / concurrency) is cut into runs of that
+    size, so that with few groups every slot still has work; each run prefills the shared
+    prefix once."""
+    share = max(1, -(-len(items) // max(1, concurrency)))
+    runs: deque[list[Item]] = deque()
+    open_runs: dict[str, list[Item]] = {}
+    for it in items:
+        g = it.prefix_group
+        if g is None:
+            runs.append([it])
+            continue
+        run = open_runs.get(g)
+        if run is None or len(run) >= share:
+            run = open_runs[g] = []
+            runs.append(run)
+        run.append(it)
+    return runs
+
+
+class RunQueue:
+    """Runs waiting for a worker, in order, except that a prefix group's runs start one at a
+    time: each once the model answered the previous one's first request (or its first item
+    ended). Every run after the first then finds the shared prefix in a cache (the engine's
+    prefix cache, or a slot of its server it can be copied from) instead of all prefilling it
+    at once."""
+
+    def __init__(self, runs: deque[list[Item]]) -> None:
+        self._runs = runs
+        #: The run of each group that started and has had no answer yet.
+        self._warming: dict[str, int] = {}
+        self._changed = asyncio.Event()
+
+    def __len__(self) -> int:
+        return len(self._runs)
+
+    async def next(self) -> list[Item] | None:
+        """The next run that may start (None: nothing left)."""
+        while self._runs:
+            for i, run in enumerate(self._runs):
+                g = run[0].prefix_group
+                if g is None or g not in self._warming:
+                    del self._runs[i]
+                    if g is not None:
+                        self._warming[g] = id(run)
+                    return run
+            self._changed.clear()  # only runs of groups still warming up are left
+            await self._changed.wait()
+        return None
+
+    def warmed(self, run: list[Item]) -> None:
+        """`run` had a request answered, or one of its items ended."""
+        g = run[0].prefix_group
+        if g is not None and self._warming.get(g) == id(run):
+            del self._warming[g]
+            self._changed.set()
+
+
 async def execute(
     items: list[Item],
     play: Play,
@@ -175,7 +235,8 @@ async def execute(
     description: str,
 ) -> RunResult:
     """Play every item not in `done`, appending one record per item to `store`."""
-    todo = deque(it for it in items if it.id not in done)
+    todo = [it for it in items if it.id not in done]
+    queue = RunQueue(prefix_runs(todo, settings.concurrency))
     identities = {role: m.identity() for role, m in models.items()}
     new: dict[str, dict[str, Any]] = {}
     fatal: list[BaseException] = []
@@ -185,43 +246,59 @@ async def execute(
 
     with RunProgress(console, description, total=len(items), done=len(items) - len(todo)) as bar:
 
-        async def worker() -> None:
+        async def one(item: Item, run: list[Item], lease: SlotLease) -> None:
             nonlocal streak
-            while todo and not fatal:
-                item = todo.popleft()
-                session = Session(
-                    models, item.id, seed=settings.seed, cache=settings.cache,
-                    identities=identities, config=settings.config, prompting=settings.prompting,
-                    resources=settings.resources,
-                    on_usage=bar.tokens if settings.progress_role in models else None,
-                    usage_role=settings.progress_role, texts=store.texts,
-                )
-                try:
-                    rec, connection = await _play(play, item, session, settings)
-                except BaseException as exc:
+            session = Session(
+                models, item.id, seed=settings.seed, cache=settings.cache,
+                identities=identities, config=settings.config, prompting=settings.prompting,
+                resources=settings.resources,
+                on_usage=bar.tokens if settings.progress_role in models else None,
+                usage_role=settings.progress_role, texts=store.texts, lease=lease,
+                on_reply=lambda: queue.warmed(run),
+            )
+            try:
+                rec, connection = await _play(play, item, session, settings)
+            except BaseException as exc:
+                fatal.append(exc)
+                raise
+            if connection:
+                # Held back until the server answers again: if it turns out to be dead,
+                # these items stay unrecorded and a resume asks them again.
+                streak += 1
+                unreachable.append(rec)
+                if streak >= dead_after:
+                    exc = ModelError(
+                        f"the model server stopped answering: {streak} items in a row "
+                        f"failed to connect (last: {rec['error']})")
                     fatal.append(exc)
-                    raise
-                if connection:
-                    # Held back until the server answers again: if it turns out to be dead,
-                    # these items stay unrecorded and a resume asks them again.
-                    streak += 1
-                    unreachable.append(rec)
-                    if streak >= dead_after:
-                        exc = ModelError(
-                            f"the model server stopped answering: {streak} items in a row "
-                            f"failed to connect (last: {rec['error']})")
-                        fatal.append(exc)
-                        raise exc
-                    continue
-                streak = 0
-                for held in [*unreachable, rec]:
-                    out.add(held)
-                    new[held["id"]] = held
-                    bar.advance("error" in held)
-                unreachable.clear()
+                    raise exc
+                return
+            streak = 0
+            for held in [*unreachable, rec]:
+                out.add(held)
+                new[held["id"]] = held
+                bar.advance("error" in held)
+            unreachable.clear()
+
+        async def worker() -> None:
+            while not fatal:
+                run = await queue.next()
+                if run is None:
+                    return
+                lease = SlotLease(models, run[0].prefix_group)
+                try:
+                    for item in run:
+                        if fatal:
+                            break
+                        try:
+                            await one(item, run, lease)
+                        finally:
+                            queue.warmed(run)
+                finally:
+                    lease.release()
 
         out = _Writer(store)
-        n_workers = max(1, min(settings.concurrency, len(todo)))
+        n_workers = max(1, min(settings.concurrency, len(queue)))
         workers = [asyncio.create_task(worker()) for _ in range(n_workers)]
         every = asyncio.gather(*workers)
         try:

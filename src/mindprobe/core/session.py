@@ -18,6 +18,27 @@ from mindprobe.errors import ModelError, UsageError
 from mindprobe.models.base import CallContext, ChoiceScores, Completion, Model, Request, Usage
 
 
+class SlotLease:
+    """The KV slots of a run of items played back to back (one prefix group's, or one item's):
+    each role's slot is taken at its first request, with the group as a hint, and given back
+    when the run of items is over, so the group's shared prefix stays in one slot's cache."""
+
+    def __init__(self, models: dict[str, Model], group: str | None = None) -> None:
+        self._models = models
+        self.group = group
+        self._slots: dict[str, int] = {}
+
+    async def slot(self, role: str) -> int:
+        if role not in self._slots:
+            self._slots[role] = await self._models[role].acquire_slot(self.group)
+        return self._slots[role]
+
+    def release(self) -> None:
+        for role, slot in self._slots.items():
+            self._models[role].release_slot(slot)
+        self._slots.clear()
+
+
 class Session:
     def __init__(
         self,
@@ -33,6 +54,8 @@ class Session:
         on_usage: Callable[[int, int, int], None] | None = None,
         usage_role: str = "model",
         texts: TextStore | None = None,
+        lease: SlotLease | None = None,
+        on_reply: Callable[[], None] | None = None,
     ) -> None:
         self._models = models
         self.item_id = item_id
@@ -46,7 +69,11 @@ class Session:
         self._on_usage = on_usage
         self._usage_role = usage_role
         self._calls = 0
-        self._slots: dict[str, int] = {}
+        #: Slots come from the runner's lease (shared by a prefix group's items), else our own.
+        self._own_lease = lease is None
+        self._lease = SlotLease(models) if lease is None else lease
+        #: Told when a model answered (the runner then lets the item's prefix group fan out).
+        self._on_reply = on_reply
         self.usage: dict[str, Usage] = {}
         self.latency = 0.0
         #: Every call this item made (what was sent, what came back), for its record.
@@ -92,10 +119,6 @@ class Session:
             usage = self.usage[role] = Usage()
         return usage
 
-    async def _slot(self, model: Model, role: str) -> int:
-        if role not in self._slots:
-            self._slots[role] = await model.acquire_slot()
-        return self._slots[role]
 
     def _account(self, role: str, comp: Completion, requests: int = 1) -> None:
         usage = self._usage(role)
@@ -126,10 +149,12 @@ class Session:
                 self.sent.add(role, call_of(request), comp.text)
                 return comp
         if model.supports_slots:
-            request.slot = await self._slot(model, role)
+            request.slot = await self._lease.slot(role)
         comp = await model.complete(request, self._context(role))
         self.sent.add(role, call_of(request), comp.text)
         self._account(role, comp)
+        if self._on_reply is not None:
+            self._on_reply()
         if request.constrain and request.choices:
             check_constrained(model, request.choices, comp)
         if key is not None:
@@ -157,18 +182,19 @@ class Session:
                 return ChoiceScores.from_dict(hit)
         self.sent.add(role, call_of(request, score=list(candidates)), None)
         if model.supports_slots:
-            request.slot = await self._slot(model, role)
+            request.slot = await self._lease.slot(role)
         scores = await model.score_choices(request, candidates, self._context(role))
         self._account(role, scores.cost, requests=scores.requests)
+        if self._on_reply is not None:
+            self._on_reply()
         if key is not None:
             self._cache.put(key, scores.as_dict())
         return scores
 
     def release(self) -> None:
-        """Give back KV slots: the conversation is over."""
-        for role, slot in self._slots.items():
-            self._models[role].release_slot(slot)
-        self._slots.clear()
+        """Give back KV slots: the conversation is over (a shared lease: its owner does)."""
+        if self._own_lease:
+            self._lease.release()
 
     def usage_dict(self) -> dict[str, dict[str, int]]:
         return {role: u.as_dict() for role, u in self.usage.items()}

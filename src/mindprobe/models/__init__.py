@@ -42,7 +42,8 @@ def model_label(spec: str) -> str:
 
 def parse_model_spec(spec: str, *, timeout: float = 300.0, max_attempts: int = 6,
                      endpoints_file: str | Path | None = None, replicas: int | None = None,
-                     ray_address: str | None = None) -> Model:
+                     ray_address: str | None = None, threads: int | None = None,
+                     batch: int | None = None) -> Model:
     """Build a backend from a spec string; raise ModelError with the accepted forms otherwise.
 
     Scale-out: `openai:MODEL@URL1,URL2` or `openai:MODEL` with `endpoints_file` (`--endpoints`)
@@ -55,6 +56,13 @@ def parse_model_spec(spec: str, *, timeout: float = 300.0, max_attempts: int = 6
     from mindprobe.models.random import RandomModel
 
     spec = spec.strip()
+    if (threads or batch) and (spec != "local" and not spec.startswith("local:")
+                               or replicas is not None or ray_address is not None):
+        from mindprobe.errors import UsageError
+
+        raise UsageError("--threads and --batch-size set the embedded llama.cpp engine: use them "
+                         "with --model local or local:PATH.gguf (not with --replicas/--ray, "
+                         f"whose replicas take their share of the CPUs); got {spec!r}")
     if endpoints_file is not None or replicas is not None or ray_address is not None:
         return _scaled_model(spec, timeout=timeout, max_attempts=max_attempts,
                              endpoints_file=endpoints_file, replicas=replicas,
@@ -64,12 +72,12 @@ def parse_model_spec(spec: str, *, timeout: float = 300.0, max_attempts: int = 6
     if spec == "human":
         return HumanModel()
     if spec == "local":
-        return LocalModel(None, spec=spec)
+        return LocalModel(None, spec=spec, threads=threads, batch=batch)
     if spec.startswith("local:"):
         path = Path(spec[len("local:"):]).expanduser()
         if not path.is_file():
             raise ModelError(f"GGUF file not found: {path} (spec local:PATH needs an existing file)")
-        return LocalModel(path, spec=spec)
+        return LocalModel(path, spec=spec, threads=threads, batch=batch)
     if spec.startswith("openai:") and len(spec) > len("openai:"):
         rest = spec[len("openai:"):]
         if "@" in rest:

@@ -36,6 +36,12 @@ class Request:
     #: How hard a reasoning model should think (`low`/`medium`/`high`; OpenAI
     #: `reasoning_effort`); None: the backend's default (or the model's run-wide setting).
     reasoning_effort: str | None = None
+    #: Where the answer is complete, for base models on the completion path (a llama.cpp
+    #: engine serving a model without a chat template of its own): stages the reply passes in
+    #: order, each ending at the first of its stop strings, generation stopping at the end of
+    #: the last (`(("]", "\n"),)`: the close of `[answer: ...]` or the end of the line).
+    #: Chat models never see it: their requests stay upstream's.
+    answer_end: tuple[tuple[str, ...], ...] | None = None
 
     def wire_text(self) -> str:
         """The text the model sees last (for displays and simple responders)."""
@@ -237,7 +243,8 @@ class Model:
     #: What this backend can do beyond plain replies: "logprobs" (score_choices), "prefix"
     #: (continue an assistant turn), "tokenize" (count_tokens and tokenize with the model's own
     #: tokenizer), "template" (apply_template: the model's chat template as text), "grammar"
-    #: (constrained answers). Recorded in each manifest.
+    #: (constrained answers), "base" (a base model completing text: generation stops at a
+    #: request's `answer_end`). Recorded in each manifest.
     capabilities: frozenset[str] = frozenset()
     #: Tokens the model can attend to per conversation (None: unknown).
     context_window: int | None = None
@@ -300,13 +307,16 @@ class Model:
             # Only when set, so cache keys of requests without it stay what they were.
             **({"reasoning_effort": request.reasoning_effort} if request.reasoning_effort
                else {}),
+            **({"answer_end": [list(stage) for stage in request.answer_end]}
+               if request.answer_end and self.can("base") else {}),
         }
 
     async def complete(self, request: Request, ctx: CallContext) -> Completion:
         raise TypeError(f"{type(self).__name__} does not implement complete()")
 
-    async def acquire_slot(self) -> int:
-        """Slot-capable backends hand out one KV-cache slot per live conversation."""
+    async def acquire_slot(self, group: str | None = None) -> int:
+        """Slot-capable backends hand out one KV-cache slot per live conversation; `group`
+        (a prefix group) asks for the slot or server that last held that group's prefix."""
         return 0
 
     def release_slot(self, slot: int) -> None:

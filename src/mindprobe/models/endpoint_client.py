@@ -18,6 +18,7 @@ from mindprobe.models.endpoints import EndpointSpec, Health
 from mindprobe.models.llamacpp import LlamaCppFeatures
 from mindprobe.models.local import LocalModel
 from mindprobe.models.openai_compat import OpenAICompatModel
+from mindprobe.models.slots import SlotPool
 from mindprobe.models.wire import RETRYABLE_STATUS, error_text, json_answer, parse_retry_after
 
 
@@ -173,7 +174,7 @@ class Endpoint:
         self.health = Health()
         self.active = 0  # items whose affinity is here
         self.inflight = 0
-        self.free_slots = list(range(spec.concurrency or 1)) if spec.llama_slots else None
+        self.free_slots = SlotPool(spec.concurrency or 1) if spec.llama_slots else None
         self.requests = self.ok = self.errors = self.items = self.moved = 0
         self.prompt_tokens = self.cached_prompt_tokens = self.completion_tokens = 0
         self.latency = 0.0
@@ -184,12 +185,12 @@ class Endpoint:
     def full(self) -> bool:
         return self.spec.concurrency is not None and self.active >= self.spec.concurrency
 
-    def take(self) -> int | None:
+    def take(self, group: str | None = None) -> int | None:
         self.active += 1
         self.items += 1
-        return self.free_slots.pop(0) if self.free_slots else None
+        return self.free_slots.take_nowait(group) if self.free_slots is not None else None
 
     def give(self, local: int | None) -> None:
         self.active -= 1
         if local is not None and self.free_slots is not None:
-            self.free_slots.append(local)
+            self.free_slots.give(local)

@@ -197,3 +197,13 @@ class Health:
     @property
     def state(self) -> str:
         return "up" if self.up else "down"
+
+
+def spread(n_items: int, weights: list[float]) -> list[int]:
+    """How least-loaded routing spreads `n_items` items of equal cost over endpoints of these
+    capacities (each next item to the endpoint with the fewest items per unit of capacity)."""
+    counts = [0] * len(weights)
+    for _ in range(n_items):
+        i = min(range(len(weights)), key=lambda j: ((counts[j] + 1) / weights[j], j))
+        counts[i] += 1
+    return counts

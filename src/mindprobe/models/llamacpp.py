@@ -11,6 +11,7 @@ from typing import Any
 import aiohttp
 
 from mindprobe.models.base import CallContext, ChoiceScores, Completion, Request, TransientError
+from mindprobe.models.slots import SlotPool, prompt_parts
 
 
 class LlamaServerTools:
@@ -57,6 +58,10 @@ class LlamaServerTools:
 class LlamaCppFeatures:
     """Mixin for an OpenAI-compatible client of a llama.cpp server (before it in the MRO)."""
 
+    #: The server's KV slots as handed out (which prefix group each was taken for); set by
+    #: whoever hands them out (the local model, a router's endpoint).
+    slot_pool: SlotPool | None = None
+
     token_count_method = "llama.cpp tokenizer of the GGUF"
     score_method = "llama.cpp forced canonical tokens (logit bias)"
     capabilities = frozenset({"logprobs", "prefix", "tokenize", "template", "grammar"})
@@ -65,7 +70,12 @@ class LlamaCppFeatures:
 
     async def complete(self, request: Request, ctx: CallContext) -> Completion:
         """A partial assistant turn is continued exactly: the chat template is applied with
-        its generation prompt and the prefix appended, then sent as a raw completion."""
+        its generation prompt and the prefix appended, then sent as a raw completion. A base
+        model's request with an `answer_end` goes the completion path and stops there."""
+        await self._warm_slot(request)
+        if request.answer_end and "base" in self.capabilities and not (
+                request.logprobs or request.constrain):
+            return await self._complete_to_answer_end(request)
         msgs = request.messages
         if request.continue_final and msgs and msgs[-1].get("role") == "assistant":
             head = (await self._post_root("/apply-template", {"messages": msgs[:-1]}))["prompt"]
@@ -73,21 +83,90 @@ class LlamaCppFeatures:
                               continue_final=False)
         return await super().complete(request, ctx)  # type: ignore[misc]
 
+    async def _warm_slot(self, request: Request) -> None:
+        """Before an item's first request on a slot, copy into it the KV of the slot that
+        shares most of its prompt (llama.cpp's slot save and restore: tens of ms where
+        prefilling takes seconds), so a prefix shared across slots (a group's excerpt, the
+        chats' system prompt) is prefilled once. A server without a slot folder refuses:
+        it then prefills, as before."""
+        pool, slot = self.slot_pool, request.slot
+        if slot is None or pool is None:
+            return
+        parts = prompt_parts(request)
+        src = pool.copy_source(slot, parts)
+        pool.served(slot, parts)
+        if src is None or self.__dict__.get("_no_slot_copies"):
+            return
+        name = f"mindprobe-slot-{slot}.bin"  # one file per target slot, overwritten
+        try:
+            await self._post_root(f"/slots/{src}?action=save", {"filename": name})
+            await self._post_root(f"/slots/{slot}?action=restore", {"filename": name})
+        except Exception:  # noqa: BLE001 - only a shortcut; the slot then prefills
+            self.__dict__["_no_slot_copies"] = True
+
+    async def _rendered(self, request: Request) -> str:
+        """The prompt text the server would build for `request` (its chat template applied)."""
+        msgs = request.messages
+        if msgs is None:
+            return request.prompt or ""
+        if request.continue_final and msgs and msgs[-1].get("role") == "assistant":
+            head = await self._post_root("/apply-template", {"messages": msgs[:-1]})
+            return head["prompt"] + msgs[-1]["content"]
+        return (await self._post_root("/apply-template", {"messages": msgs}))["prompt"]
+
+    async def _complete_to_answer_end(self, request: Request) -> Completion:
+        """Generate until the reply has passed every stage of `answer_end` in order, each
+        ending at one of its stop strings after some non-blank text of its own (llama.cpp's
+        `stop`; the stopping word is put back: it is the model's text). A stop reached too
+        early (a blank stage) or one ending an earlier stage continues the same reply on the
+        same slot, its prefix cached, so the text is what one long generation would have
+        written, cut at the answer's end."""
+        stages = request.answer_end or ()
+        prompt = await self._rendered(request)
+        text, stage, stage_start = "", 0, 0
+        out: dict[str, Any] = {}
+        comp = Completion("", finish_reason="length")
+        left = request.max_tokens
+        while left > 0:
+            body: dict[str, Any] = {"prompt": prompt + text, "n_predict": left,
+                                    "temperature": request.temperature,
+                                    "stop": list(stages[stage]), "cache_prompt": True}
+            if request.seed is not None:
+                body["seed"] = request.seed
+            if request.slot is not None:
+                body["id_slot"] = request.slot
+            t0 = time.perf_counter()
+            out = await self._post_root("/completion", body)
+            comp.latency += time.perf_counter() - t0
+            timings = out.get("timings") or {}
+            cached = int(timings.get("cache_n", 0))
+            comp.prompt_tokens += int(timings.get("prompt_n", 0)) + cached
+            comp.cached_prompt_tokens += cached
+            made = int(out.get("tokens_predicted") or timings.get("predicted_n") or 0)
+            comp.completion_tokens += made
+            left -= max(1, made)
+            text += str(out.get("content") or "")
+            if out.get("stop_type") != "word":
+                comp.finish_reason = "length" if out.get("stop_type") == "limit" else "stop"
+                break
+            blank = not text[stage_start:].strip()
+            text += str(out.get("stopping_word") or stages[stage][0])
+            if not blank:
+                stage, stage_start = stage + 1, len(text)
+                if stage == len(stages):
+                    comp.finish_reason = "stop"
+                    break
+        comp.text, comp.raw = text, out
+        return comp
+
     async def score_choices(self, request: Request, candidates: list[str],
                             ctx: CallContext) -> ChoiceScores:
         """Log-probabilities of each candidate's canonical tokens continuing the prompt, as
         lm-evaluation-harness computes them: every token is forced with a logit bias while the
         server reports its log-prob under the model's unbiased distribution. One request per
         candidate token; the conversation's slot keeps the shared prompt cached."""
-        if request.messages is not None:
-            msgs = request.messages
-            if request.continue_final and msgs and msgs[-1].get("role") == "assistant":
-                head = await self._post_root("/apply-template", {"messages": msgs[:-1]})
-                prompt = head["prompt"] + msgs[-1]["content"]
-            else:
-                prompt = (await self._post_root("/apply-template", {"messages": msgs}))["prompt"]
-        else:
-            prompt = request.prompt or ""
+        await self._warm_slot(request)
+        prompt = await self._rendered(request)
         first: list[float | None] = []
         full: list[float | None] = []
         top: dict[str, float] | None = None

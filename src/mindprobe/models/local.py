@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import secrets
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +22,24 @@ from mindprobe.core.paths import cache_dir
 from mindprobe.errors import ModelError
 from mindprobe.models.llamacpp import LlamaCppFeatures
 from mindprobe.models.openai_compat import OpenAICompatModel
+from mindprobe.models.slots import SlotPool
 
 DEFAULT_MODEL_NAME = "gemma-3-270m-q4_k_m"
+#: Prompt tokens the engine evaluates per step (llama.cpp's physical batch, `n_ubatch`).
+DEFAULT_BATCH = 512
+
+
+def default_threads() -> int:
+    """Engine threads when --threads is not given: half the CPUs this process may use, at
+    least one. llama.cpp's threads meet at a barrier for every layer, so one thread that the
+    OS deschedules stalls them all: on a 2-core machine shared with other work (load average
+    15, bench/engine_threads.py) 1 thread generated 11.8 tokens/s and 2 threads 1.4-1.9; on
+    idle cores more threads are faster (`--threads`)."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    return max(1, cpus // 2)
 
 
 def default_gguf() -> Path:
@@ -116,7 +133,8 @@ def gguf_sha256(path: Path) -> str:
 
 
 def start_llama_server(path: Path, *, embedded: bool, n_parallel: int, ctx_per_slot: int,
-                       threads: int, host: str) -> tuple[Any, str, str]:
+                       threads: int, host: str, batch: int | None = None,
+                       slot_dir: str | None = None) -> tuple[Any, str, str]:
     """(server, base URL, API key) of a locked-down llama.cpp server: a random API key, no
     CORS origins, no web UI, no tools; full KV for sliding-window models so prefixes can be
     reused. Shared by `local` and the Ray replicas, so both answer alike."""
@@ -146,6 +164,11 @@ def start_llama_server(path: Path, *, embedded: bool, n_parallel: int, ctx_per_s
         p.chat_template = "gemma"
     p.cpuparams.n_threads = threads
     p.cpuparams_batch.n_threads = threads
+    if batch:
+        p.n_batch = batch
+        p.n_ubatch = batch
+    if slot_dir:  # slots' KV saved and restored there (prefix copies between slots)
+        p.slot_save_path = slot_dir
     try:
         server = xllamacpp.Server(p)
     except Exception as exc:  # the engine reports bad files with a bare RuntimeError
@@ -166,19 +189,27 @@ class LocalModel(LlamaCppFeatures, OpenAICompatModel):
     default_concurrency = 1
     token_count_method = "llama.cpp tokenizer of the GGUF"
 
-    def __init__(self, path: Path | None, *, spec: str, ctx_per_slot: int = 8192) -> None:
+    def __init__(self, path: Path | None, *, spec: str, ctx_per_slot: int = 8192,
+                 threads: int | None = None, batch: int | None = None) -> None:
         self._path_arg = path
         self.ctx_per_slot = ctx_per_slot
+        self.threads = threads or default_threads()
+        self.batch = batch or DEFAULT_BATCH
         label = DEFAULT_MODEL_NAME if path is None else Path(path).stem
         super().__init__(
             model=label, base_url="http://127.0.0.1:1/v1", api_key=None, spec=spec,
             label=f"local-{label}" if path is not None else label, grammar="llama",
         )
-        self.capabilities = frozenset({"logprobs", "prefix", "tokenize", "template", "grammar"})
+        # The embedded GGUF is a base model (no chat template of its own): it completes text,
+        # so its replies stop at a benchmark's answer end. A GGUF of your own is served with
+        # its chat template, as a chat model.
+        caps = {"logprobs", "prefix", "tokenize", "template", "grammar"}
+        self.capabilities = frozenset(caps | ({"base"} if path is None else set()))
         self.grammar_fixed = True
         self.context_window = ctx_per_slot
         self._server: Any = None
-        self._slots: asyncio.Queue[int] | None = None
+        self._slots: SlotPool | None = None
+        self._slot_dir: tempfile.TemporaryDirectory[str] | None = None
         self.n_slots = 0
         self.gguf: Path | None = None
         self._sha = ""
@@ -186,6 +217,12 @@ class LocalModel(LlamaCppFeatures, OpenAICompatModel):
     def identity(self) -> dict[str, Any]:
         # The port and key change every process; the weights and the engine do not.
         return {"engine": "llama.cpp", "gguf_sha256": self._sha, "model": self.model}
+
+    def describe(self) -> dict[str, Any]:
+        """The engine's settings belong in the manifest (they change speed, not answers)."""
+        return {**super().describe(), "engine": {"threads": self.threads, "batch": self.batch,
+                                                 "slots": self.n_slots or 1,
+                                                 "ctx_per_slot": self.ctx_per_slot}}
 
     def configure(self, concurrency: int) -> None:
         """Decide the number of slots before start: one per concurrently running item."""
@@ -212,10 +249,11 @@ class LocalModel(LlamaCppFeatures, OpenAICompatModel):
             raise ModelError(f"GGUF file not found: {path} (use local:PATH/TO/model.gguf)")
         self.gguf = path
         self._sha = gguf_sha256(path)
+        self._slot_dir = tempfile.TemporaryDirectory(prefix="mindprobe-slots-")
         self._server, self.base_url, key = start_llama_server(
             path, embedded=self._path_arg is None, n_parallel=self.n_slots or 1,
-            ctx_per_slot=self.ctx_per_slot, threads=max(1, os.cpu_count() or 1),
-            host="127.0.0.1")
+            ctx_per_slot=self.ctx_per_slot, threads=self.threads, host="127.0.0.1",
+            batch=self.batch, slot_dir=self._slot_dir.name)
         self._api_key = key
         self._headers["Authorization"] = f"Bearer {key}"
         atexit.register(self._stop_server)
@@ -225,18 +263,19 @@ class LocalModel(LlamaCppFeatures, OpenAICompatModel):
 
     def _stop_server(self) -> None:
         self._server = None  # dropping the last reference stops and joins the server
+        if self._slot_dir is not None:
+            self._slot_dir.cleanup()
+            self._slot_dir = None
 
     async def close(self) -> None:
         await super().close()
         self._stop_server()
 
-    async def acquire_slot(self) -> int:
+    async def acquire_slot(self, group: str | None = None) -> int:
         if self._slots is None:
-            self._slots = asyncio.Queue()
-            for i in range(self.n_slots or 1):
-                self._slots.put_nowait(i)
-        return await self._slots.get()
+            self._slots = self.slot_pool = SlotPool(self.n_slots or 1)
+        return await self._slots.take(group)
 
     def release_slot(self, slot: int) -> None:
         if self._slots is not None:
-            self._slots.put_nowait(slot)
+            self._slots.give(slot)

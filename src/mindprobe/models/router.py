@@ -5,6 +5,8 @@ How an endpoint is chosen:
 * **Affinity.** The session of an item takes a slot once (`acquire_slot`) and gives it back at
   the end; the slot is a conversation id mapped to one endpoint, so every turn of a chat goes to
   the server that already holds its prefix in cache (and on llama.cpp servers to one KV slot).
+  Items of one prefix group (they share a long prefix) go to the endpoint (and llama.cpp slot)
+  that served the group last while it is up, has room and is no busier than the others.
 * **Least loaded.** A new item goes to the healthy endpoint with the fewest live items per unit
   of capacity (`concurrency=N` in the endpoints file; else 1); ties go to the endpoint answering
   fastest lately, then round-robin. An endpoint at its `concurrency` cap takes no more items.
@@ -111,7 +113,9 @@ class RouterModel(Model):
         self._identity_extra: dict[str, Any] = {}
         if launcher is not None:  # replicas of `local`: declare what it declares
             ref = local_reference()
-            self.capabilities = ref.capabilities
+            # a GGUF of the user's own is served as a chat model (see LocalModel)
+            own_gguf = getattr(launcher, "gguf", None) is not None
+            self.capabilities = ref.capabilities - ({"base"} if own_gguf else set())
             self.supports_grammar = ref.supports_grammar
             self.token_count_method = ref.token_count_method
             self.context_window = ref.context_window
@@ -126,6 +130,8 @@ class RouterModel(Model):
         self._concurrency = self.default_concurrency
         self._eps: list[Endpoint] = []
         self._affinity: dict[int, tuple[Endpoint, int | None]] = {}
+        #: The endpoint each prefix group was last sent to.
+        self._homes: dict[str, Endpoint] = {}
         self._ids = itertools.count(1)
         self._wake = asyncio.Event()
         self._all_down_since: float | None = None
@@ -142,7 +148,7 @@ class RouterModel(Model):
     async def start(self) -> None:
         if self._eps and not self._closed:
             return
-        self._eps, self._affinity, self._t0 = [], {}, None
+        self._eps, self._affinity, self._homes, self._t0 = [], {}, {}, None
         self._closed = False
         self._wake = asyncio.Event()
         if self._launcher is not None:
@@ -152,7 +158,12 @@ class RouterModel(Model):
             client: EndpointClient = (
                 LlamaEndpointClient(self.model, s, timeout=self.timeout) if s.llama_slots
                 else EndpointClient(self.model, s, timeout=self.timeout, grammar="llama"))
-            self._eps.append(Endpoint(i, s, client))
+            if self._launcher is not None:
+                client.capabilities = self.capabilities
+            ep = Endpoint(i, s, client)
+            if isinstance(client, LlamaEndpointClient):
+                client.slot_pool = ep.free_slots  # prefix copies between its slots
+            self._eps.append(ep)
         given = [s.concurrency for s in self._specs if s.concurrency]
         mean = sum(given) / len(given) if given else 1.0
         self._weights = {e.index: float(e.spec.concurrency or mean) for e in self._eps}
@@ -252,10 +263,21 @@ class RouterModel(Model):
     def _down_list(self) -> str:
         return "; ".join(f"{e.spec.url} ({e.health.reason or 'down'})" for e in self._eps)
 
-    async def acquire_slot(self) -> int:
-        ep = await self._choose()
+    async def acquire_slot(self, group: str | None = None) -> int:
+        """An item's conversation id; an item of a prefix group goes to the endpoint that
+        served the group last while it is up and has room (its cache holds the prefix)."""
+        home = self._homes.get(group) if group is not None else None
+        least = self._pick()
+        if home is not None and home.health.up and not home.full and (
+                least is None or home.active / self._weights[home.index]
+                <= least.active / self._weights[least.index]):
+            ep = home  # unless another endpoint is less loaded: groups still spread
+        else:
+            ep = await self._choose()
+        if group is not None:
+            self._homes[group] = ep
         conv = next(self._ids)
-        self._affinity[conv] = (ep, ep.take())
+        self._affinity[conv] = (ep, ep.take(group))
         return conv
 
     def release_slot(self, slot: int) -> None:
@@ -408,12 +430,3 @@ class RouterModel(Model):
             })
         return out
 
-
-def spread(n_items: int, weights: list[float]) -> list[int]:
-    """How least-loaded routing spreads `n_items` items of equal cost over endpoints of these
-    capacities (each next item to the endpoint with the fewest items per unit of capacity)."""
-    counts = [0] * len(weights)
-    for _ in range(n_items):
-        i = min(range(len(weights)), key=lambda j: ((counts[j] + 1) / weights[j], j))
-        counts[i] += 1
-    return counts

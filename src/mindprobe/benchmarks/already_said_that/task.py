@@ -47,6 +47,10 @@ DEFAULT_SEED = 20220722
 #: showed thinking), on top of upstream's 512.
 THINKING_ROOM = 4096
 ANSWERS = ["[answer: yes]", "[answer: no]"]
+#: Where a direct reply is complete: the `]` closing its `[answer: ...]` tag, or the end of
+#: its line (a line without the tag is no answer, however it goes on). Base models on the
+#: completion path stop there; chat models are sent upstream's request unchanged.
+ANSWER_END = (("]", "\n"),)
 HUMAN_HINT = "type y / n (or the answer to an unrelated question); no brackets needed"
 
 
@@ -92,14 +96,19 @@ class AlreadySaidThatBenchmark(Benchmark):
         solver = ast_prompt.solver(opts.solver, ctx.data_dir)
         system = ast_prompt.task_description(wording["task_description"], example)
         # The pool and the system prompt ride along with each item (same objects): episodes
-        # need them, the manifest does not (the files' sha256 identify them).
-        items = [Item(str(i), {"idx": i, "words": w, "pool": pool, "system": system})
+        # need them, the manifest does not (the files' sha256 identify them). Every chat opens
+        # with the same task description: one prefix group (each chat still keeps its own
+        # slot for all its turns).
+        items = [Item(str(i), {"idx": i, "words": w, "pool": pool, "system": system},
+                      prefix_group=f"{variant} task")
                  for i, w in enumerate(selected)]
         calls, deviations = call_settings(solver, opts, ctx)
         config: dict[str, Any] = {
             "seed": seed, "n_samples": opts.n_samples, "max_turns": opts.max_turns,
             "variant": variant, "solver": opts.solver, "upstream_solver": solver.describe(),
             "calls": calls, DEVIATIONS: deviations}
+        if "base" in ctx.model.capabilities:  # stops the answer calls (not CoT's reasoning)
+            config["answer_end"] = [list(stage) for stage in ANSWER_END]
         if opts.solver == "cot":
             config["cot_messages"] = {"reason": wording["cot"].text,
                                       "answer": wording["extract_answer"].text}
@@ -127,7 +136,8 @@ class AlreadySaidThatBenchmark(Benchmark):
             max_tokens = max(c["max_tokens"], room) if session.model().can("reasoning") \
                 else c["max_tokens"]
             req = Request(messages=messages, max_tokens=max_tokens, temperature=c["temperature"],
-                          choices=ANSWERS, human_wrap=human_answer, human_hint=HUMAN_HINT)
+                          choices=ANSWERS, human_wrap=human_answer, human_hint=HUMAN_HINT,
+                          answer_end=ANSWER_END if kind == "answer" else None)
             comp = await session.generate(req)
             if comp.truncated_in_reasoning and room > req.max_tokens:
                 comp = await session.generate(replace(req, max_tokens=room))

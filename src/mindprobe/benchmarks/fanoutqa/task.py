@@ -105,6 +105,11 @@ def run_questions(plan: RunPlan, version: str | None = None, data_dir: Path | No
     return questions_by_id(cfg.get("split", "dev"), version or version_of(cfg), data_dir)
 
 
+#: Where an answer is complete (base models on the completion path): the end of its lines
+#: (the prompt asks for a list one item a line), i.e. the first blank line.
+ANSWER_END = (("\n\n",),)
+
+
 class FanOutQABenchmark(Benchmark):
     name = "fanoutqa"
     roles = ("judge",)
@@ -173,6 +178,8 @@ class FanOutQABenchmark(Benchmark):
         if setting == "openbook":
             config.update(search_results=opts.search_results, time_limit=opts.time_limit,
                           search_protocol="text")
+        if setting != "openbook" and "base" in ctx.model.capabilities:
+            config["answer_end"] = [list(stage) for stage in ANSWER_END]
         # jul26 runs get their own folder (paper-jul26): a run never mixes releases, and a run
         # from before releases were told apart ("paper", nov23) resumes with --dataset-version
         # nov23 exactly where it was.
@@ -198,7 +205,7 @@ class FanOutQABenchmark(Benchmark):
         if setting == "closedbook":
             comp = await session.generate(Request(messages=closed_book_messages(q.question),
                                                   max_tokens=cfg["reply_tokens"],
-                                                  temperature=0.0))
+                                                  temperature=0.0, answer_end=ANSWER_END))
             answer, finish = comp.text, comp.finish_reason
             rec["prompt_tokens"] = comp.prompt_tokens
         elif setting == "evidenceprovided":
@@ -250,7 +257,8 @@ class FanOutQABenchmark(Benchmark):
             cfg["chunk_size"])
         rec["context"] = context.record()
         comp = await session.generate(Request(messages=[user(context.text)],
-                                              max_tokens=cfg["reply_tokens"], temperature=0.0))
+                                              max_tokens=cfg["reply_tokens"], temperature=0.0,
+                                              answer_end=ANSWER_END))
         rec["prompt_tokens"] = comp.prompt_tokens
         return comp.text, comp.finish_reason
 

@@ -76,6 +76,11 @@ def human_reply(typed: str) -> str:
     return typed
 
 
+#: Where a reply is complete (base models on the completion path): the end of the line of its
+#: last required section, `Error Analysis:`.
+ANSWER_END = (("Error Analysis:",), ("\n",))
+
+
 class MRGSM8KBenchmark(Benchmark):
     name = "mr_gsm8k"
     roles = ("judge",)
@@ -93,7 +98,10 @@ class MRGSM8KBenchmark(Benchmark):
             ctx.info(f"mr_gsm8k: evaluating {', '.join(types)}: {describe_counts(records)}")
         demos = packaged_demos() if opts.shots else None
         # Prompts are built per item when played; the demos list is shared by all items.
-        items = [Item(r["uuid"], {"item": r, "demos": demos}) for r in records]
+        # k-shot: every prompt opens with the same instructions and demo block.
+        group = f"{opts.shots}-shot demos" if opts.shots else None
+        items = [Item(r["uuid"], {"item": r, "demos": demos}, prefix_group=group)
+                 for r in records]
         judge = opts.judge or ctx.roles.get("judge")
         wording = apply_prompt_file(self.prompt_templates(ctx.data_dir), ctx.prompt_file)
         upstream = sampling(ctx.data_dir)
@@ -114,6 +122,8 @@ class MRGSM8KBenchmark(Benchmark):
                                   f"{upstream['max_tokens']}"
                                   + ("" if ctx.max_tokens else ", room for a reasoning model's "
                                      "thinking") + ")"]
+        if "base" in ctx.model.capabilities:
+            config["answer_end"] = [list(stage) for stage in ANSWER_END]
         prompting = f"{opts.shots}shot" + (f"-{'+'.join(types)}" if types else "")
         provenance = {**loaded.data, UPSTREAM_SCRIPT.relpath: UPSTREAM_SCRIPT.sha256}
         return RunPlan(
@@ -129,6 +139,7 @@ class MRGSM8KBenchmark(Benchmark):
             messages=[{"role": "user", "content": prompt}],
             max_tokens=cfg["max_tokens"],
             temperature=cfg["temperature"],
+            answer_end=ANSWER_END,
             choices=baseline_choices(len(rec["model_output_steps"])),
             human_hint=HUMAN_HINT,
             human_wrap=human_reply,

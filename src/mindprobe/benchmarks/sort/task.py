@@ -104,7 +104,10 @@ class SortBenchmark(Benchmark):
         picked.sort(key=lambda r: (r["excerpt_length"], r["segment_length"], r["book_idx"],
                                    r["excerpt_idx"], r["segment_idx"]))
         passages = self._retrieval(picked, root, opts) if opts.condition == "retrieval" else {}
-        items = [Item(r["row_id"], {**r, "retrieved": passages.get(r["row_id"])})
+        # In context, the questions on one excerpt share it as their prompt's long prefix.
+        items = [Item(r["row_id"], {**r, "retrieved": passages.get(r["row_id"])},
+                      prefix_group=f"excerpt {r['book_idx']}/{r['excerpt_idx']}"
+                      if opts.condition == "in-context" else None)
                  for r in picked]
         config = {"prompt": opts.prompt, "condition": opts.condition, "task": opts.task,
                   "split": opts.split, "scoring": opts.scoring, "books": book_ids,

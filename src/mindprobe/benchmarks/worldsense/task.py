@@ -146,9 +146,12 @@ class WorldSenseBenchmark(Benchmark):
         examples_info: dict[str, Any] | None = None
         if strategy in st.INCONTEXT:
             pool, examples_info = self._example_pool(ctx, train, trials.all(), seed)
-            items = [Item(str(t["Key"]), {**t, "_examples": pool.draw(strategy, t, opts.shots,
-                                                                        seed)})
-                     for t in chosen]
+            items = []
+            for t in chosen:
+                shots = pool.draw(strategy, t, opts.shots, seed)
+                # the shots open the prompt: questions drawing the same ones share a prefix
+                items.append(Item(str(t["Key"]), {**t, "_examples": shots},
+                                  prefix_group="shots " + ",".join(str(ex.id) for ex in shots)))
         else:
             items = [Item(str(t["Key"]), t) for t in chosen]
         default = st.COT_MAX_TOKENS if strategy == "cot" else st.ANSWER_MAX_TOKENS

@@ -1,0 +1,120 @@
+"""KV slots of one llama.cpp server, handed out with prefix-group affinity, and which slot's
+cache best serves a new item's first request.
+
+A slot keeps the KV cache of the last prompt it served. An item of a prefix group (items that
+share a long prefix: SORT's questions on one excerpt, MR-GSM8K's demo block) therefore gets the
+free slot that last held its group, whose cache already holds the shared prefix; other items
+get the slot idle longest (first in, first out, as a plain queue would) among those holding
+no group's prefix. The pool also remembers each slot's last request, so that before an item's
+first request a slot can be given the KV of the slot that shares most of its prompt (another
+chat's system prompt and example, a group's excerpt), copied instead of prefilled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from typing import Any
+
+#: A copy is worth it when another slot shares at least this many more prompt characters
+#: (about 100 tokens) than the slot's own cache: a copy costs tens of milliseconds, and may
+#: wait for the other slot's request to finish.
+MIN_COPY_GAIN = 400
+
+
+def prompt_parts(request: Any) -> list[str]:
+    """The prompt as comparable parts: each message (role and text), or the raw prompt."""
+    if request.messages is None:
+        return [request.prompt or ""]
+    return [f"{m.get('role')}\x00{m.get('content') or ''}" for m in request.messages]
+
+
+def common_chars(a: list[str], b: list[str]) -> int:
+    """Characters of the prompt prefix two requests share."""
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            k = 0
+            for cx, cy in zip(x, y, strict=False):
+                if cx != cy:
+                    break
+                k += 1
+            return n + k
+        n += len(x)
+    return n
+
+
+class SlotPool:
+    """`n` slots; `take` waits while all are held."""
+
+    def __init__(self, n: int) -> None:
+        self._free: list[int] = list(range(max(1, n)))
+        self._group: dict[int, str] = {}
+        self._waiters: deque[asyncio.Future[None]] = deque()
+        self._fresh: set[int] = set()
+        self._last: dict[int, list[str]] = {}
+
+    def __len__(self) -> int:
+        return len(self._free)
+
+
+    def take_nowait(self, group: str | None = None) -> int | None:
+        """A free slot (the group's own if free), or None when all are held."""
+        if not self._free:
+            return None
+        own = [i for i, s in enumerate(self._free) if group is not None
+               and self._group.get(s) == group]
+        # Else the slot idle longest among those holding no group's prefix, so a group's
+        # cache survives as long as possible.
+        plain = [i for i, s in enumerate(self._free) if s not in self._group]
+        slot = self._free.pop((own or plain or [0])[0])
+        if group is None:
+            self._group.pop(slot, None)
+        else:
+            self._group[slot] = group
+        self._fresh.add(slot)
+        return slot
+
+    async def take(self, group: str | None = None) -> int:
+        while True:
+            slot = self.take_nowait(group)
+            if slot is not None:
+                return slot
+            waiter = asyncio.get_running_loop().create_future()
+            self._waiters.append(waiter)
+            try:
+                await waiter
+            except asyncio.CancelledError:
+                if waiter.done() and not waiter.cancelled():
+                    self._wake()  # it was woken for a slot it will not take: pass it on
+                raise
+
+    def copy_source(self, slot: int, parts: list[str]) -> int | None:
+        """On a slot's first request since it was taken: the other slot whose last prompt
+        shares MIN_COPY_GAIN more characters with `parts` than this slot's own, if any."""
+        if slot not in self._fresh:
+            return None
+        self._fresh.discard(slot)
+        own = common_chars(self._last.get(slot, []), parts)
+        best, src = own + MIN_COPY_GAIN, None
+        for other, last in self._last.items():
+            if other != slot:
+                shared = common_chars(last, parts)
+                if shared >= best:
+                    best, src = shared, other
+        return src
+
+    def served(self, slot: int, parts: list[str]) -> None:
+        """`slot`'s cache now holds this prompt (as far as `common_chars` can tell)."""
+        self._last[slot] = parts
+
+    def give(self, slot: int) -> None:
+        self._free.append(slot)
+        self._wake()
+
+    def _wake(self) -> None:
+        while self._waiters:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                return
