@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import argparse
-import copy
 import shlex
 from pathlib import Path
 from typing import Any
@@ -127,22 +126,33 @@ class Sweep:
         import pandas as pd
 
         from mindprobe.benchmarks.sort.options import PROMPT_NAMES
-        from mindprobe.commands.run import run_command
+        from mindprobe.commands.run import bench_option_values, settings_from_args
         from mindprobe.core.results import Results, render_results
+        from mindprobe.engine.run import prepare, run_task
+        from mindprobe.engine.settings import Reporter
 
-        if getattr(args, "bench__prompt", None) or getattr(args, "bench__split", None):
+        options = bench_option_values(args)
+        if "prompt" in options or "split" in options:
             raise UsageError("sweep chooses --prompt and --split itself; leave them out")
         names = [n.strip() for n in args.prompts.split(",")] if args.prompts else PROMPT_NAMES
         bad = [n for n in names if n not in PROMPT_NAMES]
         if bad:
             raise UsageError(f"unknown prompt config {bad[0]!r}; known: {', '.join(PROMPT_NAMES)}")
-        base = copy.copy(args)
-        base.embedded = True  # the sweep prints one JSON document; runs print only tables
+        settings, reporter, out = settings_from_args(args), Reporter(err), tables_console(args.json)
+
+        def run(prompt: str, split: str) -> tuple[int, dict[str, Any]]:
+            """One run of the sweep, as `mindprobe run` would do it (tables only: the sweep
+            prints one JSON document)."""
+            task = prepare(args.benchmark, {**options, "prompt": prompt, "split": split},
+                           settings)
+            outcome = run_task(task, settings, reporter)
+            for res in outcome.results.values():
+                render_results(res, out)
+            return outcome.code, outcome.docs
+
         rows, worst = [], 0
         for name in names:
-            a = copy.copy(base)
-            a.bench__prompt, a.bench__split = name, "validation"
-            code, docs = run_command(a, err)
+            code, docs = run(name, "validation")
             worst = max(worst, code)
             doc = next(iter(docs.values()))
             head = doc.get("headline") or {}
@@ -154,10 +164,8 @@ class Sweep:
         sweep.add_table("sweep", table, "prompt sweep on the validation rows (accuracy = "
                         "macro over conditions)", percent=("accuracy",), index=False)
         sweep.notes.append(f"best prompt: {best}; running the test split with it")
-        render_results(sweep, tables_console(args.json))
-        final = copy.copy(base)
-        final.bench__prompt, final.bench__split = best, "test"
-        code, docs = run_command(final, err)
+        render_results(sweep, out)
+        code, docs = run(best, "test")
         emit_json(args.json, {"benchmark": "sort", "sweep": sweep.to_json()["tables"]["sweep"],
                               "best_prompt": best, "test": next(iter(docs.values()), None)})
         return max(worst, code)
@@ -182,13 +190,12 @@ class Analyse:
             return None  # one run: the generic analysis
         from mindprobe.benchmarks.sort.paired import labelled_records, order_runs, paired_results
         from mindprobe.benchmarks.sort.tables import results_of_records
-        from mindprobe.commands.analyse import plan_of
         from mindprobe.core.results import render_results
         from mindprobe.core.store import load_run
 
         runs = [load_run(r, "sort") for r in args.run]
         records = [rec for run in runs for rec in labelled_records(run)]
-        plan = plan_of(runs[0])
+        plan = runs[0].plan()
         plan.config = {**plan.config, "condition": "+".join(
             sorted({str(r.manifest.get("config", {}).get("condition")) for r in runs}))}
         res = results_of_records(records, plan)

@@ -8,7 +8,15 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from mindprobe.errors import ModelError
-from mindprobe.models.base import CallContext, Completion, Model, Request, TransientError, Usage
+from mindprobe.models.base import (
+    CallContext,
+    Completion,
+    Model,
+    Reasoning,
+    Request,
+    TransientError,
+    Usage,
+)
 
 __all__ = [
     "CallContext", "Completion", "Model", "Request", "TransientError", "Usage",
@@ -43,12 +51,14 @@ def model_label(spec: str) -> str:
 
 def parse_model_spec(spec: str, *, timeout: float = 300.0, max_attempts: int = 6,
                      endpoints_file: str | Path | None = None, replicas: int | None = None,
-                     ray_address: str | None = None) -> Model:
+                     ray_address: str | None = None, reasoning_effort: str | None = None,
+                     reasoning: bool = False) -> Model:
     """Build a backend from a spec string; raise ModelError with the accepted forms otherwise.
 
     Scale-out: `openai:MODEL@URL1,URL2` or `openai:MODEL` with `endpoints_file` (`--endpoints`)
     route one model over several servers; `local[:PATH]` with `replicas` and `ray_address`
     (`--replicas N --ray [ADDRESS]`; "" = a local Ray instance) starts replicas on Ray.
+    `reasoning_effort` / `reasoning`: see `Reasoning` (only backends that send requests use it).
     """
     from mindprobe.models.human import HumanModel
     from mindprobe.models.local import LocalModel
@@ -56,21 +66,22 @@ def parse_model_spec(spec: str, *, timeout: float = 300.0, max_attempts: int = 6
     from mindprobe.models.random import RandomModel
 
     spec = spec.strip()
+    thinking = Reasoning.of(reasoning_effort, reasoning)
     if endpoints_file is not None or replicas is not None or ray_address is not None:
         return _scaled_model(spec, timeout=timeout, max_attempts=max_attempts,
                              endpoints_file=endpoints_file, replicas=replicas,
-                             ray_address=ray_address)
+                             ray_address=ray_address, reasoning=thinking)
     if spec == "random":
         return RandomModel()
     if spec == "human":
         return HumanModel()
     if spec == "local":
-        return LocalModel(None, spec=spec)
+        return LocalModel(None, spec=spec, reasoning=thinking)
     if spec.startswith("local:"):
         path = Path(spec[len("local:"):]).expanduser()
         if not path.is_file():
             raise ModelError(f"GGUF file not found: {path} (spec local:PATH needs an existing file)")
-        return LocalModel(path, spec=spec)
+        return LocalModel(path, spec=spec, reasoning=thinking)
     if spec.startswith("openai:") and len(spec) > len("openai:"):
         rest = spec[len("openai:"):]
         if "@" in rest:
@@ -81,24 +92,24 @@ def parse_model_spec(spec: str, *, timeout: float = 300.0, max_attempts: int = 6
                 from mindprobe.models.endpoints import parse_endpoint_list
 
                 return _router(name, parse_endpoint_list(url, what=f"--model {spec}"), None,
-                               timeout=timeout, max_attempts=max_attempts)
+                               timeout=timeout, max_attempts=max_attempts, reasoning=thinking)
             host = urlsplit(url if "://" in url else "http://" + url).netloc
             return OpenAICompatModel(
                 name, url, os.environ.get("MINDPROBE_API_KEY"), spec=spec,
                 label=_safe(f"{name}@{host}"), timeout=timeout, max_attempts=max_attempts,
-                grammar="llama",
+                grammar="llama", reasoning=thinking,
             )
         # the key is asked for when the model starts: a --dry-run sends nothing, needs none
         return OpenAICompatModel(
             rest, OPENAI_URL, os.environ.get("OPENAI_API_KEY"), spec=spec, label=_safe(rest), timeout=timeout,
-            max_attempts=max_attempts, grammar="openai",
+            max_attempts=max_attempts, grammar="openai", reasoning=thinking,
         )
     forms = ", ".join(s for s, _ in MODEL_SPECS)
     raise ModelError(f"unknown model spec {spec!r}; use one of: {forms}")
 
 
 def _router(name: str, endpoints: list, group: str | None, *, timeout: float,
-            max_attempts: int) -> Model:
+            max_attempts: int, reasoning: Reasoning) -> Model:
     """One model over several servers; named by the group, never by the URLs (see router.py)."""
     from mindprobe.models.endpoints import DEFAULT_GROUP
     from mindprobe.models.router import RouterModel
@@ -106,12 +117,12 @@ def _router(name: str, endpoints: list, group: str | None, *, timeout: float,
     group = group or DEFAULT_GROUP
     return RouterModel(name, endpoints, spec=f"openai:{name}@{group}",
                        label=_safe(f"{name}@{group}"), group=group, timeout=timeout,
-                       max_attempts=max_attempts)
+                       max_attempts=max_attempts, reasoning=reasoning)
 
 
 def _scaled_model(spec: str, *, timeout: float, max_attempts: int,
                   endpoints_file: str | Path | None, replicas: int | None,
-                  ray_address: str | None) -> Model:
+                  ray_address: str | None, reasoning: Reasoning) -> Model:
     """`--endpoints FILE`, `--replicas N --ray [ADDRESS]`: a router over several endpoints."""
     from mindprobe.errors import UsageError
 
@@ -126,7 +137,7 @@ def _scaled_model(spec: str, *, timeout: float, max_attempts: int,
 
         endpoints, group = parse_endpoints_file(endpoints_file)
         return _router(spec[len("openai:"):], endpoints, group, timeout=timeout,
-                       max_attempts=max_attempts)
+                       max_attempts=max_attempts, reasoning=reasoning)
     if spec != "local" and not spec.startswith("local:"):
         raise UsageError(f"--replicas/--ray start llama.cpp replicas of a local GGUF (--model "
                          f"local or local:PATH.gguf), got {spec!r}; for servers you started "
@@ -151,4 +162,5 @@ def _scaled_model(spec: str, *, timeout: float, max_attempts: int,
     label = DEFAULT_MODEL_NAME if path is None else f"local-{name}"
     launcher = RayReplicas(path, replicas, ray_address or None, model=name)
     return RouterModel(name, None, spec=spec, label=label, group="ray-replicas",
-                       timeout=timeout, max_attempts=max_attempts, launcher=launcher)
+                       timeout=timeout, max_attempts=max_attempts, launcher=launcher,
+                       reasoning=reasoning)

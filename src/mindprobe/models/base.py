@@ -6,6 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from mindprobe.errors import ModelError
+
 
 @dataclass(slots=True)
 class Request:
@@ -42,6 +44,32 @@ class Request:
         if self.prompt is not None:
             return self.prompt
         return self.messages[-1]["content"] if self.messages else ""
+
+
+REASONING_EFFORTS = ("low", "medium", "high")
+
+
+@dataclass(frozen=True)
+class Reasoning:
+    """Run-wide reasoning settings (`--reasoning-effort` / `--reasoning`, or `evaluate()`'s
+    parameters): the effort sent with every request, and "this model thinks" (room for its
+    thinking from the first request). A parameter of the backend, never the environment."""
+
+    effort: str | None = None
+    thinks: bool = False
+
+    @classmethod
+    def of(cls, effort: str | None = None, thinks: bool = False) -> Reasoning:
+        """Checked settings; an unknown effort is refused, not ignored. An effort implies
+        that the model thinks."""
+        effort = (effort or "").strip().lower() or None
+        if effort is not None and effort not in REASONING_EFFORTS:
+            raise ModelError(f"reasoning effort {effort!r}: expected one of "
+                             f"{', '.join(REASONING_EFFORTS)}")
+        return cls(effort, bool(thinks) or effort is not None)
+
+
+NO_REASONING = Reasoning()
 
 
 @dataclass(slots=True)

@@ -18,6 +18,7 @@ from typing import Any
 
 from mindprobe.core.paths import cache_dir
 from mindprobe.errors import ModelError
+from mindprobe.models.base import NO_REASONING, Reasoning
 from mindprobe.models.llamacpp import LlamaCppFeatures
 from mindprobe.models.openai_compat import OpenAICompatModel
 
@@ -139,13 +140,15 @@ class LocalModel(LlamaCppFeatures, OpenAICompatModel):
     default_concurrency = 1
     token_count_method = "llama.cpp tokenizer of the GGUF"
 
-    def __init__(self, path: Path | None, *, spec: str, ctx_per_slot: int = 8192) -> None:
+    def __init__(self, path: Path | None, *, spec: str, ctx_per_slot: int = 8192,
+                 reasoning: Reasoning = NO_REASONING) -> None:
         self._path_arg = path
         self.ctx_per_slot = ctx_per_slot
         label = DEFAULT_MODEL_NAME if path is None else Path(path).stem
         super().__init__(
             model=label, base_url="http://127.0.0.1:1/v1", api_key=None, spec=spec,
             label=f"local-{label}" if path is not None else label, grammar="llama",
+            reasoning=reasoning,
         )
         self.capabilities = frozenset({"logprobs", "prefix", "tokenize", "template", "grammar"})
         self.grammar_fixed = True

@@ -39,10 +39,12 @@ from typing import Any, Protocol
 from mindprobe.core.retry import backoff_delay
 from mindprobe.errors import ModelError
 from mindprobe.models.base import (
+    NO_REASONING,
     CallContext,
     ChoiceScores,
     Completion,
     Model,
+    Reasoning,
     Request,
     TransientError,
 )
@@ -96,6 +98,7 @@ class RouterModel(Model):
         max_attempts: int = 6,
         launcher: Launcher | None = None,
         all_down_after: float = 10.0,
+        reasoning: Reasoning = NO_REASONING,
     ) -> None:
         if not endpoints and launcher is None:
             raise ModelError(f"{spec}: no endpoints")
@@ -106,6 +109,7 @@ class RouterModel(Model):
         self.timeout = timeout
         self.max_attempts = max(1, max_attempts)
         self.all_down_after = all_down_after
+        self.reasoning = reasoning
         self._specs = list(endpoints or [])
         self._launcher = launcher
         self._identity_extra: dict[str, Any] = {}
@@ -117,7 +121,8 @@ class RouterModel(Model):
             self.context_window = ref.context_window
             self.default_concurrency = launcher.n  # one slot per replica: reproducible replies
         else:  # what a single `openai:MODEL@URL` declares until the servers are probed
-            first = EndpointClient(model, self._specs[0], timeout=timeout, grammar="llama")
+            first = EndpointClient(model, self._specs[0], timeout=timeout, grammar="llama",
+                                   reasoning=reasoning)
             self.capabilities = first.capabilities
             self.supports_grammar = first.supports_grammar
             self._identity_extra = dict(first._identity_extra)
@@ -150,8 +155,10 @@ class RouterModel(Model):
             self._specs = await self._launcher.start(slots, self.timeout)
         for i, s in enumerate(self._specs):
             client: EndpointClient = (
-                LlamaEndpointClient(self.model, s, timeout=self.timeout) if s.llama_slots
-                else EndpointClient(self.model, s, timeout=self.timeout, grammar="llama"))
+                LlamaEndpointClient(self.model, s, timeout=self.timeout,
+                                    reasoning=self.reasoning) if s.llama_slots
+                else EndpointClient(self.model, s, timeout=self.timeout, grammar="llama",
+                                    reasoning=self.reasoning))
             self._eps.append(Endpoint(i, s, client))
         given = [s.concurrency for s in self._specs if s.concurrency]
         mean = sum(given) / len(given) if given else 1.0
