@@ -111,7 +111,7 @@ def test_reasoning_effort_in_the_body():
     _, body = m.build_body(Request(messages=[], max_tokens=50))
     assert body["reasoning_effort"] == "low" and body["max_tokens"] == 50
     assert m.identity()["reasoning_effort"] == "low" and m.can("reasoning")
-    openai = _model(OPENAI_URL)
+    openai = _model(OPENAI_URL, effort="low")
     _, body = openai.build_body(Request(messages=[], max_tokens=50))
     assert body["max_completion_tokens"] == 50 and "max_tokens" not in body
     assert "temperature" not in body
