@@ -51,6 +51,11 @@ def site(tmp_path, monkeypatch):
         info.joinpath("METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\n"
                                              "Version: 0.1\n")
         info.joinpath("entry_points.txt").write_text(f"[mindprobe.benchmarks]\n{ep}\n")
+    (root / "sum_model.py").write_text(SUM_MODEL)
+    info = root / "sum_model-0.1.dist-info"
+    info.mkdir()
+    info.joinpath("METADATA").write_text("Metadata-Version: 2.1\nName: sum_model\nVersion: 0.1\n")
+    info.joinpath("entry_points.txt").write_text("[mindprobe.models]\nsum = sum_model:build\n")
     monkeypatch.syspath_prepend(str(root))
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
         [str(root), *filter(None, [os.environ.get("PYTHONPATH")])]))
@@ -58,6 +63,28 @@ def site(tmp_path, monkeypatch):
     yield root
     monkeypatch.undo()
     BENCHMARKS.refresh()
+
+
+#: A model backend in its own package: `sum:BIAS` answers a + b + BIAS.
+SUM_MODEL = '''
+import re
+from mindprobe.models.base import Completion, Model
+
+
+class SumModel(Model):
+    cacheable = False
+
+    def __init__(self, spec, bias):
+        self.spec, self.label, self.bias = spec, "sum", bias
+
+    async def complete(self, request, ctx):
+        a, b = map(int, re.findall(r"\\d+", request.messages[-1]["content"])[:2])
+        return Completion(text=str(a + b + self.bias))
+
+
+def build(spec, rest, settings):
+    return SumModel(spec, int(rest or 0))
+'''
 
 
 def _adder(body: dict) -> str:
@@ -121,3 +148,18 @@ def test_the_plugin_runs_resumes_and_reports(site, cli, tmp_path):
     assert code == 0, err
     html = (tmp_path / "report.html").read_text()
     assert "arithmetic: the sum of two numbers" in html and "add" in html
+
+
+def test_a_model_backend_from_a_plugin(site, tmp_path):
+    from mindprobe.errors import ModelError
+    from mindprobe.models import parse_model_spec
+
+    res = mindprobe.evaluate("add", "sum:0", options={"n_items": 4}, runs_dir=tmp_path,
+                             progress=False)
+    assert res.headline.value == 1.0 and res.run_dir.name == "basic___sum"
+    wrong = mindprobe.evaluate("add", "sum:1", options={"n_items": 4}, runs_dir=tmp_path / "b",
+                               progress=False)
+    assert wrong.headline.value == 0.0
+    with pytest.raises(ModelError, match="unknown model spec 'nosuch:x'"):
+        parse_model_spec("nosuch:x")
+

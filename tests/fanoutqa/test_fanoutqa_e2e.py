@@ -588,6 +588,9 @@ def test_tokenizer_counted_fill_goes_through_the_model(exact_normalizer):
             self.calls.append(messages)
             return 3 + sum(len(m["content"].split()) for m in messages)  # 3: the template
 
+        async def complete(self, request, ctx):
+            raise AssertionError("only its tokenizer is used")
+
     text = " ".join(f"fact{i} about units and more words here." for i in range(300))
     pages = [(7, "Units", text)]
     model = Tokenizing()

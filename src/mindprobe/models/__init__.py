@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from mindprobe.errors import ModelError
 from mindprobe.models.base import (
+    NO_REASONING,
     CallContext,
     Completion,
     Model,
@@ -60,52 +63,106 @@ def parse_model_spec(spec: str, *, timeout: float = 300.0, max_attempts: int = 6
     (`--replicas N --ray [ADDRESS]`; "" = a local Ray instance) starts replicas on Ray.
     `reasoning_effort` / `reasoning`: see `Reasoning` (only backends that send requests use it).
     """
-    from mindprobe.models.human import HumanModel
-    from mindprobe.models.local import LocalModel
-    from mindprobe.models.openai_compat import OPENAI_URL, OpenAICompatModel
-    from mindprobe.models.random import RandomModel
-
     spec = spec.strip()
     thinking = Reasoning.of(reasoning_effort, reasoning)
     if endpoints_file is not None or replicas is not None or ray_address is not None:
         return _scaled_model(spec, timeout=timeout, max_attempts=max_attempts,
                              endpoints_file=endpoints_file, replicas=replicas,
                              ray_address=ray_address, reasoning=thinking)
-    if spec == "random":
-        return RandomModel()
-    if spec == "human":
-        return HumanModel()
-    if spec == "local":
-        return LocalModel(None, spec=spec, reasoning=thinking)
-    if spec.startswith("local:"):
-        path = Path(spec[len("local:"):]).expanduser()
-        if not path.is_file():
-            raise ModelError(f"GGUF file not found: {path} (spec local:PATH needs an existing file)")
-        return LocalModel(path, spec=spec, reasoning=thinking)
-    if spec.startswith("openai:") and len(spec) > len("openai:"):
-        rest = spec[len("openai:"):]
-        if "@" in rest:
-            name, url = rest.split("@", 1)
-            if not name or not url:
-                raise ModelError(f"bad model spec {spec!r}: expected openai:MODEL@URL")
-            if "," in url:
-                from mindprobe.models.endpoints import parse_endpoint_list
-
-                return _router(name, parse_endpoint_list(url, what=f"--model {spec}"), None,
-                               timeout=timeout, max_attempts=max_attempts, reasoning=thinking)
-            host = urlsplit(url if "://" in url else "http://" + url).netloc
-            return OpenAICompatModel(
-                name, url, os.environ.get("MINDPROBE_API_KEY"), spec=spec,
-                label=_safe(f"{name}@{host}"), timeout=timeout, max_attempts=max_attempts,
-                grammar="llama", reasoning=thinking,
-            )
-        # the key is asked for when the model starts: a --dry-run sends nothing, needs none
-        return OpenAICompatModel(
-            rest, OPENAI_URL, os.environ.get("OPENAI_API_KEY"), spec=spec, label=_safe(rest), timeout=timeout,
-            max_attempts=max_attempts, grammar="openai", reasoning=thinking,
-        )
+    prefix, _, rest = spec.partition(":")
+    factory = BACKENDS.get(prefix) or _plugin_backend(prefix)
+    if factory is not None:
+        model = factory(spec, rest, BackendSettings(timeout, max_attempts, thinking))
+        if model is not None:
+            return model
     forms = ", ".join(s for s, _ in MODEL_SPECS)
     raise ModelError(f"unknown model spec {spec!r}; use one of: {forms}")
+
+
+@dataclass(frozen=True)
+class BackendSettings:
+    """What every backend is built with besides its spec."""
+
+    timeout: float = 300.0
+    max_attempts: int = 6
+    reasoning: Reasoning = NO_REASONING
+
+
+#: A backend factory: (whole spec, what follows "PREFIX:", settings) -> the model, or None when
+#: the spec is not one of its forms.
+Factory = Callable[[str, str, BackendSettings], "Model | None"]
+
+
+def _random(spec: str, rest: str, s: BackendSettings) -> Model | None:
+    from mindprobe.models.random import RandomModel
+
+    return RandomModel() if spec == "random" else None
+
+
+def _human(spec: str, rest: str, s: BackendSettings) -> Model | None:
+    from mindprobe.models.human import HumanModel
+
+    return HumanModel() if spec == "human" else None
+
+
+def _local(spec: str, rest: str, s: BackendSettings) -> Model | None:
+    from mindprobe.models.local import LocalModel
+
+    if spec == "local":
+        return LocalModel(None, spec=spec, reasoning=s.reasoning)
+    path = Path(rest).expanduser()
+    if not path.is_file():
+        raise ModelError(f"GGUF file not found: {path} (spec local:PATH needs an existing file)")
+    return LocalModel(path, spec=spec, reasoning=s.reasoning)
+
+
+def _openai(spec: str, rest: str, s: BackendSettings) -> Model | None:
+    from mindprobe.models.openai_compat import OPENAI_URL, OpenAICompatModel
+
+    if not rest:
+        return None
+    if "@" in rest:
+        name, url = rest.split("@", 1)
+        if not name or not url:
+            raise ModelError(f"bad model spec {spec!r}: expected openai:MODEL@URL")
+        if "," in url:
+            from mindprobe.models.endpoints import parse_endpoint_list
+
+            return _router(name, parse_endpoint_list(url, what=f"--model {spec}"), None,
+                           timeout=s.timeout, max_attempts=s.max_attempts,
+                           reasoning=s.reasoning)
+        host = urlsplit(url if "://" in url else "http://" + url).netloc
+        return OpenAICompatModel(
+            name, url, os.environ.get("MINDPROBE_API_KEY"), spec=spec,
+            label=_safe(f"{name}@{host}"), timeout=s.timeout, max_attempts=s.max_attempts,
+            grammar="llama", reasoning=s.reasoning,
+        )
+    # the key is asked for when the model starts: a --dry-run sends nothing, needs none
+    return OpenAICompatModel(
+        rest, OPENAI_URL, os.environ.get("OPENAI_API_KEY"), spec=spec, label=_safe(rest),
+        timeout=s.timeout, max_attempts=s.max_attempts, grammar="openai", reasoning=s.reasoning,
+    )
+
+
+#: Backends by spec prefix (`PREFIX` or `PREFIX:...`). A package adds one through the
+#: entry-point group `mindprobe.models` (`PREFIX = "package.module:factory"`).
+BACKENDS: dict[str, Factory] = {"random": _random, "human": _human, "local": _local,
+                                "openai": _openai}
+MODELS_GROUP = "mindprobe.models"
+
+
+def _plugin_backend(prefix: str) -> Factory | None:
+    """A backend registered by another package under `prefix` (looked up only for a prefix
+    mindprobe does not know, so built-in specs never scan the installed packages)."""
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group=MODELS_GROUP, name=prefix):
+        try:
+            return ep.load()
+        except Exception as exc:  # a broken plugin: one clear line, not a traceback
+            raise ModelError(f"model backend {prefix!r} ({ep.value}) cannot be loaded: "
+                             f"{type(exc).__name__}: {exc}") from None
+    return None
 
 
 def _router(name: str, endpoints: list, group: str | None, *, timeout: float,

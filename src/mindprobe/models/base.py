@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import abc
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -250,15 +251,15 @@ class CallContext:
     role: str = "model"
 
 
-class Model:
-    """Base class for backends. Subclasses implement `complete`; the rest has safe defaults."""
+class Model(abc.ABC):
+    """Base class for backends. Subclasses implement `complete` and declare what else they can
+    do in one set, `capabilities`; the rest has safe defaults."""
 
     spec: str = ""
     #: Short name used in run directory names, e.g. `gpt-4o-mini` or `random`.
     label: str = "model"
     #: Whether responses may be cached (deterministic remote models: yes; random/human: no).
     cacheable: bool = True
-    supports_grammar: bool = False
     supports_slots: bool = False
     default_concurrency: int = 8
     interactive: bool = False
@@ -277,6 +278,11 @@ class Model:
 
     def can(self, capability: str) -> bool:
         return capability in self.capabilities
+
+    @property
+    def supports_grammar(self) -> bool:
+        """Constrained answers: the "grammar" capability (never declared apart from it)."""
+        return "grammar" in self.capabilities
 
     def deterministic(self, concurrency: int) -> bool | None:
         """Whether a run at `concurrency` gives the same answers every time (recorded in the
@@ -303,10 +309,10 @@ class Model:
         included ("template"): what a benchmark extends to continue an assistant turn."""
         raise TypeError(f"{type(self).__name__} does not expose its chat template")
 
-    async def start(self) -> None:
+    async def start(self) -> None:  # noqa: B027 (optional: most backends need nothing)
         """Open connections / start servers; called once before the first request."""
 
-    async def close(self) -> None:
+    async def close(self) -> None:  # noqa: B027 (optional: most backends need nothing)
         """Release everything `start` acquired."""
 
     def identity(self) -> dict[str, Any]:
@@ -330,17 +336,18 @@ class Model:
                else {}),
         }
 
+    @abc.abstractmethod
     async def complete(self, request: Request, ctx: CallContext) -> Completion:
-        raise TypeError(f"{type(self).__name__} does not implement complete()")
+        """One reply to `request` (retries are the backend's own business)."""
 
     async def acquire_slot(self) -> int:
         """Slot-capable backends hand out one KV-cache slot per live conversation."""
         return 0
 
-    def release_slot(self, slot: int) -> None:
+    def release_slot(self, slot: int) -> None:  # noqa: B027 (optional: most backends need nothing)
         """Return a slot taken with `acquire_slot`."""
 
-    def configure(self, concurrency: int) -> None:
+    def configure(self, concurrency: int) -> None:  # noqa: B027 (optional: most backends need nothing)
         """Told the run's concurrency before `start` (the local server sizes its slots by it)."""
 
     def endpoint_stats(self) -> list[dict[str, Any]]:

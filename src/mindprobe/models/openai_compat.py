@@ -75,7 +75,6 @@ class OpenAICompatModel(LlamaServerTools, Model):
         self.backoff_base = backoff_base
         self.backoff_max = backoff_max
         self.grammar = grammar  # "llama", "vllm" or None
-        self.supports_grammar = grammar is not None
         caps = {"logprobs"} | ({"grammar"} if grammar else set())
         if grammar in ("llama", "vllm"):
             caps.add("prefix")
@@ -171,7 +170,6 @@ class OpenAICompatModel(LlamaServerTools, Model):
             self.grammar = "vllm"
         else:
             self.grammar = None
-        self.supports_grammar = self.grammar is not None
         caps = set(self.capabilities) - {"grammar", "prefix", "tokenize", "template"}
         if self.grammar:
             caps.add("grammar")

@@ -116,7 +116,6 @@ class RouterModel(Model):
         if launcher is not None:  # replicas of `local`: declare what it declares
             ref = local_reference()
             self.capabilities = ref.capabilities
-            self.supports_grammar = ref.supports_grammar
             self.token_count_method = ref.token_count_method
             self.context_window = ref.context_window
             self.default_concurrency = launcher.n  # one slot per replica: reproducible replies
@@ -124,7 +123,6 @@ class RouterModel(Model):
             first = EndpointClient(model, self._specs[0], timeout=timeout, grammar="llama",
                                    reasoning=reasoning)
             self.capabilities = first.capabilities
-            self.supports_grammar = first.supports_grammar
             self._identity_extra = dict(first._identity_extra)
             caps = [s.concurrency for s in self._specs]
             self.default_concurrency = sum(c or DEFAULT_PER_ENDPOINT for c in caps)
@@ -190,7 +188,6 @@ class RouterModel(Model):
         if self._launcher is None:
             caps = frozenset.intersection(*(c.capabilities for c in live))
             self.capabilities = caps
-            self.supports_grammar = "grammar" in caps
             windows = [c.context_window for c in live if c.context_window]
             self.context_window = min(windows) if windows else None
 
