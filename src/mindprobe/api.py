@@ -9,7 +9,6 @@ directory as `mindprobe analyse` does. They work in a script and inside a runnin
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +17,7 @@ from mindprobe.core.results import Results
 if TYPE_CHECKING:
     import pandas as pd
 
-    from mindprobe.core.benchmark import RunPlan
+    from mindprobe.core.store import Run as StoredRun
     from mindprobe.registry import BenchmarkInfo
 
 
@@ -90,40 +89,27 @@ def judge(run_dir: str | Path, judge_model: str, *, label: str | None = None,
     return judge_run(run_dir, judge_model, settings, Reporter(progress=progress)).results
 
 
-@dataclass
 class Run:
-    """A run directory: its manifest, its records (a DataFrame), and its results."""
+    """A run directory: its manifest, its records (a DataFrame), and its results. Everything
+    else a stored run offers (`benchmark`, `variant`, `model_label`, `status`, `warnings`,
+    `plan()`) is the stored run's own."""
 
-    dir: Path
-    manifest: dict[str, Any]
-    raw_records: list[dict[str, Any]]
-    warnings: list[str]
+    def __init__(self, stored: StoredRun) -> None:
+        self.stored = stored
 
-    @property
-    def benchmark(self) -> str:
-        return str(self.manifest.get("benchmark", "?"))
-
-    @property
-    def variant(self) -> str:
-        return str(self.manifest.get("variant", "?"))
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stored, name)
 
     @property
-    def model_label(self) -> str:
-        return self._stored().model_label
-
-    @property
-    def status(self) -> str:
-        return self._stored().status
+    def raw_records(self) -> list[dict[str, Any]]:
+        return self.stored.records
 
     @property
     def records(self) -> pd.DataFrame:
         """One row per finished item (nested fields stay Python objects)."""
         import pandas as pd
 
-        return pd.DataFrame(self.raw_records)
-
-    def plan(self) -> RunPlan:
-        return self._stored().plan()
+        return pd.DataFrame(self.stored.records)
 
     def results(self, judge_label: str | None = None) -> Results:
         """The results `mindprobe analyse` (and the report) compute from the records alone,
@@ -131,22 +117,16 @@ class Run:
         from mindprobe.core.store import read_judgements
         from mindprobe.registry import get_benchmark
 
-        bench = get_benchmark(self.benchmark)
-        return bench.results_with_judgements(self.raw_records, self.plan(),
-                                             read_judgements(self.dir), judge_label)
-
-    def _stored(self) -> Any:
-        from mindprobe.core.store import Run as StoredRun
-
-        return StoredRun(self.dir, self.manifest, self.raw_records)
+        bench = get_benchmark(self.stored.benchmark)
+        return bench.results_with_judgements(self.stored.records, self.stored.plan(),
+                                             read_judgements(self.stored.dir), judge_label)
 
 
 def load_run(run_dir: str | Path) -> Run:
     """Read a run directory (finished, interrupted or still running)."""
     from mindprobe.core.store import load_run as load
 
-    run = load(run_dir)
-    return Run(run.dir, run.manifest, run.records, list(run.warnings))
+    return Run(load(run_dir))
 
 
 def list_benchmarks() -> dict[str, BenchmarkInfo]:

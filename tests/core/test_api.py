@@ -9,7 +9,6 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import SHARED_DATA
 
 import mindprobe
 from mindprobe.core.store import read_records
@@ -49,13 +48,12 @@ def _without_run(doc: dict) -> dict:
 
 
 @pytest.mark.parametrize("bench", list(CASES))
-def test_evaluate_equals_the_cli(bench, cli, tmp_path, monkeypatch):
+def test_evaluate_equals_the_cli(bench, cli, tmp_path, monkeypatch, shared_data):
     task, flags, kwargs, data = CASES[bench]
     if data is not None:
-        if not (SHARED_DATA / data).is_dir():
-            pytest.skip(f"official data for {data} not found at {SHARED_DATA / data}")
-        flags = [*flags, "--data-dir", str(SHARED_DATA / data)]
-        kwargs = {**kwargs, "data_dir": SHARED_DATA / data}
+        folder = shared_data(data)  # skips with the reason when absent
+        flags = [*flags, "--data-dir", str(folder)]
+        kwargs = {**kwargs, "data_dir": folder}
     # FanOutQA's answers are free text (no answer set for the random model): a server answers
     with TestServer(reply="The answer is 42.") as srv:
         model = f"openai:test-model@{srv.base_url}" if bench == "fanoutqa" else "random"
@@ -111,7 +109,7 @@ def test_evaluate_inside_a_running_event_loop(tmp_path):
     assert (res.run_dir / "records.jsonl").is_file()
 
 
-def test_evaluate_a_group_of_variants_and_reasoning_as_parameters(tmp_path):
+def test_reasoning_settings_are_parameters(tmp_path):
     seen: list[dict] = []
 
     def reply(body: dict) -> str:
@@ -126,10 +124,13 @@ def test_evaluate_a_group_of_variants_and_reasoning_as_parameters(tmp_path):
     manifest = json.loads((res.run_dir / "manifest.json").read_text())
     assert manifest["model_identity"]["model"]["reasoning_effort"] == "low"
     assert {"worldsense", "sort", "fanoutqa"} <= set(mindprobe.list_benchmarks())
-    data = SHARED_DATA / "already_said_that"
-    if data.is_dir():  # a group: the benchmark's combined view, each variant kept
-        res = mindprobe.evaluate("already_said_that:all", "random", runs_dir=tmp_path,
-                                 data_dir=data, options={"n_samples": 1, "max_turns": 3},
-                                 cache=False, progress=False)
-        assert len(res.variants) == 5 and res.tables
-        assert set(res.document["variants"]) == set(res.variants)
+
+
+def test_evaluate_a_group_of_variants(tmp_path, shared_data):
+    """`name:all`: the benchmark's combined view, each variant's results kept."""
+    res = mindprobe.evaluate("already_said_that:all", "random", runs_dir=tmp_path,
+                             data_dir=shared_data("already_said_that"),
+                             options={"n_samples": 1, "max_turns": 3}, cache=False,
+                             progress=False)
+    assert len(res.variants) == 5 and res.tables
+    assert set(res.document["variants"]) == set(res.variants)

@@ -17,7 +17,7 @@ from mindprobe.core.results import Results
 from mindprobe.core.runner import PassSettings, execute
 from mindprobe.core.store import base_manifest, judgement_store, load_run, read_judgements
 from mindprobe.engine.run import open_cache
-from mindprobe.engine.settings import Reporter
+from mindprobe.engine.settings import Reporter, check_counts
 from mindprobe.errors import UsageError
 from mindprobe.models import Model, parse_model_spec
 from mindprobe.registry import get_benchmark
@@ -37,14 +37,7 @@ class JudgeSettings:
     debug: bool = False
 
     def check(self) -> None:
-        for flag in ("concurrency", "max_tokens", "max_attempts"):
-            value = getattr(self, flag)
-            if value is not None and value < 1:
-                raise UsageError(f"--{flag.replace('_', '-')} must be a positive number; "
-                                 f"got {value}")
-        if not 0 < self.timeout < float("inf"):
-            raise UsageError(f"--timeout must be a positive number of seconds; got "
-                             f"{self.timeout:g}")
+        check_counts(self, ("concurrency", "max_tokens", "max_attempts"))
 
 
 @dataclass

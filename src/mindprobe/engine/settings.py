@@ -22,6 +22,17 @@ if TYPE_CHECKING:
     from mindprobe.core.runner import RunResult
 
 
+def check_counts(settings: Any, counts: tuple[str, ...]) -> None:
+    """Counts and the timeout, as any command that sends requests takes them (NaN refused)."""
+    for flag in counts:
+        value = getattr(settings, flag)
+        if value is not None and value < 1:
+            raise UsageError(f"--{flag.replace('_', '-')} must be a positive number; got {value}")
+    if not 0 < settings.timeout < float("inf"):
+        raise UsageError(f"--timeout must be a positive number of seconds; got "
+                         f"{settings.timeout:g}")
+
+
 @dataclass
 class RunSettings:
     """The common settings of a run (every `mindprobe run` flag that is not a benchmark's)."""
@@ -57,14 +68,7 @@ class RunSettings:
 
     def check(self) -> None:
         """Counts, the timeout, paths and --name, before anything is loaded or started."""
-        for flag in ("limit", "concurrency", "max_tokens", "max_attempts"):
-            value = getattr(self, flag)
-            if value is not None and value < 1:
-                raise UsageError(f"--{flag.replace('_', '-')} must be a positive number; "
-                                 f"got {value}")
-        if not 0 < self.timeout < float("inf"):
-            raise UsageError(f"--timeout must be a positive number of seconds; got "
-                             f"{self.timeout:g}")
+        check_counts(self, ("limit", "concurrency", "max_tokens", "max_attempts"))
         runs = Path(self.runs_dir)
         if runs.exists() and not runs.is_dir():
             raise UsageError(f"--runs-dir {runs} is a file; give a folder")
