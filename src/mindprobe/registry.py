@@ -236,7 +236,7 @@ def get_benchmark(name: str) -> Any:
 
 
 def split_bench_spec(spec: str) -> tuple[str, str | None]:
-    """`worldsense:ood-size` -> ("worldsense", "ood-size"); a bare name -> (name, None)."""
+    """`NAME:VARIANT` -> (NAME, VARIANT); a bare name -> (name, None)."""
     name, _, variant = spec.partition(":")
     return name, (variant or None)
 
