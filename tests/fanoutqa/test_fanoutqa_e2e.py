@@ -552,7 +552,7 @@ def test_incremental_estimate_fill_matches_the_pure_fill(exact_normalizer):
     import asyncio
 
     from mindprobe.benchmarks.fanoutqa.openbook import TokenCounter, evidence_provided_context
-    from mindprobe.models.base import Model as BaseModel
+    from mindprobe.models.random import RandomModel as BaseModel  # the base class's estimate
 
     text = " ".join(f"Word{i}, 1,234.5 units; naïve façade ($9)." for i in range(400))
     pages = [(1, "A page", text), (2, "Another", text[::-1]), (1, "A page", text)]
