@@ -26,7 +26,7 @@ CASES = {
     "sort": ("sort:250-20", ["--limit", "10", "--books", "73017"],
              {"limit": 10, "options": {"books": "73017"}}, "sort"),
     "fanoutqa": ("fanoutqa", ["--limit", "3", "--max-tokens", "16"],
-                 {"limit": 3, "max_tokens": 16}, None),
+                 {"limit": 3, "max_tokens": 16}, "fanoutqa"),
 }
 
 
@@ -52,6 +52,7 @@ def test_evaluate_equals_the_cli(bench, cli, tmp_path, monkeypatch, shared_data)
     task, flags, kwargs, data = CASES[bench]
     if data is not None:
         folder = shared_data(data)  # skips with the reason when absent
+        monkeypatch.setenv("MINDPROBE_DATA_DIR", str(folder.parent))  # as tests/fanoutqa do
         flags = [*flags, "--data-dir", str(folder)]
         kwargs = {**kwargs, "data_dir": folder}
     # FanOutQA's answers are free text (no answer set for the random model): a server answers
