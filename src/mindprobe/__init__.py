@@ -1,3 +1,31 @@
-"""mindprobe: faithful, resumable runs of published LLM cognition benchmarks."""
+"""mindprobe: faithful, resumable runs of published LLM cognition benchmarks.
+
+The Python API (imported on first use, so `mindprobe --version` stays instant)::
+
+    import mindprobe
+    res = mindprobe.evaluate("worldsense:fresh", "openai:my-model@http://localhost:8000/v1",
+                             options={"prompting": "basic"}, limit=100)
+    res.headline, res.tables["accuracy"].frame
+    run = mindprobe.load_run(res.run_dir)   # manifest, records (a DataFrame), results()
+
+and what a benchmark author needs: `Benchmark, Item, RunPlan, Results, Headline, Request,
+Session, option` (see README, "Writing a benchmark").
+"""
+
+from mindprobe.lazy import lazy_exports
 
 __version__ = "0.1.0"
+
+__all__ = [
+    "Benchmark", "Headline", "Item", "PlanContext", "Request", "Results", "Run", "RunPlan",
+    "Session", "evaluate", "judge", "list_benchmarks", "load_run", "option",
+]
+
+__getattr__ = lazy_exports("mindprobe", {
+    "api": ["evaluate", "judge", "list_benchmarks", "load_run", "Run"],
+    "core.benchmark": ["Benchmark", "Item", "PlanContext", "RunPlan"],
+    "core.results": ["Headline", "Results"],
+    "core.session": ["Session"],
+    "core.options": ["option"],
+    "models.base": ["Request"],
+})

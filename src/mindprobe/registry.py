@@ -1,17 +1,29 @@
-"""Which benchmarks exist, what they are called, and where their code lives.
+"""Which benchmarks exist: every entry point of the group `mindprobe.benchmarks`
+(`name = "package.module:BenchmarkClass"`), the built-ins included (pyproject.toml).
 
-Plain data, importable in milliseconds: `mindprobe list`, `--help` and variant checks read it
-without importing any benchmark (or pandas). The benchmark class and its typed options are
-imported only when a command needs them.
+`mindprobe list`, `run NAME --help` and variant checks need only what a benchmark class
+declares (`name`, `title`, `variants`, `default_variant`, `Options`, ...). Where those are
+plain literals in the class body they are read from the module's source without importing it
+(nor pandas); otherwise the class is imported. The benchmark itself is imported only when a
+command needs it. A plugin that cannot be read is one warning naming it, never a crash.
 """
 
 from __future__ import annotations
 
+import ast
 import importlib
+import importlib.util
+import sys
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from mindprobe.errors import UsageError
+
+GROUP = "mindprobe.benchmarks"
+#: Class attributes a benchmark declares (those read without importing it).
+_DECLARED = ("name", "title", "variants", "default_variant", "variant_groups", "verbs", "limit")
 
 
 @dataclass(frozen=True)
@@ -30,74 +42,170 @@ class BenchmarkInfo:
     verbs: tuple[str, ...] = ()
     #: What `--limit N` keeps, in the words of this benchmark (shown in `run BENCH --help`).
     limit: str = "the first N items"
+    #: The distribution it comes from ("mindprobe" for the built-ins).
+    source: str = "mindprobe"
 
 
-_AST_VARIANTS = ["which-is-heavier", "first-letters", "ambiguous-sentences",
-                 "reverse-sort-words-eng", "distractorless"]
+class _Registry(Mapping[str, BenchmarkInfo]):
+    """name -> BenchmarkInfo, filled from the entry points on first use."""
 
-BENCHMARKS: dict[str, BenchmarkInfo] = {
-    "worldsense": BenchmarkInfo(
-        name="worldsense",
-        title="grounded reasoning over orderings: accuracy and bias with 95% CIs",
-        variants={
-            "test_set": "the official test set (87,048 trials)",
-            "memorisation": "texts from the training set (11,232)",
-            "ood-size": "standard problems with 6 entities (9,360)",
-            "ood-query": "Infer.extrema: first/last questions (6,480)",
-            "ood-problem": "Infer.parallel: 2-D reasoning (5,400)",
-            "fresh": "freshly generated problems (seeded; offline)",
-        },
-        default_variant="test_set",
-        task="mindprobe.benchmarks.worldsense.task:WorldSenseBenchmark",
-        options="mindprobe.benchmarks.worldsense.options:WorldSenseOptions",
-        verbs=("export", "generate"),
-        limit="a seeded random sample of whole tuples, about N trials (rounded up to the "
-        "tuple that reaches N: the analysis drops incomplete tuples)",
-    ),
-    "already_said_that": BenchmarkInfo(
-        name="already_said_that",
-        title="working memory under distractors: turns survived in a 100-turn chat",
-        variants={
-            **{v: f"distractors: {v}" for v in _AST_VARIANTS[:4]},
-            "distractorless": "no distractor questions",
-        },
-        default_variant="reverse-sort-words-eng",
-        variant_groups={"all": list(_AST_VARIANTS)},
-        task="mindprobe.benchmarks.already_said_that.task:AlreadySaidThatBenchmark",
-        options="mindprobe.benchmarks.already_said_that.options:AlreadySaidThatOptions",
-        limit="the first N of the --n-samples chats, per variant (so `:all` runs N per "
-        "task)",
-    ),
-    "mr_gsm8k": BenchmarkInfo(
-        name="mr_gsm8k",
-        title="meta-reasoning: is a math solution right, where is its first error, why (MR-Score)",
-        variants={
-            "full": "the official MR-GSM8K.json, 3000 solutions (`mindprobe data fetch "
-            "mr_gsm8k` or --data-file)",
-            "sample": "the 40 sample records of shared/data/mr_gsm8k (offline; all `wrong`)",
-        },
-        default_variant="full",
-        task="mindprobe.benchmarks.mr_gsm8k.task:MRGSM8KBenchmark",
-        options="mindprobe.benchmarks.mr_gsm8k.options:MRGSM8KOptions",
-        verbs=("judge",),
-        limit="the first N solutions of the data file",
-    ),
-}
+    def __init__(self) -> None:
+        self._found: dict[str, BenchmarkInfo] | None = None
+
+    def _all(self) -> dict[str, BenchmarkInfo]:
+        if self._found is None:
+            self._found = _discover(_warn)
+        return self._found
+
+    def refresh(self) -> None:
+        """Look for entry points again (after installing a plugin in this process)."""
+        importlib.invalidate_caches()
+        self._found = None
+
+    def __getitem__(self, name: str) -> BenchmarkInfo:
+        return self._all()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
 
 
-_SORT_CONDITIONS = [f"{le}-{ls}" for le in (250, 1000, 2500, 10000, 20000) for ls in (20, 50)]
-BENCHMARKS["sort"] = BenchmarkInfo(
-    name="sort",
-    title="episodic memory: which of two segments of a book came first (Book-SORT)",
-    variants={"all": "every condition that fits the model's context window (default)",
-              **{c: f"excerpt {c.split('-')[0]} words, segments {c.split('-')[1]} words"
-                 for c in _SORT_CONDITIONS}},
-    default_variant="all",
-    task="mindprobe.benchmarks.sort.task:SortBenchmark",
-    options="mindprobe.benchmarks.sort.options:SortOptions",
-    verbs=("build", "sweep", "export"),
-    limit="the first N test rows (segment pairs) in total, over all conditions run",
-)
+BENCHMARKS = _Registry()
+
+
+def _warn(message: str) -> None:
+    sys.stderr.write(f"warning: {message}\n")
+
+
+def _entry_points() -> list[tuple[str, str, str]]:
+    """(name, "module:Class", distribution) of the group, the built-ins first in the order
+    pyproject.toml lists them. A source checkout whose installed metadata predates the group
+    (an editable install not re-installed) reads the built-ins from its pyproject.toml."""
+    from importlib.metadata import entry_points
+
+    found = [(ep.name, ep.value, ep.dist.name if ep.dist else "?")
+             for ep in entry_points(group=GROUP)]
+    own = [e for e in found if e[2] == "mindprobe"]
+    if not own:
+        own = [(n, v, "mindprobe") for n, v in _source_checkout_entries()]
+    plugins = sorted(e for e in found if e[2] != "mindprobe")
+    return own + plugins
+
+
+def _source_checkout_entries() -> list[tuple[str, str]]:
+    import tomllib
+
+    pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
+    try:
+        doc = tomllib.loads(pyproject.read_text())
+    except (OSError, tomllib.TOMLDecodeError):
+        return []
+    if doc.get("project", {}).get("name") != "mindprobe":
+        return []
+    return list(doc["project"].get("entry-points", {}).get(GROUP, {}).items())
+
+
+def _discover(warn: Any) -> dict[str, BenchmarkInfo]:
+    out: dict[str, BenchmarkInfo] = {}
+    for name, target, dist in _entry_points():
+        where = f"benchmark plugin {name!r} ({target}, from {dist})"
+        if name in out:
+            warn(f"{where}: the name is taken by {out[name].task}; ignored")
+            continue
+        try:
+            found = read_info(name, target, dist)
+        except Exception as exc:  # a broken plugin must not break `mindprobe list`
+            warn(f"{where} cannot be loaded: {type(exc).__name__}: {exc}")
+            continue
+        out[name] = found
+    return out
+
+
+def read_info(name: str, target: str, dist: str = "mindprobe") -> BenchmarkInfo:
+    """What the class at `target` declares: from its source when the declarations are
+    literals, else by importing it. Its `name` must be the entry point's."""
+    module, _, attr = target.partition(":")
+    if not attr:
+        raise ValueError("expected 'package.module:BenchmarkClass'")
+    declared = _declared_in_source(module, attr)
+    if declared is None:
+        declared = _declared_by_import(module, attr)
+    if declared.get("name") != name:
+        raise ValueError(f"the class says name = {declared.get('name')!r}")
+    for key in ("title", "variants", "default_variant", "options"):
+        if not declared.get(key):
+            raise ValueError(f"the class declares no {key if key != 'options' else 'Options'}")
+    variants = dict(declared["variants"])
+    groups = {g: list(vs) for g, vs in dict(declared.get("variant_groups") or {}).items()}
+    if declared["default_variant"] not in variants:
+        raise ValueError(f"default_variant {declared['default_variant']!r} is not a variant")
+    return BenchmarkInfo(
+        name=name, title=str(declared["title"]), variants=variants,
+        default_variant=str(declared["default_variant"]), task=target,
+        options=declared["options"], variant_groups=groups,
+        verbs=tuple(declared.get("verbs") or ()),
+        limit=str(declared.get("limit") or BenchmarkInfo.limit), source=dist)
+
+
+def _declared_in_source(module: str, attr: str) -> dict[str, Any] | None:
+    """The literal declarations of class `attr` in `module`'s source, or None when they are
+    not all literals (or the source cannot be found) and the class must be imported."""
+    spec = importlib.util.find_spec(module)
+    if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+        return None
+    tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
+    cls = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == attr), None)
+    if cls is None:
+        return None
+    out: dict[str, Any] = {}
+    for stmt in cls.body:
+        target, value = _assignment(stmt)
+        if target in _DECLARED:
+            try:
+                out[target] = ast.literal_eval(value)
+            except ValueError:
+                return None
+        elif target == "Options" and isinstance(value, ast.Name):
+            where = _imported_from(tree, value.id, module, spec.parent or "")
+            if where is None:
+                return None
+            out["options"] = where
+    return out if {"name", "options"} <= set(out) else None
+
+
+def _assignment(stmt: ast.stmt) -> tuple[str | None, Any]:
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
+            and isinstance(stmt.targets[0], ast.Name):
+        return stmt.targets[0].id, stmt.value
+    if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value:
+        return stmt.target.id, stmt.value
+    return None, None
+
+
+def _imported_from(tree: ast.Module, name: str, module: str, package: str) -> str | None:
+    """"module:Name" where `name` comes from (a module-level import, or the module itself)."""
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                if (alias.asname or alias.name) == name:
+                    base = node.module or ""
+                    if node.level:  # relative: from the module's package upwards
+                        parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                        base = ".".join([*parts, *([base] if base else [])])
+                    return f"{base}:{alias.name}"
+        if isinstance(node, ast.ClassDef) and node.name == name:
+            return f"{module}:{name}"
+    return None
+
+
+def _declared_by_import(module: str, attr: str) -> dict[str, Any]:
+    cls = getattr(importlib.import_module(module), attr)
+    out = {k: getattr(cls, k, None) for k in _DECLARED}
+    opts = getattr(cls, "Options", None)
+    out["options"] = f"{opts.__module__}:{opts.__qualname__}" if opts is not None else None
+    return out
 
 
 def benchmark_names() -> list[str]:
@@ -128,7 +236,7 @@ def get_benchmark(name: str) -> Any:
 
 
 def split_bench_spec(spec: str) -> tuple[str, str | None]:
-    """`worldsense:ood-size` -> ("worldsense", "ood-size"); a bare name -> (name, None)."""
+    """`NAME:VARIANT` -> (NAME, VARIANT); a bare name -> (name, None)."""
     name, _, variant = spec.partition(":")
     return name, (variant or None)
 
@@ -143,21 +251,3 @@ def resolve_variants(bench: BenchmarkInfo, variant: str | None) -> list[str]:
         return [variant]
     known = ", ".join([*bench.variants, *bench.variant_groups])
     raise UsageError(f"unknown variant {variant!r} of {bench.name}; known: {known}")
-
-
-BENCHMARKS["fanoutqa"] = BenchmarkInfo(
-    name="fanoutqa",
-    title="fan-out multi-hop QA over Wikipedia (FanOutQA jul26 or nov23): loose accuracy, ROUGE, "
-          "judge",
-    variants={
-        "closedbook": "the question alone (default)",
-        "evidenceprovided": "the question's evidence pages, BM25+-ranked chunks filling the "
-                            "context (dated Wikipedia)",
-        "openbook": "the model searches Wikipedia (<search>…</search>), 600 s per question",
-    },
-    default_variant="closedbook",
-    task="mindprobe.benchmarks.fanoutqa.task:FanOutQABenchmark",
-    options="mindprobe.benchmarks.fanoutqa.options:FanOutQAOptions",
-    verbs=("export", "judge"),
-    limit="the first N questions of the split",
-)

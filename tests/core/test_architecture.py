@@ -49,8 +49,32 @@ def test_models_and_resources_never_import_benchmarks_or_cli():
                                         "mindprobe.cli", "argparse")) == []
 
 
+def test_the_library_never_imports_the_cli():
+    """`mindprobe.evaluate()` and the engine under it work without argparse or commands/."""
+    assert _violations("engine", ("mindprobe.cli", "mindprobe.commands", "argparse")) == []
+    for module in ("api.py", "registry.py", "__init__.py"):
+        bad = [m for m in _imports(SRC / module)
+               if m.split(".")[0] == "argparse" or m.startswith(("mindprobe.cli",
+                                                                 "mindprobe.commands"))]
+        assert bad == [], module
+
+
+def test_the_run_command_leaves_the_lifecycle_to_the_library():
+    """commands/run.py parses and prints: no store, runner, cache or model start of its own."""
+    assert not {m for m in _imports(SRC / "commands" / "run.py")} & {
+        "mindprobe.core.store", "mindprobe.core.runner", "mindprobe.core.cache", "os.environ"}
+
+
+def test_benchmarks_come_from_entry_points():
+    """No benchmark is named in the registry: each one is an entry point (pyproject.toml)."""
+    text = (SRC / "registry.py").read_text()
+    assert not any(name in text for name in ("worldsense", "already_said_that", "mr_gsm8k",
+                                             "fanoutqa", "SortBenchmark"))
+
+
 @pytest.mark.parametrize("argv", [["--version"], ["--help"], ["list"],
-                                  ["run", "worldsense", "--help"], ["models"]])
+                                  ["run", "worldsense", "--help"], ["models"],
+                                  ["run", "worldsense:nope", "--model", "random"]])
 def test_light_commands_do_not_import_pandas_or_numpy(argv):
     code = (f"import sys\nfrom mindprobe.cli import main\ntry:\n    main({argv!r})\n"
             "except SystemExit:\n    pass\nprint('HEAVY', sorted(m for m in ('pandas', 'numpy', "

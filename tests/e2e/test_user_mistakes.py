@@ -129,7 +129,7 @@ def test_a_verb_the_benchmark_lacks_is_named(cli):
     code, _, err = cli("sweep", "already_said_that", "--model", "random")
     assert code == 2 and "already_said_that has no `sweep`; benchmarks that do: sort" in err
     code, _, err = cli("export", "mr_gsm8k", "--run", "R", "--out", "X")
-    assert code == 2 and "benchmarks that do: worldsense, sort, fanoutqa" in err
+    assert code == 2 and "benchmarks that do: fanoutqa, sort, worldsense" in err
 
 
 def test_dry_run_needs_no_api_key_and_a_real_run_asks_for_one(cli, tmp_path, shared_data,

@@ -555,7 +555,7 @@ def test_incremental_estimate_fill_matches_the_pure_fill(exact_normalizer):
     import asyncio
 
     from mindprobe.benchmarks.fanoutqa.openbook import TokenCounter, evidence_provided_context
-    from mindprobe.models.base import Model as BaseModel
+    from mindprobe.models.random import RandomModel as BaseModel  # the base class's estimate
 
     text = " ".join(f"Word{i}, 1,234.5 units; naïve façade ($9)." for i in range(400))
     pages = [(1, "A page", text), (2, "Another", text[::-1]), (1, "A page", text)]
@@ -590,6 +590,9 @@ def test_tokenizer_counted_fill_goes_through_the_model(exact_normalizer):
         async def count_tokens(self, messages):
             self.calls.append(messages)
             return 3 + sum(len(m["content"].split()) for m in messages)  # 3: the template
+
+        async def complete(self, request, ctx):
+            raise AssertionError("only its tokenizer is used")
 
     text = " ".join(f"fact{i} about units and more words here." for i in range(300))
     pages = [(7, "Units", text)]

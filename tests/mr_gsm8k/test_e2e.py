@@ -348,3 +348,25 @@ def test_local_model_plumbing(tmp_path, capsys, shared_data):
     assert doc["n_records"] == 3 and doc["n"] == 3 and doc["usage"]["requests"] == 3
     (records,) = tmp_path.glob("mr_gsm8k/sample/0shot___*/records.jsonl")
     assert len(records.read_text().splitlines()) == 3
+
+
+def test_the_python_api_runs_and_judges_as_the_cli(setup, tmp_path, capsys):
+    """`mindprobe.evaluate(..., roles=...)` and `mindprobe.judge()` give the CLI's numbers."""
+    import mindprobe
+
+    _, data, url, _ = setup
+    model, judge_a, judge_b = (f"openai:{m}@{url}" for m in ("test-model", "judge-a", "judge-b"))
+    res = mindprobe.evaluate("mr_gsm8k", model, roles={"judge": judge_a},
+                             options={"data_file": str(data)}, runs_dir=tmp_path / "api",
+                             cache=False, max_attempts=1, progress=False)
+    code, out, _ = _cli(capsys, "run", "mr_gsm8k", "--model", model, "--role",
+                        f"judge={judge_a}", "--data-file", str(data), "--json", "--runs-dir",
+                        str(tmp_path / "cli"), "--no-cache", "--max-attempts", "1")
+    assert code == 0
+    doc = json.loads(out)
+    assert {k: doc[k] for k in res.to_json()} == res.to_json() and doc["t3"] == "graded"
+    judged = mindprobe.judge(res.run_dir, judge_b, cache=False, max_attempts=1, progress=False)
+    code, out, _ = _cli(capsys, "judge", "mr_gsm8k", "--run", doc["run"], "--judge", judge_b,
+                        "--no-cache", "--max-attempts", "1", "--json")
+    assert code == 0 and judged.to_json() == json.loads(out)
+    assert (res.run_dir / "judgements" / f"{judged.to_json()['judge']}.jsonl").is_file()

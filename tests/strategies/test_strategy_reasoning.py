@@ -11,15 +11,16 @@ import pytest
 
 from mindprobe.core.requests import replies_of
 from mindprobe.core.store import read_records
-from mindprobe.models.base import Completion, Request, Usage, split_reasoning
+from mindprobe.models.base import Completion, Reasoning, Request, Usage, split_reasoning
 from mindprobe.models.openai_compat import OPENAI_URL, OpenAICompatModel
 from mindprobe.testing import TestServer
 
 MODEL = "openai:test-model@{url}"
 
 
-def _model(url: str = "http://127.0.0.1:9/v1") -> OpenAICompatModel:
-    return OpenAICompatModel("m", url, None, spec=f"openai:m@{url}", label="m")
+def _model(url: str = "http://127.0.0.1:9/v1", effort: str | None = None) -> OpenAICompatModel:
+    return OpenAICompatModel("m", url, None, spec=f"openai:m@{url}", label="m",
+                             reasoning=Reasoning.of(effort))
 
 
 def _payload(content, finish="stop", reasoning=None, reasoning_tokens=None, key="reasoning_content"):
@@ -100,24 +101,22 @@ def test_usage_counts_reasoning_tokens():
     assert u.as_dict()["reasoning_tokens"] == 8 and Usage.from_dict({}).reasoning_tokens == 0
 
 
-def test_reasoning_effort_in_the_body(monkeypatch):
+def test_reasoning_effort_in_the_body():
     m = _model()
     assert "reasoning_effort" not in m.build_body(Request(messages=[]))[1]
     assert m.build_body(Request(messages=[], reasoning_effort="high"))[1]["reasoning_effort"] \
         == "high"
     assert Request(messages=[]).reasoning_effort is None
-    monkeypatch.setenv("MINDPROBE_REASONING_EFFORT", "low")
-    m = _model()
+    m = _model(effort="low")
     _, body = m.build_body(Request(messages=[], max_tokens=50))
     assert body["reasoning_effort"] == "low" and body["max_tokens"] == 50
     assert m.identity()["reasoning_effort"] == "low" and m.can("reasoning")
-    openai = _model(OPENAI_URL)
+    openai = _model(OPENAI_URL, effort="low")
     _, body = openai.build_body(Request(messages=[], max_tokens=50))
     assert body["max_completion_tokens"] == 50 and "max_tokens" not in body
     assert "temperature" not in body
-    monkeypatch.setenv("MINDPROBE_REASONING_EFFORT", "extreme")
     with pytest.raises(Exception, match="expected one of"):
-        _model()
+        _model(effort="extreme")
 
 
 # --------------------------------------------------------------------------- WorldSense

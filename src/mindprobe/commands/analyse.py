@@ -8,19 +8,11 @@ from typing import Any
 from rich.console import Console
 
 from mindprobe.commands.output import emit_json, tables_console
-from mindprobe.core.benchmark import RunPlan
 from mindprobe.core.results import failed_results, render_results
 from mindprobe.core.runner import usage_summary
-from mindprobe.core.store import Run, load_run
+from mindprobe.core.store import load_run
 from mindprobe.errors import UsageError
 from mindprobe.registry import get_benchmark
-
-
-def plan_of(run: Run) -> RunPlan:
-    """What results() needs of a finished run: its config and labels, no items."""
-    m = run.manifest
-    return RunPlan(items=[], prompting=run.prompting, config=m.get("config", {}),
-                   provenance=m.get("data", {}), model_label=run.model_label)
 
 
 def cmd_analyse(args: argparse.Namespace, err: Console) -> int:
@@ -33,7 +25,7 @@ def cmd_analyse(args: argparse.Namespace, err: Console) -> int:
         run = load_run(path, bench.name)
         for w in run.warnings:
             err.print(f"[yellow]warning[/yellow]: {w}", highlight=False)
-        res = failed_results(bench.name, run.records) or bench.results(run.records, plan_of(run))
+        res = failed_results(bench.name, run.records) or bench.results(run.records, run.plan())
         docs[path] = {"run": path, "variant": run.variant, **res.to_json(),
                       "usage": usage_summary(run.records)}
         out.print(f"[bold]{path}[/bold] ({len(run.records)} records, status {run.status})")

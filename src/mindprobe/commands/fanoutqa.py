@@ -153,7 +153,6 @@ class Analyse:
 
     @staticmethod
     def _runs(args: argparse.Namespace, err: Console) -> int:
-        from mindprobe.commands.analyse import plan_of
         from mindprobe.core.results import failed_results, render_results
         from mindprobe.core.store import load_run, read_judgements
         from mindprobe.registry import get_benchmark
@@ -164,7 +163,7 @@ class Analyse:
         for path in args.run:
             run = load_run(path, "fanoutqa")
             res = failed_results(bench.name, run.records) or bench.rescore(
-                run.records, plan_of(run), read_judgements(run.dir), args.judge_label,
+                run.records, run.plan(), read_judgements(run.dir), args.judge_label,
                 lemmatizer=args.lemmatizer, include_raw=args.raw,
                 dataset_version=args.dataset_version, data_dir=_data_dir(args))
             out.print(f"[bold]{path}[/bold] ({len(run.records)} records, status {run.status})")

@@ -1,29 +1,17 @@
-"""`mindprobe judge BENCH --run DIR --judge SPEC`: a judge pass over a finished run.
-
-The same executor as `run` (progress, cache, retries, resume, one record per item), over items
-the benchmark derives from the run's records; verdicts go to the run's
-`judgements/<label>.jsonl` through the store. The model under test is never asked again.
+"""`mindprobe judge BENCH --run DIR --judge SPEC`: a judge pass over a finished run (the pass
+itself is `mindprobe.engine.judge`; this parses the flags and prints).
 """
 
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 
-from mindprobe.commands.analyse import plan_of
 from mindprobe.commands.output import emit_json, tables_console
-from mindprobe.core.cache import ResponseCache
-from mindprobe.core.loop import run_async
-from mindprobe.core.paths import path_component, response_cache_path
 from mindprobe.core.results import render_results
-from mindprobe.core.runner import PassSettings, execute
-from mindprobe.core.store import base_manifest, judgement_store, load_run, read_judgements
-from mindprobe.errors import UsageError
-from mindprobe.models import parse_model_spec
-from mindprobe.registry import get_benchmark
+from mindprobe.engine.judge import JudgeSettings, judge_run
+from mindprobe.engine.settings import Reporter
 
 
 class Judge:
@@ -42,63 +30,14 @@ class Judge:
         p.add_argument("--json", action="store_true", help="print only JSON on stdout")
 
     def run(self, args: argparse.Namespace, err: Console) -> int:
-        from mindprobe.commands.run import check_positive
-
-        check_positive(args)
-        bench = get_benchmark(args.benchmark)
-        run = load_run(args.run, bench.name)
-        plan = plan_of(run)
-        model = parse_model_spec(args.judge, timeout=args.timeout, max_attempts=args.max_attempts)
-        label = path_component(args.judge_label or model.label, "judge label")
-        config = plan.config
-        own = label == config.get("judge_label")
-        if own and config.get("judge") != model.spec:
-            raise UsageError(
-                f"the run's own judge is labelled {label!r} but was {config.get('judge')}; "
-                "pass --judge-label NAME for this judge"
-            )
-        items = bench.judge_items(run.records, plan)
-        already = {r["id"] for r in run.records if isinstance(r.get("judge"), dict)} if own \
-            else set()
-        todo = [it for it in items if it.id not in already]
-        failed = run_async(self._pass(args, bench, plan, model, label, run.dir, todo, err))
-        judged = read_judgements(run.dir).get(label, ({}, []))[1]
-        err.print(f"judge {label}: {len(items)} item(s) to grade; {len(judged)} verdict(s) "
-                  f"recorded, {failed} failed, {len(already)} judged in the run itself")
-        res = bench.results_with_judgements(run.records, plan, read_judgements(run.dir), label)
-        render_results(res, tables_console(args.json))
-        emit_json(args.json, res.to_json())
-        return 1 if failed else 0
-
-    @staticmethod
-    async def _pass(args: argparse.Namespace, bench: Any, plan: Any, model: Any, label: str,
-                    run_dir: Path, todo: list, err: Console) -> int:
-        concurrency = args.concurrency or model.default_concurrency
-        model.configure(concurrency)
-        cache = None
-        if not args.no_cache and model.cacheable:
-            cache = ResponseCache(Path(args.cache) if args.cache else response_cache_path())
-        store = judgement_store(run_dir, label)
-        manifest = base_manifest(label=label, spec=model.spec, model={"judge": model.spec},
-                                 identity=model.identity(), benchmark=bench.name)
-        config = {**plan.config}
-        if args.max_tokens:
-            config["max_tokens"] = args.max_tokens
-        try:
-            await model.start()
-            done = store.open(manifest)
-            done = {k: r for k, r in done.items() if "error" not in r}  # failed: ask again
-            settings = PassSettings(concurrency=concurrency, cache=cache, config=config,
-                                    progress_role="judge", debug=args.debug)
-            result = await execute(todo, bench.judge_item, {"judge": model}, store, done,
-                                   settings, console=err, description=f"judge {label}")
-            store.close("finished" if not result.errors else "finished_with_errors")
-            return result.errors
-        except BaseException:
-            if store._fd is not None:
-                store.close("interrupted")
-            raise
-        finally:
-            await model.close()
-            if cache is not None:
-                cache.close()
+        settings = JudgeSettings(
+            label=args.judge_label, concurrency=args.concurrency, max_tokens=args.max_tokens,
+            cache=not args.no_cache, cache_file=args.cache, timeout=args.timeout,
+            max_attempts=args.max_attempts, debug=getattr(args, "debug", False))
+        out = judge_run(args.run, args.judge, settings, Reporter(err), args.benchmark)
+        err.print(f"judge {out.label}: {out.n_items} item(s) to grade; {out.n_verdicts} "
+                  f"verdict(s) recorded, {out.failed} failed, {out.judged_in_run} judged in "
+                  "the run itself")
+        render_results(out.results, tables_console(args.json))
+        emit_json(args.json, out.results.to_json())
+        return 1 if out.failed else 0

@@ -26,7 +26,6 @@ class Analyse:
                        "top-level metrics (default: the run's own judge)")
 
     def run(self, args: argparse.Namespace, err: Console) -> int | None:
-        from mindprobe.commands.analyse import plan_of
         from mindprobe.core.store import load_run, read_judgements
         from mindprobe.registry import get_benchmark
 
@@ -55,7 +54,7 @@ class Analyse:
         for path in args.run:
             run = load_run(path, "mr_gsm8k")
             res = failed_results(bench.name, run.records) or bench.results_with_judgements(
-                run.records, plan_of(run), read_judgements(run.dir), args.judge_label)
+                run.records, run.plan(), read_judgements(run.dir), args.judge_label)
             out.print(f"[bold]{path}[/bold] ({len(run.records)} records, status {run.status})")
             render_results(res, out)
             docs[path] = res.to_json()

@@ -126,42 +126,57 @@ class Sweep:
     def run(self, args: argparse.Namespace, err: Console) -> int:
         from mindprobe.benchmarks.sort.options import PROMPT_NAMES
         from mindprobe.benchmarks.sort.sweep import RULE, choose
-        from mindprobe.commands.run import run_command
+        from mindprobe.commands.run import bench_option_values, run_command, settings_from_args
         from mindprobe.core.results import render_results
         from mindprobe.core.store import load_run
+        from mindprobe.engine.run import prepare, run_task
+        from mindprobe.engine.settings import Reporter
 
-        if getattr(args, "bench__prompt", None) or getattr(args, "bench__split", None):
+        options = bench_option_values(args)
+        if "prompt" in options or "split" in options:
             raise UsageError("sweep chooses --prompt and --split itself; leave them out")
         names = [n.strip() for n in args.prompts.split(",")] if args.prompts else PROMPT_NAMES
         bad = [n for n in names if n not in PROMPT_NAMES]
         if bad:
             raise UsageError(f"unknown prompt config {bad[0]!r}; known: {', '.join(PROMPT_NAMES)}")
-        base = copy.copy(args)
-        base.embedded = True  # the sweep prints one JSON document; runs print only tables
+        settings, reporter, out = settings_from_args(args), Reporter(err), tables_console(args.json)
+        dry = getattr(args, "dry_run", False)
+
+        def run(prompt: str, split: str) -> tuple[int, dict[str, Any]]:
+            """One run of the sweep, as `mindprobe run` would do it (tables only: the sweep
+            prints one JSON document); a dry run prints each prompt's plan."""
+            if dry:
+                one = copy.copy(args)
+                one.bench__prompt, one.bench__split = prompt, split
+                one.embedded = True
+                return run_command(one, err)
+            task = prepare(args.benchmark, {**options, "prompt": prompt, "split": split},
+                           settings)
+            outcome = run_task(task, settings, reporter)
+            for res in outcome.results.values():
+                render_results(res, out)
+            return outcome.code, outcome.docs
+
         rows, worst, records = [], 0, {}
         for name in names:
-            a = copy.copy(base)
-            a.bench__prompt, a.bench__split = name, "validation"
-            code, docs = run_command(a, err)
+            code, docs = run(name, "validation")
             worst = max(worst, code)
-            if getattr(args, "dry_run", False):
+            if dry:
                 continue  # each prompt's dry run is printed; nothing ran, nothing to choose
             doc = next(iter(docs.values()))
             head = doc.get("headline") or {}
             rows.append({"prompt": name, "accuracy": head.get("value"), "n": head.get("n"),
                          "run": doc.get("run")})
             records[name] = load_run(doc["run"]).records
-        if getattr(args, "dry_run", False):
+        if dry:
             err.print(f"then the test split with the best of {len(names)} prompt(s) ({RULE})",
                       highlight=False)
             emit_json(args.json, {"benchmark": "sort", "dry_run": True, "prompts": names,
                                   "rule": RULE})
             return worst
         best, sweep = choose(rows, records)
-        render_results(sweep, tables_console(args.json))
-        final = copy.copy(base)
-        final.bench__prompt, final.bench__split = best, "test"
-        code, docs = run_command(final, err)
+        render_results(sweep, out)
+        code, docs = run(best, "test")
         emit_json(args.json, {"benchmark": "sort", "sweep": sweep.to_json()["tables"]["sweep"],
                               "best_prompt": best, "rule": RULE, "tied": sweep.detail["tied"],
                               "margin": sweep.detail.get("margin"),
@@ -189,13 +204,12 @@ class Analyse:
             return None  # one run: the generic analysis
         from mindprobe.benchmarks.sort.paired import labelled_records, order_runs, paired_results
         from mindprobe.benchmarks.sort.tables import results_of_records
-        from mindprobe.commands.analyse import plan_of
         from mindprobe.core.results import render_results
         from mindprobe.core.store import load_run
 
         runs = [load_run(r, "sort") for r in args.run]
         records = [rec for run in runs for rec in labelled_records(run)]
-        plan = plan_of(runs[0])
+        plan = runs[0].plan()
         plan.config = {**plan.config, "condition": "+".join(
             sorted({str(r.manifest.get("config", {}).get("condition")) for r in runs}))}
         res = results_of_records(records, plan)

@@ -119,12 +119,28 @@ OUTCOMES = ("correct", "wrong", "invalid", "error")
 
 
 class Benchmark(abc.ABC):
-    """Base class: subclasses set `name`, `Options` and implement plan / run_item / results.
+    """Base class: subclasses declare who they are (`name`, `title`, `variants`,
+    `default_variant`, `Options`) and implement plan / run_item / results.
 
-    Optional capabilities have safe defaults here, so callers never probe with hasattr.
+    The declarations are read without importing the benchmark's module when they are plain
+    literals in the class body (`mindprobe list` and `run NAME --help` stay fast; see
+    `mindprobe.registry`). Optional capabilities have safe defaults here, so callers never
+    probe with hasattr.
     """
 
+    #: What `mindprobe run NAME` calls it (also its folder under runs/).
     name: str = ""
+    #: One line: what it probes.
+    title: str = ""
+    #: Variant name -> one-line description; `default_variant` runs when none is named.
+    variants: dict[str, str] = {}
+    default_variant: str = ""
+    #: Names that run several variants, e.g. {"all": [...]}.
+    variant_groups: dict[str, list[str]] = {}
+    #: Verbs besides run/analyse/data that this benchmark offers.
+    verbs: tuple[str, ...] = ()
+    #: What `--limit N` keeps, in the words of this benchmark (shown in `run NAME --help`).
+    limit: str = "the first N items"
     Options: type = NoOptions
     #: Official files (`mindprobe data fetch`); empty when items are generated or packaged.
     data_files: list[Any] = []

@@ -8,6 +8,7 @@ spends about a quarter less per request than asyncio's selector loop (bench/harn
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 from collections.abc import Coroutine
@@ -38,6 +39,49 @@ def run_async(coro: Coroutine[Any, Any, T]) -> T:
         factory = uvloop.new_event_loop
     with asyncio.Runner(loop_factory=factory) as runner:
         return runner.run(_terminable(coro))
+
+
+def run_blocking(coro: Coroutine[Any, Any, T]) -> T:
+    """`run_async(coro)`, also from inside a running event loop (a Jupyter cell): there the
+    coroutine runs on a loop of its own in a worker thread while the caller waits; Ctrl-C
+    while waiting cancels it as it would in a script (finished work kept), then re-raises."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return run_async(coro)
+    import concurrent.futures
+    import threading
+
+    started: concurrent.futures.Future[tuple[asyncio.AbstractEventLoop, asyncio.Task]] = \
+        concurrent.futures.Future()
+
+    async def main() -> T:
+        started.set_result((asyncio.get_running_loop(), asyncio.current_task()))
+        return await coro
+
+    box: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            box["value"] = run_async(main())
+        except BaseException as exc:  # handed to the waiting caller
+            box["error"] = exc
+            if not started.done():
+                started.set_exception(exc)
+
+    worker = threading.Thread(target=work, name="mindprobe-run", daemon=True)
+    worker.start()
+    try:
+        worker.join()
+    except KeyboardInterrupt:
+        with contextlib.suppress(Exception):
+            loop, task = started.result(timeout=5)
+            loop.call_soon_threadsafe(task.cancel)
+        worker.join()
+        raise
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
 
 
 async def _terminable(coro: Coroutine[Any, Any, T]) -> T:

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import pandas as pd
     from rich.console import Console
 
@@ -100,6 +102,12 @@ class Results:
     failed: tuple[int, int] | None = None
     #: Why answers were invalid, by kind (e.g. {"placeholder": 4}), where a benchmark says.
     invalid_kinds: dict[str, int] = field(default_factory=dict)
+    #: Where the run lies and the whole JSON document `mindprobe run --json` prints for it
+    #: (set by the library for a run it executed; not part of `to_json`).
+    run_dir: Path | None = field(default=None, repr=False, compare=False)
+    document: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+    #: The per-variant results behind a view over several variants (`name:all`).
+    variants: dict[str, Results] = field(default_factory=dict, repr=False, compare=False)
 
     def add_table(self, name: str, frame: pd.DataFrame, title: str = "", **kw: Any) -> None:
         self.tables[name] = Table(frame, title or name, **kw)

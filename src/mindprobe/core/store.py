@@ -19,13 +19,16 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from mindprobe import __version__
 from mindprobe.core.requests import TEXTS, TextStore, read_texts
 from mindprobe.errors import DataError, UsageError
+
+if TYPE_CHECKING:
+    from mindprobe.core.benchmark import RunPlan
 
 MANIFEST = "manifest.json"
 RECORDS = "records.jsonl"
@@ -369,6 +372,16 @@ class Run:
         if status == "running" and not RunLock(self.dir).is_held_elsewhere():
             return "interrupted"  # its process died without closing the run
         return status
+
+    def plan(self) -> RunPlan:
+        """What `results()` needs of a finished run, rebuilt from its manifest alone: its
+        config, data provenance and labels (no items). The one place that does it, for
+        analyse, judge, report and the Python API."""
+        from mindprobe.core.benchmark import RunPlan
+
+        m = self.manifest
+        return RunPlan(items=[], prompting=self.prompting, config=m.get("config", {}),
+                       provenance=m.get("data", {}), model_label=self.model_label)
 
 
 def settle_interrupted(run_dir: Path) -> int | None:

@@ -4,10 +4,21 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from mindprobe.errors import ModelError
-from mindprobe.models.base import CallContext, Completion, Model, Request, TransientError, Usage
+from mindprobe.models.base import (
+    NO_REASONING,
+    CallContext,
+    Completion,
+    Model,
+    Reasoning,
+    Request,
+    TransientError,
+    Usage,
+)
 
 __all__ = [
     "CallContext", "Completion", "Model", "Request", "TransientError", "Usage",
@@ -43,18 +54,15 @@ def model_label(spec: str) -> str:
 def parse_model_spec(spec: str, *, timeout: float = 300.0, max_attempts: int = 6,
                      endpoints_file: str | Path | None = None, replicas: int | None = None,
                      ray_address: str | None = None, threads: int | None = None,
-                     batch: int | None = None) -> Model:
+                     batch: int | None = None, reasoning_effort: str | None = None,
+                     reasoning: bool = False) -> Model:
     """Build a backend from a spec string; raise ModelError with the accepted forms otherwise.
 
     Scale-out: `openai:MODEL@URL1,URL2` or `openai:MODEL` with `endpoints_file` (`--endpoints`)
     route one model over several servers; `local[:PATH]` with `replicas` and `ray_address`
     (`--replicas N --ray [ADDRESS]`; "" = a local Ray instance) starts replicas on Ray.
+    `reasoning_effort` / `reasoning`: see `Reasoning` (only backends that send requests use it).
     """
-    from mindprobe.models.human import HumanModel
-    from mindprobe.models.local import LocalModel
-    from mindprobe.models.openai_compat import OPENAI_URL, OpenAICompatModel
-    from mindprobe.models.random import RandomModel
-
     spec = spec.strip()
     if (threads or batch) and (spec != "local" and not spec.startswith("local:")
                                or replicas is not None or ray_address is not None):
@@ -63,50 +71,115 @@ def parse_model_spec(spec: str, *, timeout: float = 300.0, max_attempts: int = 6
         raise UsageError("--threads and --batch-size set the embedded llama.cpp engine: use them "
                          "with --model local or local:PATH.gguf (not with --replicas/--ray, "
                          f"whose replicas take their share of the CPUs); got {spec!r}")
+    thinking = Reasoning.of(reasoning_effort, reasoning)
     if endpoints_file is not None or replicas is not None or ray_address is not None:
         return _scaled_model(spec, timeout=timeout, max_attempts=max_attempts,
                              endpoints_file=endpoints_file, replicas=replicas,
-                             ray_address=ray_address)
-    if spec == "random":
-        return RandomModel()
-    if spec == "human":
-        return HumanModel()
-    if spec == "local":
-        return LocalModel(None, spec=spec, threads=threads, batch=batch)
-    if spec.startswith("local:"):
-        path = Path(spec[len("local:"):]).expanduser()
-        if not path.is_file():
-            raise ModelError(f"GGUF file not found: {path} (spec local:PATH needs an existing file)")
-        return LocalModel(path, spec=spec, threads=threads, batch=batch)
-    if spec.startswith("openai:") and len(spec) > len("openai:"):
-        rest = spec[len("openai:"):]
-        if "@" in rest:
-            name, url = rest.split("@", 1)
-            if not name or not url:
-                raise ModelError(f"bad model spec {spec!r}: expected openai:MODEL@URL")
-            if "," in url:
-                from mindprobe.models.endpoints import parse_endpoint_list
-
-                return _router(name, parse_endpoint_list(url, what=f"--model {spec}"), None,
-                               timeout=timeout, max_attempts=max_attempts)
-            # Labelled by the model, never the address: host and port change with every
-            # rescheduled job; what the server serves is in identity() (checked on resume).
-            return OpenAICompatModel(
-                name, url, os.environ.get("MINDPROBE_API_KEY"), spec=spec,
-                label=_safe(name), timeout=timeout, max_attempts=max_attempts,
-                grammar="llama",
-            )
-        # the key is asked for when the model starts: a --dry-run sends nothing, needs none
-        return OpenAICompatModel(
-            rest, OPENAI_URL, os.environ.get("OPENAI_API_KEY"), spec=spec, label=_safe(rest), timeout=timeout,
-            max_attempts=max_attempts, grammar="openai",
-        )
+                             ray_address=ray_address, reasoning=thinking)
+    prefix, _, rest = spec.partition(":")
+    factory = BACKENDS.get(prefix) or _plugin_backend(prefix)
+    if factory is not None:
+        model = factory(spec, rest, BackendSettings(timeout, max_attempts, thinking, threads, batch))
+        if model is not None:
+            return model
     forms = ", ".join(s for s, _ in MODEL_SPECS)
     raise ModelError(f"unknown model spec {spec!r}; use one of: {forms}")
 
 
+@dataclass(frozen=True)
+class BackendSettings:
+    """What every backend is built with besides its spec."""
+
+    timeout: float = 300.0
+    max_attempts: int = 6
+    reasoning: Reasoning = NO_REASONING
+    #: The embedded llama.cpp engine's threads and batch size (`--threads`, `--batch-size`).
+    threads: int | None = None
+    batch: int | None = None
+
+
+#: A backend factory: (whole spec, what follows "PREFIX:", settings) -> the model, or None when
+#: the spec is not one of its forms.
+Factory = Callable[[str, str, BackendSettings], "Model | None"]
+
+
+def _random(spec: str, rest: str, s: BackendSettings) -> Model | None:
+    from mindprobe.models.random import RandomModel
+
+    return RandomModel() if spec == "random" else None
+
+
+def _human(spec: str, rest: str, s: BackendSettings) -> Model | None:
+    from mindprobe.models.human import HumanModel
+
+    return HumanModel() if spec == "human" else None
+
+
+def _local(spec: str, rest: str, s: BackendSettings) -> Model | None:
+    from mindprobe.models.local import LocalModel
+
+    if spec == "local":
+        return LocalModel(None, spec=spec, reasoning=s.reasoning, threads=s.threads,
+                          batch=s.batch)
+    path = Path(rest).expanduser()
+    if not path.is_file():
+        raise ModelError(f"GGUF file not found: {path} (spec local:PATH needs an existing file)")
+    return LocalModel(path, spec=spec, reasoning=s.reasoning, threads=s.threads,
+                      batch=s.batch)
+
+
+def _openai(spec: str, rest: str, s: BackendSettings) -> Model | None:
+    from mindprobe.models.openai_compat import OPENAI_URL, OpenAICompatModel
+
+    if not rest:
+        return None
+    if "@" in rest:
+        name, url = rest.split("@", 1)
+        if not name or not url:
+            raise ModelError(f"bad model spec {spec!r}: expected openai:MODEL@URL")
+        if "," in url:
+            from mindprobe.models.endpoints import parse_endpoint_list
+
+            return _router(name, parse_endpoint_list(url, what=f"--model {spec}"), None,
+                           timeout=s.timeout, max_attempts=s.max_attempts,
+                           reasoning=s.reasoning)
+        # Labelled by the model, never the address: host and port change with every
+        # rescheduled job; what the server serves is in identity() (checked on resume).
+        return OpenAICompatModel(
+            name, url, os.environ.get("MINDPROBE_API_KEY"), spec=spec,
+            label=_safe(name), timeout=s.timeout, max_attempts=s.max_attempts,
+            grammar="llama", reasoning=s.reasoning,
+        )
+    # the key is asked for when the model starts: a --dry-run sends nothing, needs none
+    return OpenAICompatModel(
+        rest, OPENAI_URL, os.environ.get("OPENAI_API_KEY"), spec=spec, label=_safe(rest),
+        timeout=s.timeout, max_attempts=s.max_attempts, grammar="openai", reasoning=s.reasoning,
+    )
+
+
+#: Backends by spec prefix (`PREFIX` or `PREFIX:...`). A package adds one through the
+#: entry-point group `mindprobe.models` (`PREFIX = "package.module:factory"`).
+BACKENDS: dict[str, Factory] = {"random": _random, "human": _human, "local": _local,
+                                "openai": _openai}
+MODELS_GROUP = "mindprobe.models"
+
+
+def _plugin_backend(prefix: str) -> Factory | None:
+    """A backend registered by another package under `prefix` (looked up only for a prefix
+    mindprobe does not know, so built-in specs never scan the installed packages)."""
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group=MODELS_GROUP, name=prefix):
+        try:
+            return ep.load()
+        except Exception as exc:  # a broken plugin: one clear line, not a traceback
+            raise ModelError(f"model backend {prefix!r} ({ep.value}) cannot be loaded: "
+                             f"{type(exc).__name__}: {exc}") from None
+    return None
+
+
 def _router(name: str, endpoints: list, group: str | None, *, timeout: float,
-            max_attempts: int) -> Model:
+            max_attempts: int, reasoning: Reasoning) -> Model:
     """One model over several servers; named by the group, never by the URLs (see router.py)."""
     from mindprobe.models.endpoints import DEFAULT_GROUP
     from mindprobe.models.router import RouterModel
@@ -114,12 +187,12 @@ def _router(name: str, endpoints: list, group: str | None, *, timeout: float,
     group = group or DEFAULT_GROUP
     return RouterModel(name, endpoints, spec=f"openai:{name}@{group}",
                        label=_safe(f"{name}@{group}"), group=group, timeout=timeout,
-                       max_attempts=max_attempts)
+                       max_attempts=max_attempts, reasoning=reasoning)
 
 
 def _scaled_model(spec: str, *, timeout: float, max_attempts: int,
                   endpoints_file: str | Path | None, replicas: int | None,
-                  ray_address: str | None) -> Model:
+                  ray_address: str | None, reasoning: Reasoning) -> Model:
     """`--endpoints FILE`, `--replicas N --ray [ADDRESS]`: a router over several endpoints."""
     from mindprobe.errors import UsageError
 
@@ -134,7 +207,7 @@ def _scaled_model(spec: str, *, timeout: float, max_attempts: int,
 
         endpoints, group = parse_endpoints_file(endpoints_file)
         return _router(spec[len("openai:"):], endpoints, group, timeout=timeout,
-                       max_attempts=max_attempts)
+                       max_attempts=max_attempts, reasoning=reasoning)
     if spec != "local" and not spec.startswith("local:"):
         raise UsageError(f"--replicas/--ray start llama.cpp replicas of a local GGUF (--model "
                          f"local or local:PATH.gguf), got {spec!r}; for servers you started "
@@ -159,4 +232,5 @@ def _scaled_model(spec: str, *, timeout: float, max_attempts: int,
     label = DEFAULT_MODEL_NAME if path is None else f"local-{name}"
     launcher = RayReplicas(path, replicas, ray_address or None, model=name)
     return RouterModel(name, None, spec=spec, label=label, group="ray-replicas",
-                       timeout=timeout, max_attempts=max_attempts, launcher=launcher)
+                       timeout=timeout, max_attempts=max_attempts, launcher=launcher,
+                       reasoning=reasoning)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import abc
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+from mindprobe.errors import ModelError
 
 
 @dataclass(slots=True)
@@ -48,6 +51,32 @@ class Request:
         if self.prompt is not None:
             return self.prompt
         return self.messages[-1]["content"] if self.messages else ""
+
+
+REASONING_EFFORTS = ("low", "medium", "high")
+
+
+@dataclass(frozen=True)
+class Reasoning:
+    """Run-wide reasoning settings (`--reasoning-effort` / `--reasoning`, or `evaluate()`'s
+    parameters): the effort sent with every request, and "this model thinks" (room for its
+    thinking from the first request). A parameter of the backend, never the environment."""
+
+    effort: str | None = None
+    thinks: bool = False
+
+    @classmethod
+    def of(cls, effort: str | None = None, thinks: bool = False) -> Reasoning:
+        """Checked settings; an unknown effort is refused, not ignored. An effort implies
+        that the model thinks."""
+        effort = (effort or "").strip().lower() or None
+        if effort is not None and effort not in REASONING_EFFORTS:
+            raise ModelError(f"reasoning effort {effort!r}: expected one of "
+                             f"{', '.join(REASONING_EFFORTS)}")
+        return cls(effort, bool(thinks) or effort is not None)
+
+
+NO_REASONING = Reasoning()
 
 
 @dataclass(slots=True)
@@ -228,15 +257,15 @@ class CallContext:
     role: str = "model"
 
 
-class Model:
-    """Base class for backends. Subclasses implement `complete`; the rest has safe defaults."""
+class Model(abc.ABC):
+    """Base class for backends. Subclasses implement `complete` and declare what else they can
+    do in one set, `capabilities`; the rest has safe defaults."""
 
     spec: str = ""
     #: Short name used in run directory names, e.g. `gpt-4o-mini` or `random`.
     label: str = "model"
     #: Whether responses may be cached (deterministic remote models: yes; random/human: no).
     cacheable: bool = True
-    supports_grammar: bool = False
     supports_slots: bool = False
     default_concurrency: int = 8
     interactive: bool = False
@@ -256,6 +285,11 @@ class Model:
 
     def can(self, capability: str) -> bool:
         return capability in self.capabilities
+
+    @property
+    def supports_grammar(self) -> bool:
+        """Constrained answers: the "grammar" capability (never declared apart from it)."""
+        return "grammar" in self.capabilities
 
     def deterministic(self, concurrency: int) -> bool | None:
         """Whether a run at `concurrency` gives the same answers every time (recorded in the
@@ -282,10 +316,10 @@ class Model:
         included ("template"): what a benchmark extends to continue an assistant turn."""
         raise TypeError(f"{type(self).__name__} does not expose its chat template")
 
-    async def start(self) -> None:
+    async def start(self) -> None:  # noqa: B027 (optional: most backends need nothing)
         """Open connections / start servers; called once before the first request."""
 
-    async def close(self) -> None:
+    async def close(self) -> None:  # noqa: B027 (optional: most backends need nothing)
         """Release everything `start` acquired."""
 
     def identity(self) -> dict[str, Any]:
@@ -311,18 +345,19 @@ class Model:
                if request.answer_end and self.can("base") else {}),
         }
 
+    @abc.abstractmethod
     async def complete(self, request: Request, ctx: CallContext) -> Completion:
-        raise TypeError(f"{type(self).__name__} does not implement complete()")
+        """One reply to `request` (retries are the backend's own business)."""
 
     async def acquire_slot(self, group: str | None = None) -> int:
         """Slot-capable backends hand out one KV-cache slot per live conversation; `group`
         (a prefix group) asks for the slot or server that last held that group's prefix."""
         return 0
 
-    def release_slot(self, slot: int) -> None:
+    def release_slot(self, slot: int) -> None:  # noqa: B027 (optional: most backends need nothing)
         """Return a slot taken with `acquire_slot`."""
 
-    def configure(self, concurrency: int) -> None:
+    def configure(self, concurrency: int) -> None:  # noqa: B027 (optional: most backends need nothing)
         """Told the run's concurrency before `start` (the local server sizes its slots by it)."""
 
     def endpoint_stats(self) -> list[dict[str, Any]]:

@@ -13,7 +13,14 @@ import aiohttp
 import orjson
 
 from mindprobe.errors import ModelError
-from mindprobe.models.base import CallContext, Completion, Request, TransientError
+from mindprobe.models.base import (
+    NO_REASONING,
+    CallContext,
+    Completion,
+    Reasoning,
+    Request,
+    TransientError,
+)
 from mindprobe.models.endpoints import EndpointSpec, Health
 from mindprobe.models.llamacpp import LlamaCppFeatures
 from mindprobe.models.local import LocalModel
@@ -36,9 +43,9 @@ class EndpointClient(OpenAICompatModel):
     """One endpoint's HTTP client: one attempt per call, failures classified for the router."""
 
     def __init__(self, model: str, spec: EndpointSpec, *, timeout: float,
-                 grammar: str | None) -> None:
+                 grammar: str | None, reasoning: Reasoning = NO_REASONING) -> None:
         super().__init__(model, spec.url, spec.key, spec=f"{model}@{spec.url}", label=model,
-                         timeout=timeout, max_attempts=1, grammar=grammar)
+                         timeout=timeout, max_attempts=1, grammar=grammar, reasoning=reasoning)
         self.key_env = spec.key_env
         self.supports_slots = spec.llama_slots
 
@@ -135,8 +142,9 @@ class LlamaEndpointClient(LlamaCppFeatures, EndpointClient):
 
     _post_root = EndpointClient._post_root  # failures mark the endpoint, as for requests
 
-    def __init__(self, model: str, spec: EndpointSpec, *, timeout: float) -> None:
-        super().__init__(model, spec, timeout=timeout, grammar="llama")
+    def __init__(self, model: str, spec: EndpointSpec, *, timeout: float,
+                 reasoning: Reasoning = NO_REASONING) -> None:
+        super().__init__(model, spec, timeout=timeout, grammar="llama", reasoning=reasoning)
         self.grammar_fixed = True
         self.capabilities = local_reference().capabilities
 

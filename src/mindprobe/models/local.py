@@ -20,6 +20,7 @@ from typing import Any
 
 from mindprobe.core.paths import cache_dir
 from mindprobe.errors import ModelError
+from mindprobe.models.base import NO_REASONING, Reasoning
 from mindprobe.models.llamacpp import LlamaCppFeatures
 from mindprobe.models.openai_compat import OpenAICompatModel
 from mindprobe.models.slots import SlotPool
@@ -190,7 +191,8 @@ class LocalModel(LlamaCppFeatures, OpenAICompatModel):
     token_count_method = "llama.cpp tokenizer of the GGUF"
 
     def __init__(self, path: Path | None, *, spec: str, ctx_per_slot: int = 8192,
-                 threads: int | None = None, batch: int | None = None) -> None:
+                 threads: int | None = None, batch: int | None = None,
+                 reasoning: Reasoning = NO_REASONING) -> None:
         self._path_arg = path
         self.ctx_per_slot = ctx_per_slot
         self.threads = threads or default_threads()
@@ -199,6 +201,7 @@ class LocalModel(LlamaCppFeatures, OpenAICompatModel):
         super().__init__(
             model=label, base_url="http://127.0.0.1:1/v1", api_key=None, spec=spec,
             label=f"local-{label}" if path is not None else label, grammar="llama",
+            reasoning=reasoning,
         )
         # The embedded GGUF is a base model (no chat template of its own): it completes text,
         # so its replies stop at a benchmark's answer end. A GGUF of your own is served with

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import random
 import time
 from typing import Any
@@ -20,10 +19,12 @@ import orjson
 from mindprobe.core.retry import Liveness, backoff_delay
 from mindprobe.errors import ModelError
 from mindprobe.models.base import (
+    NO_REASONING,
     CallContext,
     ChoiceScores,
     Completion,
     Model,
+    Reasoning,
     Request,
     TransientError,
     split_reasoning,
@@ -44,21 +45,6 @@ from mindprobe.models.wire import (
 )
 
 OPENAI_URL = "https://api.openai.com/v1"
-#: Run-wide reasoning settings (set by `mindprobe run --reasoning-effort` / `--reasoning`, or by
-#: hand): the effort sent with every request, and "this model thinks" (room for thinking).
-REASONING_EFFORT_ENV = "MINDPROBE_REASONING_EFFORT"
-REASONING_ENV = "MINDPROBE_REASONING"
-REASONING_EFFORTS = ("low", "medium", "high")
-
-
-def _env_reasoning() -> tuple[str | None, bool]:
-    """(effort, thinks) from the environment; an unknown effort is refused, not ignored."""
-    effort = (os.environ.get(REASONING_EFFORT_ENV) or "").strip().lower() or None
-    if effort is not None and effort not in REASONING_EFFORTS:
-        raise ModelError(f"{REASONING_EFFORT_ENV}={effort!r}: expected one of "
-                         f"{', '.join(REASONING_EFFORTS)}")
-    thinks = (os.environ.get(REASONING_ENV) or "").strip().lower() in ("1", "true", "yes", "on")
-    return effort, thinks or effort is not None
 class OpenAICompatModel(LlamaServerTools, Model):
     """A model served behind `/v1/chat/completions` and `/v1/completions`."""
 
@@ -78,6 +64,7 @@ class OpenAICompatModel(LlamaServerTools, Model):
         backoff_max: float = 30.0,
         grammar: str | None = None,
         identity_extra: dict[str, Any] | None = None,
+        reasoning: Reasoning = NO_REASONING,
     ) -> None:
         self.model = model
         self.base_url = normalise_base_url(base_url)
@@ -89,14 +76,14 @@ class OpenAICompatModel(LlamaServerTools, Model):
         self.backoff_base = backoff_base
         self.backoff_max = backoff_max
         self.grammar = grammar  # "llama", "vllm" or None
-        self.supports_grammar = grammar is not None
         caps = {"logprobs"} | ({"grammar"} if grammar else set())
         if grammar in ("llama", "vllm"):
             caps.add("prefix")
         #: `reasoning_effort` sent with every request (None: not sent); "reasoning" in the
         #: capabilities: the model is known to think, so benchmarks leave room for it.
-        self.reasoning_effort, thinks = _env_reasoning()
-        if thinks:
+        self.reasoning = reasoning
+        self.reasoning_effort = reasoning.effort
+        if reasoning.thinks:
             caps.add("reasoning")
         self.capabilities = frozenset(caps)
         self._identity_extra = identity_extra or {}
@@ -208,7 +195,6 @@ class OpenAICompatModel(LlamaServerTools, Model):
             self.grammar = "vllm"
         else:
             self.grammar = None
-        self.supports_grammar = self.grammar is not None
         caps = set(self.capabilities) - {"grammar", "prefix", "tokenize", "template"}
         if self.grammar:
             caps.add("grammar")

@@ -41,10 +41,12 @@ from typing import Any, Protocol
 from mindprobe.core.retry import backoff_delay
 from mindprobe.errors import ModelError
 from mindprobe.models.base import (
+    NO_REASONING,
     CallContext,
     ChoiceScores,
     Completion,
     Model,
+    Reasoning,
     Request,
     TransientError,
 )
@@ -98,6 +100,7 @@ class RouterModel(Model):
         max_attempts: int = 6,
         launcher: Launcher | None = None,
         all_down_after: float = 10.0,
+        reasoning: Reasoning = NO_REASONING,
     ) -> None:
         if not endpoints and launcher is None:
             raise ModelError(f"{spec}: no endpoints")
@@ -108,6 +111,7 @@ class RouterModel(Model):
         self.timeout = timeout
         self.max_attempts = max(1, max_attempts)
         self.all_down_after = all_down_after
+        self.reasoning = reasoning
         self._specs = list(endpoints or [])
         self._launcher = launcher
         self._identity_extra: dict[str, Any] = {}
@@ -116,14 +120,13 @@ class RouterModel(Model):
             # a GGUF of the user's own is served as a chat model (see LocalModel)
             own_gguf = getattr(launcher, "gguf", None) is not None
             self.capabilities = ref.capabilities - ({"base"} if own_gguf else set())
-            self.supports_grammar = ref.supports_grammar
             self.token_count_method = ref.token_count_method
             self.context_window = ref.context_window
             self.default_concurrency = launcher.n  # one slot per replica: reproducible replies
         else:  # what a single `openai:MODEL@URL` declares until the servers are probed
-            first = EndpointClient(model, self._specs[0], timeout=timeout, grammar="llama")
+            first = EndpointClient(model, self._specs[0], timeout=timeout, grammar="llama",
+                                   reasoning=reasoning)
             self.capabilities = first.capabilities
-            self.supports_grammar = first.supports_grammar
             self._identity_extra = dict(first._identity_extra)
             caps = [s.concurrency for s in self._specs]
             self.default_concurrency = sum(c or DEFAULT_PER_ENDPOINT for c in caps)
@@ -156,8 +159,10 @@ class RouterModel(Model):
             self._specs = await self._launcher.start(slots, self.timeout)
         for i, s in enumerate(self._specs):
             client: EndpointClient = (
-                LlamaEndpointClient(self.model, s, timeout=self.timeout) if s.llama_slots
-                else EndpointClient(self.model, s, timeout=self.timeout, grammar="llama"))
+                LlamaEndpointClient(self.model, s, timeout=self.timeout,
+                                    reasoning=self.reasoning) if s.llama_slots
+                else EndpointClient(self.model, s, timeout=self.timeout, grammar="llama",
+                                    reasoning=self.reasoning))
             if self._launcher is not None:
                 client.capabilities = self.capabilities
             ep = Endpoint(i, s, client)
@@ -194,7 +199,6 @@ class RouterModel(Model):
         if self._launcher is None:
             caps = frozenset.intersection(*(c.capabilities for c in live))
             self.capabilities = caps
-            self.supports_grammar = "grammar" in caps
             windows = [c.context_window for c in live if c.context_window]
             self.context_window = min(windows) if windows else None
 

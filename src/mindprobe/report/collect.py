@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mindprobe.core.benchmark import Reference, RunPlan
+from mindprobe.core.benchmark import Reference
 from mindprobe.core.results import Results, failed_results
 from mindprobe.core.store import MANIFEST, Run, iter_runs, load_run, read_judgements
 from mindprobe.errors import MindprobeError, UsageError
@@ -154,21 +154,13 @@ def find_run_dirs(paths: Iterable[str | Path], runs_dir: str | Path | None) -> l
     return unique
 
 
-def plan_of(run: Run) -> RunPlan:
-    """What results() needs of a finished run (as `mindprobe analyse` builds it): its config
-    and labels, no items."""
-    m = run.manifest
-    return RunPlan(items=[], prompting=run.prompting, config=m.get("config", {}),
-                   provenance=m.get("data", {}), model_label=run.model_label)
-
-
 def results_of(run: Run) -> Results:
     """The run's Results, as `mindprobe analyse BENCH --run DIR` computes them."""
     from mindprobe.registry import get_benchmark
 
     bench = get_benchmark(run.benchmark)
     return failed_results(bench.name, run.records) or bench.results_with_judgements(
-        run.records, plan_of(run), read_judgements(run.dir), None)
+        run.records, run.plan(), read_judgements(run.dir), None)
 
 
 def combined_of(benchmark: str, by_variant: dict[str, Results]) -> Results | None:

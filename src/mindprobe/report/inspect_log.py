@@ -144,7 +144,7 @@ def export_inspect(run_dir: str | Path, out: str | Path) -> tuple[int, Path]:
     """Write the run in `run_dir` as an Inspect log at `out`; returns (samples, path)."""
     from mindprobe.core.store import load_run
     from mindprobe.registry import get_benchmark
-    from mindprobe.report.collect import plan_of, results_of
+    from mindprobe.report.collect import results_of
 
     log = _import_inspect()
     from inspect_ai.log import (
@@ -189,7 +189,7 @@ def export_inspect(run_dir: str | Path, out: str | Path) -> tuple[int, Path]:
                             samples=m.get("n_items")),
         model=model, config=EvalConfig(),
         metadata={"mindprobe_manifest": json.loads(json.dumps(m, default=str)),
-                  "plan_prompting": plan_of(run).prompting})
+                  "plan_prompting": run.plan().prompting})
     doc = EvalLog(
         status=STATUS.get(run.status, "started"), eval=spec, plan=EvalPlan(),
         results=EvalResults(total_samples=m.get("n_items") or len(samples),

@@ -78,6 +78,18 @@ def call_settings(solver: ast_prompt.Solver, opts: AlreadySaidThatOptions, ctx: 
 
 class AlreadySaidThatBenchmark(Benchmark):
     name = "already_said_that"
+    title = "working memory under distractors: turns survived in a 100-turn chat"
+    variants = {
+        "which-is-heavier": "distractors: which-is-heavier",
+        "first-letters": "distractors: first-letters",
+        "ambiguous-sentences": "distractors: ambiguous-sentences",
+        "reverse-sort-words-eng": "distractors: reverse-sort-words-eng",
+        "distractorless": "no distractor questions",
+    }
+    default_variant = "reverse-sort-words-eng"
+    variant_groups = {"all": ["which-is-heavier", "first-letters", "ambiguous-sentences",
+                              "reverse-sort-words-eng", "distractorless"]}
+    limit = "the first N of the --n-samples chats, per variant (so `:all` runs N per task)"
     Options = AlreadySaidThatOptions
     data_files = list(ast_data.DATA_FILES)
 

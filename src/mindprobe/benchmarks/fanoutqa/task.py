@@ -112,6 +112,17 @@ ANSWER_END = (("\n\n",),)
 
 class FanOutQABenchmark(Benchmark):
     name = "fanoutqa"
+    title = ("fan-out multi-hop QA over Wikipedia (FanOutQA jul26 or nov23): loose accuracy, "
+             "ROUGE, judge")
+    variants = {
+        "closedbook": "the question alone (default)",
+        "evidenceprovided": "the question's evidence pages, BM25+-ranked chunks filling the "
+                            "context (dated Wikipedia)",
+        "openbook": "the model searches Wikipedia (<search>…</search>), 600 s per question",
+    }
+    default_variant = "closedbook"
+    verbs = ("export", "judge")
+    limit = "the first N questions of the split"
     roles = ("judge",)
     Options = FanOutQAOptions
     data_files = DATA_FILES

@@ -83,6 +83,16 @@ ANSWER_END = (("Error Analysis:",), ("\n",))
 
 class MRGSM8KBenchmark(Benchmark):
     name = "mr_gsm8k"
+    title = ("meta-reasoning: is a math solution right, where is its first error, why "
+             "(MR-Score)")
+    variants = {
+        "full": "the official MR-GSM8K.json, 3000 solutions (`mindprobe data fetch mr_gsm8k` "
+                "or --data-file)",
+        "sample": "the 40 sample records of shared/data/mr_gsm8k (offline; all `wrong`)",
+    }
+    default_variant = "full"
+    verbs = ("judge",)
+    limit = "the first N solutions of the data file"
     roles = ("judge",)
     Options = MRGSM8KOptions
     data_files = [OFFICIAL_FILE, UPSTREAM_SCRIPT]

@@ -45,6 +45,23 @@ def estimated_tokens(excerpt_length: int, in_context: bool) -> int:
 
 class SortBenchmark(Benchmark):
     name = "sort"
+    title = "episodic memory: which of two segments of a book came first (Book-SORT)"
+    variants = {
+        "all": "every condition that fits the model's context window (default)",
+        "250-20": "excerpt 250 words, segments 20 words",
+        "250-50": "excerpt 250 words, segments 50 words",
+        "1000-20": "excerpt 1000 words, segments 20 words",
+        "1000-50": "excerpt 1000 words, segments 50 words",
+        "2500-20": "excerpt 2500 words, segments 20 words",
+        "2500-50": "excerpt 2500 words, segments 50 words",
+        "10000-20": "excerpt 10000 words, segments 20 words",
+        "10000-50": "excerpt 10000 words, segments 50 words",
+        "20000-20": "excerpt 20000 words, segments 20 words",
+        "20000-50": "excerpt 20000 words, segments 50 words",
+    }
+    default_variant = "all"
+    verbs = ("build", "sweep", "export")
+    limit = "the first N test rows (segment pairs) in total, over all conditions run"
     Options = SortOptions
     data_files = sources.DATA_FILES
 

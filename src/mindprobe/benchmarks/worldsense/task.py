@@ -90,6 +90,19 @@ def sample_tuples(trials: Grouped, seed: int, limit: int | None) -> list[dict[st
 
 class WorldSenseBenchmark(Benchmark):
     name = "worldsense"
+    title = "grounded reasoning over orderings: accuracy and bias with 95% CIs"
+    variants = {
+        "test_set": "the official test set (87,048 trials)",
+        "memorisation": "texts from the training set (11,232)",
+        "ood-size": "standard problems with 6 entities (9,360)",
+        "ood-query": "Infer.extrema: first/last questions (6,480)",
+        "ood-problem": "Infer.parallel: 2-D reasoning (5,400)",
+        "fresh": "freshly generated problems (seeded; offline)",
+    }
+    default_variant = "test_set"
+    verbs = ("export", "generate")
+    limit = ("a seeded random sample of whole tuples, about N trials (rounded up to the tuple "
+             "that reaches N: the analysis drops incomplete tuples)")
     Options = WorldSenseOptions
     data_files: list[DataFile] = sets.DATA_FILES
 

@@ -1,0 +1,154 @@
+"""What a run is asked to do besides the benchmark's own options, and where it says things.
+
+`RunSettings` is the library form of `mindprobe run`'s common flags (the CLI fills it from
+argparse, `mindprobe.evaluate()` from its arguments), so both check the same values with the
+same messages. A `Reporter` is where the lifecycle speaks: warnings, notes, the progress bar's
+console, the summary of a finished run, the resume hint of an interrupted one.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
+
+from mindprobe.core.paths import check_parent, path_component
+from mindprobe.errors import UsageError
+
+if TYPE_CHECKING:
+    from mindprobe.core.runner import RunResult
+
+
+def check_counts(settings: Any, counts: tuple[str, ...]) -> None:
+    """Counts and the timeout, as any command that sends requests takes them (NaN refused)."""
+    for flag in counts:
+        value = getattr(settings, flag)
+        if value is not None and value < 1:
+            raise UsageError(f"--{flag.replace('_', '-')} must be a positive number; got {value}")
+    if not 0 < settings.timeout < float("inf"):
+        raise UsageError(f"--timeout must be a positive number of seconds; got "
+                         f"{settings.timeout:g}")
+
+
+@dataclass
+class RunSettings:
+    """The common settings of a run (every `mindprobe run` flag that is not a benchmark's)."""
+
+    model: str
+    limit: int | None = None
+    concurrency: int | None = None
+    seed: int | None = None
+    data_dir: str | Path | None = None
+    #: `--prompt-file`: other wording for the benchmark's templates (the run is labelled).
+    prompt_file: str | Path | None = None
+    runs_dir: str | Path = "runs"
+    #: A tag added to the run directory's name (`--name`).
+    name: str | None = None
+    #: Other models taking part, by role (`--role judge=SPEC`).
+    roles: dict[str, str] = field(default_factory=dict)
+    #: Read and write the response cache; `cache_file` overrides where it lives.
+    cache: bool = True
+    cache_file: str | Path | None = None
+    retry_errors: bool = False
+    timeout: float = 300.0
+    max_tokens: int | None = None
+    max_attempts: int = 6
+    endpoints: str | Path | None = None
+    replicas: int | None = None
+    ray: str | None = None
+    #: The embedded llama.cpp engine's threads and batch size (`--threads`, `--batch-size`).
+    threads: int | None = None
+    batch: int | None = None
+    #: `reasoning_effort` sent with every request, and "the model thinks" (room for thinking).
+    reasoning_effort: str | None = None
+    reasoning: bool = False
+    debug: bool = False
+    #: The command that resumes this run, recorded in the manifest and shown on interrupt.
+    command: str | None = None
+
+    def check(self) -> None:
+        """Counts, the timeout, paths and --name, before anything is loaded or started."""
+        check_counts(self, ("limit", "concurrency", "max_tokens", "max_attempts", "threads",
+                            "batch"))
+        runs = Path(self.runs_dir)
+        if runs.exists() and not runs.is_dir():
+            raise UsageError(f"--runs-dir {runs} is a file; give a folder")
+        check_parent(runs, "--runs-dir")
+        if self.cache and self.cache_file:
+            check_parent(Path(self.cache_file), "--cache")
+        if self.name:
+            path_component(self.name, "--name")
+        if "model" in self.roles:
+            raise UsageError("--role model=... is --model")
+
+    def equivalent_command(self, task: str, options: dict[str, Any]) -> str:
+        """The `mindprobe run` command line that resumes the same run (for a library call)."""
+        argv = ["run", task, "--model", self.model]
+        for flag in ("limit", "concurrency", "seed", "data_dir", "prompt_file", "name",
+                     "max_tokens"):
+            value = getattr(self, flag)
+            if value is not None:
+                argv += [f"--{flag.replace('_', '-')}", str(value)]
+        if str(self.runs_dir) != "runs":
+            argv += ["--runs-dir", str(self.runs_dir)]
+        for role, spec in self.roles.items():
+            argv += ["--role", f"{role}={spec}"]
+        for key, value in options.items():
+            argv += ["-O", f"{key}={value}"]
+        if self.reasoning_effort:
+            argv += ["--reasoning-effort", self.reasoning_effort]
+        elif self.reasoning:
+            argv.append("--reasoning")
+        return "mindprobe " + shlex.join(argv)
+
+
+class Reporter:
+    """Where the lifecycle speaks; the default prints to stderr (nothing but errors when
+    `progress` is off). The CLI's reporter adds its summary box."""
+
+    def __init__(self, console: Console | None = None, progress: bool = True) -> None:
+        self.console = console or Console(stderr=True, highlight=False, quiet=not progress)
+
+    def warn(self, message: str) -> None:
+        self.console.print(f"[yellow]warning[/yellow]: {message}", highlight=False)
+
+    def note(self, message: str) -> None:
+        self.console.print(message, markup=False, highlight=False)
+
+    def loading(self, what: str) -> None:
+        if self.console.is_terminal:
+            self.note(f"{what}: loading data…")
+
+    def repaired(self, records_path: Path, dropped: int) -> None:
+        self.console.print(f"[yellow]repaired[/yellow] {records_path}: dropped {dropped} "
+                           "duplicated record(s), first of each kept")
+
+    def interrupted(self, run_dirs: list[Path], planning: bool, command: str) -> None:
+        """Ctrl-C or SIGTERM at any moment (loading data, starting the model, mid-run): every
+        run of this call is left `interrupted` (not `running`) and the resume line is shown."""
+        from mindprobe.core.store import settle_interrupted
+
+        lines = []
+        for run_dir in run_dirs:
+            n = settle_interrupted(run_dir)
+            lines.append(f"{run_dir}: nothing recorded yet" if n is None
+                         else f"{n} item(s) recorded in {run_dir}")
+        if planning:
+            lines.append("interrupted while loading the data: nothing was started")
+        self.console.print("\n[yellow]Interrupted[/yellow]: " + "; ".join(lines)
+                           + f".\nResume with: [bold]{command}[/bold]", soft_wrap=True)
+
+    def kept(self, run_dir: Path, command: str) -> None:
+        self.console.print(f"Finished records are kept in {run_dir}; resume with: {command}",
+                           soft_wrap=True, markup=False)
+
+    def finished(self, run_dir: Path, result: RunResult, records: list[dict[str, Any]],
+                 elapsed: float, endpoints: list[dict[str, Any]] | None,
+                 usage: dict[str, int]) -> None:
+        """A run is over: its summary (what was done, errors, tokens, where it lies)."""
+        from mindprobe.engine.summary import print_summary
+
+        print_summary(self.console, run_dir, result, records, elapsed, endpoints, usage)

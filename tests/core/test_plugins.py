@@ -1,0 +1,165 @@
+"""A third-party benchmark: README's "Writing a benchmark" example, as its own package with
+entry-point metadata on sys.path, is listed, runs with `mindprobe run` and `evaluate()` against
+the local OpenAI-compatible server, resumes after Ctrl-C, and shows in the report. A broken
+plugin is one warning, never a crash."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import tomllib
+from pathlib import Path
+
+import pytest
+
+import mindprobe
+from mindprobe.core.store import read_records
+from mindprobe.registry import BENCHMARKS
+from mindprobe.testing import TestServer
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def _readme_example() -> tuple[str, str]:
+    """The example's Python module and its entry-point line, as README shows them."""
+    text = README.read_text().split("## Writing a benchmark", 1)[1]
+    code = re.search(r"```python\n(.*?)```", text, re.S).group(1)
+    entry = re.search(r"```toml\n.*?\n(add = .*?)\n```", text, re.S).group(1)
+    return code, entry
+
+
+@pytest.fixture
+def site(tmp_path, monkeypatch):
+    """A folder holding the plugin package `add_bench` and a broken one, each with its
+    `*.dist-info/entry_points.txt`, put on sys.path (and on PYTHONPATH for subprocesses)."""
+    code, toml_line = _readme_example()
+    ((name, target),) = tomllib.loads(toml_line).items()
+    entry = f"{name} = {target}"  # entry_points.txt, as pip writes it from pyproject.toml
+    assert len(code.splitlines()) <= 45  # "a 30-line benchmark" (plus imports and blanks)
+    root = tmp_path / "site"
+    (root / "add_bench").mkdir(parents=True)
+    (root / "add_bench" / "__init__.py").write_text("")
+    (root / "add_bench" / "task.py").write_text(code)
+    for dist, ep in (("add_bench", entry), ("broken_bench", "broken = no_such_pkg.task:Nope")):
+        info = root / f"{dist}-0.1.dist-info"
+        info.mkdir()
+        info.joinpath("METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\n"
+                                             "Version: 0.1\n")
+        info.joinpath("entry_points.txt").write_text(f"[mindprobe.benchmarks]\n{ep}\n")
+    (root / "sum_model.py").write_text(SUM_MODEL)
+    info = root / "sum_model-0.1.dist-info"
+    info.mkdir()
+    info.joinpath("METADATA").write_text("Metadata-Version: 2.1\nName: sum_model\nVersion: 0.1\n")
+    info.joinpath("entry_points.txt").write_text("[mindprobe.models]\nsum = sum_model:build\n")
+    monkeypatch.syspath_prepend(str(root))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
+        [str(root), *filter(None, [os.environ.get("PYTHONPATH")])]))
+    BENCHMARKS.refresh()
+    yield root
+    monkeypatch.undo()
+    BENCHMARKS.refresh()
+
+
+#: A model backend in its own package: `sum:BIAS` answers a + b + BIAS.
+SUM_MODEL = '''
+import re
+from mindprobe.models.base import Completion, Model
+
+
+class SumModel(Model):
+    cacheable = False
+
+    def __init__(self, spec, bias):
+        self.spec, self.label, self.bias = spec, "sum", bias
+
+    async def complete(self, request, ctx):
+        a, b = map(int, re.findall(r"\\d+", request.messages[-1]["content"])[:2])
+        return Completion(text=str(a + b + self.bias))
+
+
+def build(spec, rest, settings):
+    return SumModel(spec, int(rest or 0))
+'''
+
+
+def _adder(body: dict) -> str:
+    """Right for even first numbers, wrong for odd ones: accuracy is neither 0 nor 1."""
+    a, b = map(int, re.search(r"What is (\d+) \+ (\d+)", body["messages"][-1]["content"])
+               .groups())
+    return str(a + b if a % 2 == 0 else a + b + 1)
+
+
+def _mindprobe(*args, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "mindprobe.cli", *map(str, args)],
+                          capture_output=True, text=True, timeout=120, **kw)
+
+
+def test_the_plugin_is_listed_and_a_broken_one_is_one_warning(site):
+    out = _mindprobe("list", "--json")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["add"]["title"].startswith("arithmetic") and "worldsense" in doc
+    assert out.stderr.count("warning") == 1 and "'broken'" in out.stderr
+    assert "no_such_pkg" in out.stderr and "Traceback" not in out.stderr
+    probe = ("import sys\nfrom mindprobe.cli import main\ntry:\n    main(['run', 'add', "
+             "'--help'])\nexcept SystemExit:\n    pass\nprint('HEAVY', 'pandas' in sys.modules)")
+    shown = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                           timeout=60).stdout
+    assert "--n-items" in shown and "HEAVY False" in shown  # read without importing it
+    bad = _mindprobe("run", "add:large", "--model", "random")
+    assert bad.returncode == 2 and "unknown variant 'large' of add" in bad.stderr
+
+
+def test_the_plugin_runs_resumes_and_reports(site, cli, tmp_path):
+    runs = tmp_path / "runs"
+    with TestServer(responder=_adder, latency=0.05) as srv:
+        model = f"openai:test-model@{srv.base_url}"
+        args = ["run", "add", "--n-items", 60, "--model", model, "--runs-dir", runs,
+                "--concurrency", 2, "--no-cache"]
+        proc = subprocess.Popen([sys.executable, "-m", "mindprobe.cli", *map(str, args)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env={**os.environ, "MINDPROBE_CACHE_DIR": str(tmp_path / "c")})
+        records = runs / "add" / "small" / "basic___test-model-127.0.0.1-" \
+            f"{srv.port}" / "records.jsonl"
+        deadline = time.time() + 60
+        while time.time() < deadline and not (records.is_file()
+                                              and records.read_bytes().count(b"\n") >= 5):
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+        assert proc.returncode == 130 and "Resume with:" in err, err
+        assert 5 <= len(read_records(records)) < 60
+        code, doc, err = cli(*args, "--json")
+        assert code == 0, err
+        assert len(read_records(records)) == 60
+        head = doc["headline"]
+        assert head["name"] == "accuracy" and head["n"] == 60 and 0 < head["value"] < 1
+        res = mindprobe.evaluate("add", model, options={"n_items": 60}, runs_dir=tmp_path / "api",
+                                 cache=False, progress=False)
+    assert res.to_json()["headline"] == head
+    assert res.tables["answers"].frame.shape == (60, 3)
+    assert mindprobe.load_run(res.run_dir).results().to_json()["headline"] == head
+    code, _, err = cli("report", runs, "--out", tmp_path / "report.html")
+    assert code == 0, err
+    html = (tmp_path / "report.html").read_text()
+    assert "arithmetic: the sum of two numbers" in html and "add" in html
+
+
+def test_a_model_backend_from_a_plugin(site, tmp_path):
+    from mindprobe.errors import ModelError
+    from mindprobe.models import parse_model_spec
+
+    res = mindprobe.evaluate("add", "sum:0", options={"n_items": 4}, runs_dir=tmp_path,
+                             progress=False)
+    assert res.headline.value == 1.0 and res.run_dir.name == "basic___sum"
+    wrong = mindprobe.evaluate("add", "sum:1", options={"n_items": 4}, runs_dir=tmp_path / "b",
+                               progress=False)
+    assert wrong.headline.value == 0.0
+    with pytest.raises(ModelError, match="unknown model spec 'nosuch:x'"):
+        parse_model_spec("nosuch:x")
+
