@@ -97,6 +97,7 @@ def upstream_request(prompts: dict, row: dict, *, in_context: bool, api: str,
 
 # ------------------------------------------------------------------ mindprobe against the server
 def _run(cli, tmp_path, data, server_args: dict, *extra) -> tuple[list[dict], list[dict]]:
+    # No response cache: two servers of one model are one identity, and the wire is the point.
     bodies: list[dict] = []
 
     def capture(body: dict) -> str:
@@ -107,7 +108,7 @@ def _run(cli, tmp_path, data, server_args: dict, *extra) -> tuple[list[dict], li
         code, _, err = cli("run", f"sort:{CONDITION[0]}-{CONDITION[1]}", "--model",
                            f"openai:test-model@{srv.base_url}", "--data-dir", data, "--books",
                            BOOK, "--excerpts", 1, "--runs-dir", tmp_path / "runs", "--concurrency",
-                           1, *extra)
+                           1, "--no-cache", *extra)
     assert code == 0, err
     recs = [r for p in (tmp_path / "runs").rglob("records.jsonl") for r in read_records(p)]
     return bodies, recs
