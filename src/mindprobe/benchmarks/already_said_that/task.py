@@ -33,7 +33,7 @@ from mindprobe.benchmarks.already_said_that.report import (
     results_of_records,
     side_by_side,
 )
-from mindprobe.core.benchmark import Benchmark, Item, PlanContext, RunPlan
+from mindprobe.core.benchmark import Benchmark, Item, PlanContext, ProfileSettings, RunPlan
 from mindprobe.core.data import data_dir_for
 from mindprobe.core.prompt_file import DEVIATIONS, apply_prompt_file
 from mindprobe.core.results import Results
@@ -91,6 +91,16 @@ class AlreadySaidThatBenchmark(Benchmark):
 
     def prompt_templates(self, data_dir: Path | None) -> dict[str, Template]:
         return ast_prompt.templates(data_dir)
+
+    def profile_settings(self, size: str) -> ProfileSettings:
+        """All five tasks (the paper's table), direct solver, 100 turns; quick and standard:
+        20 and 60 seeded chats per task instead of 250."""
+        n = {"quick": 20, "standard": 60}.get(size)
+        return ProfileSettings(
+            "all", options={"n_samples": n} if n else {}, sd=30.0, unit=" turns",
+            rationale="turns survived is a mean over chats; with an assumed spread of 30 turns "
+            "per chat its 95% half-width is 1.96*30/sqrt(chats) turns per task (a chat is "
+            "up to 100 requests, so the sample is smaller than the other benchmarks')")
 
     def plan(self, ctx: PlanContext, opts: AlreadySaidThatOptions) -> RunPlan:
         variant = ast_data.resolve_variant(ctx.variant)

@@ -20,7 +20,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from mindprobe.core.benchmark import Benchmark, Item, PlanContext, RunPlan
+from mindprobe.core.benchmark import Benchmark, Item, PlanContext, ProfileSettings, RunPlan
 from mindprobe.core.judges import merge_judges, primary_judge
 from mindprobe.core.results import Results
 from mindprobe.core.session import Session
@@ -131,6 +131,18 @@ class FanOutQABenchmark(Benchmark):
         if backend not in self._normalizers:
             self._normalizers[backend] = Normalizer.persistent(load_lemmatizer(backend))
         return self._normalizers[backend]
+
+    def profile_settings(self, size: str) -> ProfileSettings:
+        """Closed-book on the 310 dev questions at every size (one short request each, so
+        there is nothing to save by sampling); evidence-provided and open-book need a
+        Wikipedia source, which a profile does not assume."""
+        return ProfileSettings(
+            "closedbook",
+            rationale="loose accuracy lies in [0, 1]: 95% half-width <= 98/sqrt(questions) "
+            "points; all dev questions (every fan-out width) at every size",
+            note="closed-book: no Wikipedia source is configured for a profile (evidence-"
+            "provided and open-book: `mindprobe run fanoutqa:evidenceprovided --wiki-cache "
+            "DIR`)")
 
     # -- planning ------------------------------------------------------------------------------
     def plan(self, ctx: PlanContext, opts: FanOutQAOptions) -> RunPlan:

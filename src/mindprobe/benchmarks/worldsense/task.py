@@ -29,7 +29,14 @@ from mindprobe.benchmarks.worldsense import strategies as st
 from mindprobe.benchmarks.worldsense.generate import deobfuscate
 from mindprobe.benchmarks.worldsense.metrics import is_correct
 from mindprobe.benchmarks.worldsense.options import WorldSenseOptions
-from mindprobe.core.benchmark import Benchmark, Item, PlanContext, Reference, RunPlan
+from mindprobe.core.benchmark import (
+    Benchmark,
+    Item,
+    PlanContext,
+    ProfileSettings,
+    Reference,
+    RunPlan,
+)
 from mindprobe.core.data import (
     DataFile,
     Grouped,
@@ -105,6 +112,15 @@ class WorldSenseBenchmark(Benchmark):
              "that reaches N: the analysis drops incomplete tuples)")
     Options = WorldSenseOptions
     data_files: list[DataFile] = sets.DATA_FILES
+
+    def profile_settings(self, size: str) -> ProfileSettings:
+        """The official test set with basic prompting (the paper's main table); quick and
+        standard: a seeded sample of whole tuples, about 400 and 2,400 trials (a proportion's
+        95% half-width is at most 98/sqrt(n) points: 4.9 and 2.0)."""
+        return ProfileSettings(
+            "test_set", limit={"quick": 400, "standard": 2400}.get(size), unit=" points",
+            rationale="accuracy is a proportion: 95% half-width <= 98/sqrt(trials) points; "
+            "seeded sample of whole tuples (the analysis needs complete tuples)")
 
     def plan(self, ctx: PlanContext, opts: WorldSenseOptions) -> RunPlan:
         strategy = opts.prompting
