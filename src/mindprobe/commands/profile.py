@@ -124,6 +124,13 @@ def _num(v: Any, digits: int = 0) -> str:
     return f"{v:,.{digits}f}" if isinstance(v, float) else f"{v:,}"
 
 
+def _pair(bound: Any, expected: Any) -> str:
+    """`12,000` when bound and expected agree, else `~3,000 (≤12,000)`."""
+    if bound is None or expected is None or bound == expected:
+        return _num(bound)
+    return f"~{_num(expected)} (≤{_num(bound)})"
+
+
 def print_plan(err: Console, prof: Any, rows: list[dict[str, Any]]) -> None:
     from rich.table import Table
 
@@ -140,14 +147,12 @@ def print_plan(err: Console, prof: Any, rows: list[dict[str, Any]]) -> None:
                      overflow="fold")
     for r in rows:
         items = _num(r["items"]) + (f" ({_num(r['done'])} done)" if r["done"] else "")
-        exp_p, exp_c = r["expected prompt"], r["expected completion"]
-        prompt = _num(r["prompt tokens"]) if exp_p == r["prompt tokens"] else \
-            f"≤{_num(r['prompt tokens'])} (~{_num(exp_p)})"
-        completion = _num(r["completion tokens"]) if exp_c == r["completion tokens"] else \
-            f"≤{_num(r['completion tokens'])} (~{_num(exp_c)})"
         hw = f"±{r['±95% stated']:.1f} {r['unit']}" if r["±95% stated"] is not None else "–"
-        cells = [r["benchmark"], r["setting"], items, _num(r["requests"]), prompt,
-                 _num(r["prefill (prefix reuse)"]), completion, hw]
+        cells = [r["benchmark"], r["setting"], items,
+                 _pair(r["requests"], r["expected requests"]),
+                 _pair(r["prompt tokens"], r["expected prompt"]),
+                 _pair(r["prefill (prefix reuse)"], r["expected prefill"]),
+                 _pair(r["completion tokens"], r["expected completion"]), hw]
         if priced:
             cost = r.get("cost (USD)")
             cells.append("–" if cost is None else f"{cost:,.2f} (≤{r['cost bound (USD)']:,.2f})")
@@ -155,6 +160,9 @@ def print_plan(err: Console, prof: Any, rows: list[dict[str, Any]]) -> None:
         t.add_row(*cells)
     err.print(t)
     for r in rows:
+        if r["assumes"] and r["status"] != "done":
+            err.print(f"  {r['benchmark']}: tokens: {r['assumes']}", markup=False,
+                      highlight=False, soft_wrap=True)
         if r["reason"]:
             err.print(f"  {r['benchmark']}: {r['status']}: {r['reason']}"
                       + (f" — enable with {r['enable']}" if r["enable"] else ""),
@@ -164,8 +172,8 @@ def print_plan(err: Console, prof: Any, rows: list[dict[str, Any]]) -> None:
                       soft_wrap=True)
     if prof.fetch_command:
         err.print(f"  missing data: {prof.fetch_command}", markup=False, highlight=False)
-    err.print("  tokens: ≤ upper bound (every chat lasts all its turns), ~ expected; prompt: "
-              "re-sent every request (what an API bills), prefill: with prefix reuse; "
+    err.print("  ~ expected, ≤ upper bound (items still to run; ~4 characters per token); "
+              "prompt: re-sent every request (what an API bills), prefill: with prefix reuse; "
               "±95% stated: the headline's 95% half-width planned for these items",
               markup=False, highlight=False, soft_wrap=True)
 

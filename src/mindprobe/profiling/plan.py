@@ -144,9 +144,11 @@ def _estimate(entry: Entry) -> dict[str, Any]:
             est = {}
         for k in ("turns", "requests", "prompt_tokens", "prefill_tokens", "completion_tokens",
                   "expected_completion_tokens", "expected_prompt_tokens",
-                  "expected_prefill_tokens", "expected_turns"):
+                  "expected_prefill_tokens", "expected_turns", "expected_requests"):
             if k in est:
                 total[k] = total.get(k, 0) + int(est[k])
-        total["bound"] = est.get("bound", total.get("bound"))
+        for k in ("bound", "expected_assumes", "note"):
+            if est.get(k):
+                total[k] = est[k]
     left = 1 - entry.done / entry.items if entry.items else 0
     return {k: (round(v * left) if isinstance(v, int) else v) for k, v in total.items()}

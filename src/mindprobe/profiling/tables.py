@@ -18,13 +18,16 @@ def plan_rows(entries: list[Entry], price: tuple[float, float] | None) -> list[d
         row: dict[str, Any] = {
             "benchmark": e.name, "setting": e.setting, "items": e.items, "done": e.done,
             "requests": est.get("requests", est.get("turns")),
+            "expected requests": est.get("expected_requests", est.get(
+                "expected_turns", est.get("requests", est.get("turns")))),
             "prompt tokens": est.get("prompt_tokens"),
             "prefill (prefix reuse)": est.get("prefill_tokens"),
             "completion tokens": est.get("completion_tokens"),
             "expected prompt": est.get("expected_prompt_tokens", est.get("prompt_tokens")),
             "expected completion": est.get("expected_completion_tokens",
                                            est.get("completion_tokens")),
-            "bound": est.get("bound") or ("estimate" if est else None),
+            "expected prefill": est.get("expected_prefill_tokens", est.get("prefill_tokens")),
+            "assumes": est.get("expected_assumes") or est.get("note"),
             "±95% stated": e.half_width, "unit": e.settings.unit.strip(),
             "status": e.status, "reason": e.reason, "enable": e.enable, "notes": e.notes,
         }

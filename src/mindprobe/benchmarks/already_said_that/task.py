@@ -47,6 +47,8 @@ DEFAULT_SEED = 20220722
 #: showed thinking), on top of upstream's 512.
 THINKING_ROOM = 4096
 ANSWERS = ["[answer: yes]", "[answer: no]"]
+#: Turns a chat is assumed to last for the expected token count (the bound: all of them).
+EXPECTED_TURNS = 20
 HUMAN_HINT = "type y / n (or the answer to an unrelated question); no brackets needed"
 
 
@@ -220,6 +222,18 @@ class AlreadySaidThatBenchmark(Benchmark):
             first["pool"], first["system"], cfg["seed"], max_turns=cfg["max_turns"],
             cot_messages=cfg.get("cot_messages"),
         )
+        # The expected value: chats that end after EXPECTED_TURNS turns (an assumption: how
+        # long a chat lasts is the model's score, unknown before the run).
+        expected = estimate_tokens(
+            cfg["variant"], [it.payload["words"] for it in plan.items],
+            first["pool"], first["example"], cfg["seed"],
+            max_turns=min(EXPECTED_TURNS, cfg["max_turns"]), solver=cfg.get("solver", "direct"))
+        est.update(bound="upper bound: every chat lasts all its turns",
+                   expected_turns=expected["turns"],
+                   expected_prompt_tokens=expected["prompt_tokens"],
+                   expected_prefill_tokens=expected["prefill_tokens"],
+                   expected_completion_tokens=expected["completion_tokens"],
+                   expected_assumes=f"chats end after {EXPECTED_TURNS} turns")
         res = estimate_results(cfg["variant"], est, _parse_price(opts.price))
         if opts.price and "," not in opts.price:
             res.notes.append("output tokens priced as input (--price IN); give IN,OUT for "

@@ -211,6 +211,18 @@ class FanOutQABenchmark(Benchmark):
             item_time_limit=opts.time_limit + GRACE_S if setting == "openbook" else None,
         )
 
+    def estimate(self, plan: RunPlan, opts: FanOutQAOptions) -> Results:
+        """Closed-book: one request per question (the other settings' prompts depend on what
+        Wikipedia returns, so they have no estimate)."""
+        from mindprobe.core.estimate import estimate_results, single_request_estimate
+
+        if plan.config["setting"] != "closedbook":
+            raise UsageError(f"fanoutqa:{plan.config['setting']} has no token estimate")
+        prompts = (closed_book_messages(it.payload.question) for it in plan.items)
+        return estimate_results(self.name, single_request_estimate(
+            prompts, completion_expected=40, completion_max=plan.config["reply_tokens"],
+            note="a short answer: ~40 tokens expected, the reply cap as bound"))
+
     # -- one question --------------------------------------------------------------------------
     async def run_item(self, item: Item, session: Session) -> dict[str, Any]:
         q: Question = item.payload

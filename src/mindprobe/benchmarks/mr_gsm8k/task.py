@@ -57,6 +57,8 @@ from .tables import results_of_doc
 
 #: Extra tokens a reasoning model gets for its thinking when --max-tokens is not given.
 THINKING_ROOM = 4096
+#: Expected length of a reply (a step-by-step evaluation and the verdict), for estimates.
+EXPECTED_REPLY_TOKENS = 250
 
 
 def _canned(judgement: str, step: str, analysis: str) -> str:
@@ -203,6 +205,21 @@ class MRGSM8KBenchmark(Benchmark):
         if error is not None:
             out["error"] = error
         return out
+
+    def estimate(self, plan: RunPlan, opts: MRGSM8KOptions) -> Results:
+        """One request per solution (the judge's, for T2 hits, is the judge's cost)."""
+        from mindprobe.core.estimate import estimate_results, single_request_estimate
+
+        cfg = plan.config
+        prompts = ([{"role": "user", "content": build_prompt(it.payload["item"],
+                                                             it.payload["demos"],
+                                                             cfg["shots"])}]
+                   for it in plan.items)
+        return estimate_results(self.name, single_request_estimate(
+            prompts, completion_expected=EXPECTED_REPLY_TOKENS,
+            completion_max=cfg["max_tokens"],
+            note=f"an evaluation of the steps: ~{EXPECTED_REPLY_TOKENS} tokens expected, the "
+            "reply cap as bound"))
 
     def results(self, records: list[dict[str, Any]], plan: RunPlan) -> Results:
         cfg = plan.config

@@ -266,6 +266,23 @@ class SortBenchmark(Benchmark):
 
         return upstream.templates_of(upstream.load_config(DEFAULT_PROMPT, data_dir))
 
+    def estimate(self, plan: RunPlan, opts: SortOptions) -> Results:
+        """One request per segment pair; questions about one excerpt run back to back, so a
+        prefix-reusing backend prefills each excerpt about once."""
+        from mindprobe.benchmarks.sort.prompts import render_prompt
+        from mindprobe.core.estimate import estimate_results, single_request_estimate
+
+        cfg = plan.config
+        config, code = self._wording
+        prompts = (render_prompt(config, it.payload,
+                                 in_context=cfg["condition"] not in NO_EXCERPT,
+                                 task_type=cfg["task"], excerpt=it.payload.get("retrieved"),
+                                 code=code).template_messages() for it in plan.items)
+        cap = 1 if cfg["scoring"] == "logprob" else 8
+        return estimate_results(self.name, single_request_estimate(
+            prompts, completion_expected=1, completion_max=cap,
+            note="the answer letter: 1 token expected"))
+
     def results(self, records: list[dict[str, Any]], plan: RunPlan) -> Results:
         from mindprobe.benchmarks.sort.tables import results_of_records
 

@@ -292,6 +292,22 @@ class WorldSenseBenchmark(Benchmark):
             rec["truncated_in_reasoning"] = True
         return rec
 
+    def estimate(self, plan: RunPlan, opts: WorldSenseOptions) -> Results:
+        """One request per trial (a log-prob score: one per allowed answer); a text answer is
+        a word or two, re-asked at most `reasks` times (bound)."""
+        from mindprobe.core.estimate import estimate_results, single_request_estimate
+
+        strategy = opts.prompting
+        logprob = plan.config.get("scoring") == "logprob"
+        prompts = (st.render(strategy, it.payload, it.payload.get("_examples") or [])
+                   for it in plan.items)
+        cot = strategy == "cot"
+        est = single_request_estimate(
+            prompts, completion_expected=300 if cot else 3,
+            completion_max=1 if logprob else plan.config["max_tokens"],
+            note="a text answer: ~3 tokens expected (CoT ~300), the reply cap as bound")
+        return estimate_results(self.name, est)
+
     def results(self, records: list[dict[str, Any]], plan: RunPlan) -> Results:
         from mindprobe.benchmarks.worldsense.runs import results_of_run
 
