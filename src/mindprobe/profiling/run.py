@@ -67,6 +67,20 @@ class Profile:
     code: int = 0
 
     @property
+    def plan(self) -> list[dict[str, Any]]:
+        """The plan table's rows (what `mindprobe profile` prints before it starts)."""
+        from mindprobe.profiling.tables import plan_rows
+
+        return plan_rows(self.entries, None)
+
+    @property
+    def profile(self) -> list[dict[str, Any]]:
+        """The profile's rows: one headline per benchmark and variant."""
+        from mindprobe.profiling.tables import profile_rows
+
+        return profile_rows(self.entries, self.results)
+
+    @property
     def fetch_command(self) -> str | None:
         """The one `mindprobe data fetch` that fixes all missing data (None: none missing)."""
         names = [e.name for e in self.entries if e.status == MISSING]
