@@ -205,7 +205,7 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     from mindprobe.commands.report import add_report_parser
 
     add_report_parser(sub)
-    add_profile_parser(sub)
+    add_profile_parser(sub, detailed=command == "profile" and bool({"-h", "--help"} & set(argv)))
 
     d = sub.add_parser("data", help="download and verify official data files")
     dsub = d.add_subparsers(dest="data_command", required=True, parser_class=_Parser)

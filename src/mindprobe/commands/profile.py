@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -12,29 +13,51 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 SIZE_HELP = (
-    "quick: seeded, stratified subsets sized for a 95%% half-width of about ±5 points per "
+    "quick: seeded, stratified subsets sized for a 95% half-width of about ±5 points per "
     "headline (about 400 items where the headline is a proportion, worst case 98/sqrt(n)); "
-    "standard: about ±2 points (about 2,400 items); paper: the full official sets. Already "
-    "Said That (a chat is up to 100 requests) runs 20 / 60 / 250 chats per task, stated with "
-    "an assumed spread of 30 turns; FanOutQA runs its 310 dev questions at every size. The "
-    "plan states each benchmark's half-width before anything is sent")
+    "standard: about ±2 points (about 2,400 items); paper: the full official sets and "
+    "settings. A benchmark whose items are costly (many requests each) or few says so below. "
+    "The plan states each benchmark's half-width for its planned items before anything is sent")
 
 
-def add_profile_parser(sub: Any) -> argparse.ArgumentParser:
+DESCRIPTION = (
+    "Run every benchmark in its paper's default setting against --model as one unit: a plan "
+    "(items, requests, tokens, cost, stated 95% half-widths) first, the runs at once under "
+    "one --concurrency budget in one profile folder (<runs-dir>/profile-<size>___<model>, with "
+    "profile.json), then one report. Re-running resumes; a finished profile sends nothing. "
+    + SIZE_HELP + ".")
+
+
+def size_epilog() -> str:
+    """Each profiled benchmark's setting per size and why (imports the benchmarks: only for
+    `mindprobe profile --help`)."""
+    from mindprobe.core.benchmark import PROFILE_SIZES
+    from mindprobe.profiling.plan import Entry, profiled
+
+    lines = ["sizes per benchmark:"]
+    first = dict(profiled(PROFILE_SIZES[0]))
+    for name, ps in first.items():
+        by_size = {s: dict(profiled(s)).get(name) for s in PROFILE_SIZES}
+        settings = "; ".join(f"{s}: {Entry(name, x).setting}" for s, x in by_size.items() if x)
+        lines.append(textwrap.fill(f"{settings}. {ps.rationale}.", 92, initial_indent="  ",
+                                   subsequent_indent="    "))
+    return "\n".join(lines)
+
+
+def add_profile_parser(sub: Any, detailed: bool = False) -> argparse.ArgumentParser:
     from mindprobe.core.benchmark import PROFILE_SIZES
 
     p = sub.add_parser(
         "profile", help="one model's whole cognitive profile: every benchmark, one report",
-        description="Run every benchmark in its paper's default setting against --model as "
-        "one unit: a plan (items, requests, tokens, cost, stated 95%% half-widths) first, the "
-        "runs at once under one --concurrency budget in one profile folder "
-        "(<runs-dir>/profile-<size>___<model>, with profile.json), then one report. "
-        "Re-running resumes; a finished profile sends nothing. " + SIZE_HELP + ".")
+        description=textwrap.fill(DESCRIPTION, 92) if detailed else DESCRIPTION,
+        epilog=size_epilog() if detailed else None,
+        formatter_class=argparse.RawDescriptionHelpFormatter if detailed else
+        argparse.HelpFormatter)
     p.add_argument("--model", help="model spec, see `mindprobe models`")
     p.add_argument("--size", choices=PROFILE_SIZES, default="quick", help="how many items "
                    "(default quick; see above)")
     p.add_argument("--judge", metavar="SPEC", help="judge model for the benchmarks that "
-                   "grade with one (MR-GSM8K's error reasons, FanOutQA's answers)")
+                   "grade with one (the plan names them)")
     p.add_argument("--runs-dir", default="runs", help="where the profile folder goes "
                    "(default ./runs)")
     p.add_argument("--out", help="the report file (default <profile folder>/report.html; "
@@ -42,7 +65,8 @@ def add_profile_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--data-dir", help="a root folder with one folder of official files per "
                    "benchmark (the layout of shared/data)")
     p.add_argument("-O", "--option", action="append", metavar="BENCH.KEY=VALUE",
-                   help="a benchmark option, e.g. -O sort.scoring=text")
+                   help="a benchmark option, e.g. -O BENCH.scoring=text (see `mindprobe run "
+                   "BENCH --help`)")
     p.add_argument("--concurrency", type=int, help="requests in flight over all benchmarks "
                    "(default per backend)")
     p.add_argument("--seed", type=int, help="seed of the subsets and sampling (default per "

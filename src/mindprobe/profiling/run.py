@@ -192,8 +192,8 @@ async def _run_entries(prof: Profile, ps: ProfileRequest, todo: list[Entry],
     errors: list[BaseException | None] = []
     for e, out in zip(todo, outcomes, strict=True):
         if isinstance(out, BaseException):
-            if not isinstance(out, MindprobeError | Exception):
-                raise out  # Ctrl-C and the like: every finished item is kept
+            if not isinstance(out, MindprobeError):
+                raise out  # Ctrl-C, a bug: every finished item is kept
             errors.append(out)
             e.status, e.reason = CANNOT, str(out)
         else:
