@@ -202,41 +202,50 @@ def print_plan(err: Console, prof: Any, rows: list[dict[str, Any]]) -> None:
               markup=False, highlight=False, soft_wrap=True)
 
 
-def print_profile(console: Console | None, prof: Any, rows: list[dict[str, Any]]) -> None:
-    from rich.console import Console as RichConsole
+def _table(out: Console, title: str, columns: tuple[str, ...],
+           cells: list[list[str]]) -> None:
+    """A left-titled table: the first three columns text, the rest numbers."""
     from rich.table import Table
 
-    out = console or RichConsole(highlight=False)
-    t = Table(title=f"cognitive profile: {prof.model.label} ({prof.size})",
-              title_justify="left")
-    for c in ("benchmark", "variant", "headline", "value", "95% CI", "±95%", "stated", "n"):
-        t.add_column(c, justify="left" if c in ("benchmark", "variant", "headline") else "right")
-    for r in rows:
-        ci = "–" if r["ci_low"] is None else f"[{r['ci_low']:.1f}, {r['ci_high']:.1f}]"
-        t.add_row(r["benchmark"], r["variant"], r["metric"],
-                  "–" if r["value"] is None else f"{r['value']:.1f}{r['unit'] if r['unit'] == '%' else ' ' + r['unit']}",
-                  ci, _num(r["±95%"], 1), _num(r["±95% stated"], 1), _num(r["n"]))
+    t = Table(title=title, title_justify="left")
+    for i, c in enumerate(columns):
+        t.add_column(c, justify="left" if i < 3 else "right")
+    for row in cells:
+        t.add_row(*row)
     out.print(t)
 
 
+def _ci(lo: float | None, hi: float | None, fmt: str = ".1f") -> str:
+    return "–" if lo is None or hi is None else f"[{lo:{fmt}}, {hi:{fmt}}]"
+
+
+def print_profile(console: Console | None, prof: Any, rows: list[dict[str, Any]]) -> None:
+    from rich.console import Console as RichConsole
+
+    def value(r: dict[str, Any]) -> str:
+        if r["value"] is None:
+            return "–"
+        return f"{r['value']:.1f}" + ("%" if r["unit"] == "%" else f" {r['unit']}")
+
+    _table(console or RichConsole(highlight=False),
+           f"cognitive profile: {prof.model.label} ({prof.size})",
+           ("benchmark", "variant", "headline", "value", "95% CI", "±95%", "stated", "n"),
+           [[r["benchmark"], r["variant"], r["metric"], value(r), _ci(r["ci_low"], r["ci_high"]),
+             _num(r["±95%"], 1), _num(r["±95% stated"], 1), _num(r["n"])] for r in rows])
+
+
 def _compare(args: argparse.Namespace, err: Console) -> int:
+    from rich.console import Console as RichConsole
+
     from mindprobe.commands.output import emit_json
     from mindprobe.profiling.compare import compare_profiles
 
     rows = compare_profiles(Path(args.compare[0]), Path(args.compare[1]))
-    from rich.console import Console as RichConsole
-    from rich.table import Table
-
-    out = err if args.json else RichConsole(highlight=False)
-    t = Table(title=f"profile comparison: B − A (A {args.compare[0]}, B {args.compare[1]})",
-              title_justify="left")
-    for c in ("benchmark", "variant", "metric", "A", "B", "B − A", "95% CI (paired)", "n paired"):
-        t.add_column(c, justify="left" if c in ("benchmark", "variant", "metric") else "right")
-    for r in rows:
-        ci = "–" if r["ci_low"] is None else f"[{r['ci_low']:+.1f}, {r['ci_high']:+.1f}]"
-        t.add_row(r["benchmark"], r["variant"], r["metric"], _num(r["a"], 1), _num(r["b"], 1),
-                  "–" if r["difference"] is None else f"{r['difference']:+.1f}", ci,
-                  _num(r["n"]))
-    out.print(t)
+    _table(err if args.json else RichConsole(highlight=False),
+           f"profile comparison: B − A (A {args.compare[0]}, B {args.compare[1]})",
+           ("benchmark", "variant", "metric", "A", "B", "B − A", "95% CI (paired)", "n paired"),
+           [[r["benchmark"], r["variant"], r["metric"], _num(r["a"], 1), _num(r["b"], 1),
+             "–" if r["difference"] is None else f"{r['difference']:+.1f}",
+             _ci(r["ci_low"], r["ci_high"], "+.1f"), _num(r["n"])] for r in rows])
     emit_json(args.json, {"compare": list(args.compare), "rows": rows})
     return 0

@@ -24,10 +24,10 @@ def prompt_text(messages: list[dict[str, Any]]) -> str:
 
 
 def single_request_estimate(prompts: Iterable[list[dict[str, Any]]], completion_expected: float,
-                            completion_max: int, requests_per_item: float = 1.0,
+                            completion_max: int, requests_per_item: int = 1,
                             note: str = "") -> dict[str, Any]:
-    """Totals over items of one request each (`requests_per_item` when retries/re-asks may
-    add some): prompt tokens, prefill with prefix reuse, completion (expected and bound)."""
+    """Totals over items of one request each, expected; the bound allows `requests_per_item`
+    (re-asks of an invalid answer, each re-sending the prompt) and full-length replies."""
     prompt = prefill = n = 0
     previous = ""
     for messages in prompts:
@@ -38,11 +38,13 @@ def single_request_estimate(prompts: Iterable[list[dict[str, Any]]], completion_
         prefill += tokens - shared
         previous = text
         n += 1
-    requests = round(n * requests_per_item)
-    return {"requests": requests, "prompt_tokens": round(prompt * requests_per_item),
-            "prefill_tokens": round(prefill * requests_per_item),
+    requests = n * requests_per_item
+    again = (requests_per_item - 1) * completion_max  # a re-ask re-sends the reply too
+    return {"requests": requests, "prompt_tokens": prompt * requests_per_item + n * again,
+            "prefill_tokens": prefill + n * again,
             "completion_tokens": requests * completion_max,
-            "expected_completion_tokens": round(requests * completion_expected),
+            "expected_completion_tokens": round(n * min(completion_expected,
+                                                        completion_max)),
             "expected_prompt_tokens": prompt, "expected_prefill_tokens": prefill,
             "expected_requests": n, "note": note}
 

@@ -299,13 +299,23 @@ class WorldSenseBenchmark(Benchmark):
 
         strategy = opts.prompting
         logprob = plan.config.get("scoring") == "logprob"
-        prompts = (st.render(strategy, it.payload, it.payload.get("_examples") or [])
-                   for it in plan.items)
+        def prompts() -> Any:
+            for it in plan.items:
+                messages = st.render(strategy, it.payload, it.payload.get("_examples") or [])
+                # a log-prob score reads the prompt once per allowed answer (one request)
+                for _ in it.payload["expectedresp"] if logprob else [None]:
+                    yield messages
+
         cot = strategy == "cot"
         est = single_request_estimate(
-            prompts, completion_expected=300 if cot else 3,
+            prompts(), completion_expected=300 if cot else 3,
             completion_max=1 if logprob else plan.config["max_tokens"],
-            note="a text answer: ~3 tokens expected (CoT ~300), the reply cap as bound")
+            requests_per_item=1 if logprob else 1 + plan.config["reasks"],
+            note="a text answer: ~3 tokens expected (CoT ~300), answered at once; the bound: "
+            "every answer re-asked, every reply at its cap")
+        if logprob:
+            est.update(requests=len(plan.items), expected_requests=len(plan.items),
+                       completion_tokens=0, expected_completion_tokens=0)
         return estimate_results(self.name, est)
 
     def results(self, records: list[dict[str, Any]], plan: RunPlan) -> Results:
