@@ -226,8 +226,9 @@ class AlreadySaidThatBenchmark(Benchmark):
         # long a chat lasts is the model's score, unknown before the run).
         expected = estimate_tokens(
             cfg["variant"], [it.payload["words"] for it in plan.items],
-            first["pool"], first["example"], cfg["seed"],
-            max_turns=min(EXPECTED_TURNS, cfg["max_turns"]), solver=cfg.get("solver", "direct"))
+            first["pool"], first["system"], cfg["seed"],
+            max_turns=min(EXPECTED_TURNS, cfg["max_turns"]),
+            cot_messages=cfg.get("cot_messages"))
         est.update(bound="upper bound: every chat lasts all its turns",
                    expected_turns=expected["turns"],
                    expected_prompt_tokens=expected["prompt_tokens"],

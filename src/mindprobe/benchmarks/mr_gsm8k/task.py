@@ -211,9 +211,9 @@ class MRGSM8KBenchmark(Benchmark):
         from mindprobe.core.estimate import estimate_results, single_request_estimate
 
         cfg = plan.config
-        prompts = ([{"role": "user", "content": build_prompt(it.payload["item"],
-                                                             it.payload["demos"],
-                                                             cfg["shots"])}]
+        prompt = prompts_of(cfg).prompt
+        prompts = ([{"role": "user", "content": prompt(it.payload["item"], it.payload["demos"],
+                                                       cfg["shots"])}]
                    for it in plan.items)
         return estimate_results(self.name, single_request_estimate(
             prompts, completion_expected=EXPECTED_REPLY_TOKENS,
