@@ -13,6 +13,7 @@ from collections import Counter
 
 import pytest
 
+import mindprobe
 from mindprobe.core.sampling import allocate, stratified_sample
 
 
@@ -94,6 +95,12 @@ def test_quick_profile_plans_runs_all_five_then_resumes_sending_nothing(cli, ser
     assert _requests(server) == sent
     assert [r["value"] for r in doc2["results"]] == [r["value"] for r in doc["results"]]
     assert all(r["status"] == "done" for r in doc2["plan"])
+    # the library is the same command: same folder, same headlines, nothing sent
+    prof = mindprobe.profile(f"openai:test@{server.base_url}", size="quick", data_dir=root,
+                             runs_dir=runs, concurrency=32, progress=False,
+                             options={"mr_gsm8k": {"data_file": str(sample)}})
+    assert _requests(server) == sent and prof.dir == folder
+    assert [r["value"] for r in prof.profile] == [r["value"] for r in doc["results"]]
     # two profiles of one size compare benchmark by benchmark with paired intervals
     other = tmp_path / "copy"
     shutil.copytree(folder, other)
