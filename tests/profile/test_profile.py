@@ -57,8 +57,11 @@ def _args(srv, data, runs, *extra):
 
 
 def test_quick_profile_plans_runs_all_five_then_resumes_sending_nothing(cli, server,
-                                                                        shared_data, tmp_path):
+                                                                        shared_data, tmp_path,
+                                                                        monkeypatch):
     root = shared_data("worldsense").parent
+    # FanOutQA re-reads its questions from the data folder when it scores (not --data-dir)
+    monkeypatch.setenv("MINDPROBE_DATA_DIR", str(root))
     sample = root / "mr_gsm8k" / "sample_records.jsonl"
     mr = ("-O", f"mr_gsm8k.data_file={sample}")  # the official file is not shipped
     runs = tmp_path / "runs"
