@@ -18,11 +18,11 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Benchmark", "Headline", "Item", "PlanContext", "Request", "Results", "Run", "RunPlan",
-    "Session", "evaluate", "judge", "list_benchmarks", "load_run", "option",
+    "Session", "evaluate", "judge", "list_benchmarks", "load_run", "option", "profile",
 ]
 
 __getattr__ = lazy_exports("mindprobe", {
-    "api": ["evaluate", "judge", "list_benchmarks", "load_run", "Run"],
+    "api": ["evaluate", "judge", "list_benchmarks", "load_run", "profile", "Run"],
     "core.benchmark": ["Benchmark", "Item", "PlanContext", "RunPlan"],
     "core.results": ["Headline", "Results"],
     "core.session": ["Session"],

@@ -1,5 +1,6 @@
 """The Python API: run a benchmark, judge a run, load a run's results, list benchmarks.
 
+`profile()` is `mindprobe profile` (every benchmark, one folder, one report).
 `evaluate()` runs or resumes exactly what `mindprobe run` would (same run directory, records
 and manifest; re-running resumes), `judge()` is `mindprobe judge`, `load_run()` reads a run
 directory as `mindprobe analyse` does. They work in a script and inside a running event loop
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from mindprobe.core.store import Run as StoredRun
+    from mindprobe.profiling.run import Profile
     from mindprobe.registry import BenchmarkInfo
 
 
@@ -127,6 +129,34 @@ def load_run(run_dir: str | Path) -> Run:
     from mindprobe.core.store import load_run as load
 
     return Run(load(run_dir))
+
+
+def profile(model: str, *, size: str = "quick", judge: str | None = None,
+            runs_dir: str | Path = "runs", out: str | Path | None = None,
+            concurrency: int | None = None, cache: bool | str | Path = True,
+            progress: bool = True, seed: int | None = None, data_dir: str | Path | None = None,
+            options: dict[str, dict[str, Any]] | None = None, price: str | None = None,
+            strict: bool = False, dry_run: bool = False, timeout: float = 300.0,
+            max_attempts: int = 6) -> Profile:
+    """Run (or resume) `mindprobe profile`: every benchmark in its paper's default setting at
+    `size` (quick, standard, paper), at once under one `concurrency` budget, in one profile
+    folder under `runs_dir`, then its report (`out`, default in the folder). `data_dir` is a
+    root with one folder per benchmark; `options` are benchmark options by benchmark
+    ({"sort": {"scoring": "text"}}). With `dry_run` only the plan is made (`.plan`)."""
+    from mindprobe.engine.settings import Reporter, RunSettings
+    from mindprobe.profiling import run as prun
+
+    settings = RunSettings(model=model, concurrency=concurrency, seed=seed, runs_dir=runs_dir,
+                           cache=bool(cache),
+                           cache_file=cache if isinstance(cache, (str, Path)) else None,
+                           timeout=timeout, max_attempts=max_attempts)
+    req = prun.ProfileRequest(run=settings, size=size, judge=judge,
+                              data_root=Path(data_dir) if data_dir else None,
+                              options={b: _option_values(o) for b, o in (options or {}).items()},
+                              out=Path(out) if out else None, price=price, strict=strict)
+    reporter = Reporter(progress=progress)
+    prof = prun.plan(req, reporter)
+    return prof if dry_run else prun.execute(prof, req, reporter)
 
 
 def list_benchmarks() -> dict[str, BenchmarkInfo]:

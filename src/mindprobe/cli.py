@@ -206,15 +206,18 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     if bench and "analyse" in verbs_of(bench):
         verbs_of(bench)["analyse"].add_arguments(a)
 
+    from mindprobe.commands.profile import add_profile_parser
     from mindprobe.commands.report import add_report_parser
 
     add_report_parser(sub)
+    add_profile_parser(sub, detailed=command == "profile" and bool({"-h", "--help"} & set(argv)))
 
     d = sub.add_parser("data", help="download and verify official data files")
     dsub = d.add_subparsers(dest="data_command", required=True, parser_class=_Parser)
     f = dsub.add_parser("fetch", help="download and verify a benchmark's official files")
-    f.add_argument("benchmark", help="the benchmark, see `mindprobe list`")
-    f.add_argument("--data-dir", help="destination folder (default: the mindprobe data cache)")
+    f.add_argument("benchmark", nargs="+", help="the benchmark(s), see `mindprobe list`")
+    f.add_argument("--data-dir", help="destination folder (default: the mindprobe data cache); "
+                   "with several benchmarks, a root holding one folder per benchmark")
     f.add_argument("--all", action="store_true", help="also large optional files "
                    "(e.g. WorldSense's 1M-record training set)")
 

@@ -253,7 +253,9 @@ def test_dry_run_shows_the_spread_and_sends_nothing(cli, tmp_path, shared_data):
                          "--endpoints", f, "--limit", 120, "--dry-run", "--json",
                          "--runs-dir", tmp_path / "runs")
     assert code == 0, err
-    assert doc["dry_run"] and doc["requests_bound"] == "at least"
+    # WorldSense estimates its requests: every answer re-asked once at most
+    assert doc["dry_run"] and doc["requests_bound"] == "up to"
+    assert doc["requests"] == 2 * doc["items"] and doc["tokens"]["prompt_tokens"] > 0
     rows = {r["endpoint"]: r for r in doc["endpoints"]}
     assert rows["http://127.0.0.1:9/v1"]["items"] == 2 * rows["http://127.0.0.1:8/v1"]["items"]
     assert sum(r["items"] for r in rows.values()) == doc["items"] >= 120

@@ -46,6 +46,10 @@ def dispatch(args: argparse.Namespace, err: Console) -> int:
         from mindprobe.commands.export import cmd_export_inspect
 
         return cmd_export_inspect(args, err)
+    if cmd == "profile":
+        from mindprobe.commands.profile import cmd_profile
+
+        return cmd_profile(args, err)
     if args.benchmark is None:
         raise UsageError(f"`mindprobe {cmd}` needs a benchmark: mindprobe {cmd} BENCH …")
     from mindprobe.registry import info as bench_info

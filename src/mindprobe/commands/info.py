@@ -130,16 +130,20 @@ def _fmt_headline(head: Any) -> str:
 def cmd_data(args: argparse.Namespace, err: Console) -> int:
     from mindprobe.core.data import fetch
 
-    name = info(args.benchmark).name
     if args.data_command == "prompts":
-        return _print_prompts(name, args)
-    files = get_benchmark(name).data_files
-    if not files:
-        err.print(f"{name} needs no downloaded data (its items are generated or packaged)")
-        return 0
-    data_dir = Path(args.data_dir) if args.data_dir else None
-    paths = fetch(name, files, data_dir, err, include_optional=args.all)
-    err.print(f"[green]{len(paths)} file(s) ready[/green] for {name}")
+        return _print_prompts(info(args.benchmark).name, args)
+    names = [info(b).name for b in args.benchmark]
+    several = len(names) > 1
+    for name in names:
+        files = get_benchmark(name).data_files
+        if not files:
+            err.print(f"{name} needs no downloaded data (its items are generated or packaged)")
+            continue
+        # Several benchmarks: --data-dir is a root with one folder each (as shared/data).
+        data_dir = (Path(args.data_dir) / name if several else Path(args.data_dir)) \
+            if args.data_dir else None
+        paths = fetch(name, files, data_dir, err, include_optional=args.all)
+        err.print(f"[green]{len(paths)} file(s) ready[/green] for {name}")
     return 0
 
 

@@ -118,6 +118,37 @@ class Reference:
 OUTCOMES = ("correct", "wrong", "invalid", "error")
 
 
+@dataclass
+class ProfileSettings:
+    """How `mindprobe profile` runs a benchmark at one size (quick, standard, paper): the
+    paper's default setting, cut to a seeded subset sized so its headline's 95% interval has
+    a half-width stated before the run."""
+
+    #: The variant (or variant group) that is the paper's default setting.
+    variant: str
+    #: The benchmark's own options (by name) that select the setting and the subset.
+    options: dict[str, Any] = field(default_factory=dict)
+    #: --limit, where the benchmark's limit already is the subset (None: no limit).
+    limit: int | None = None
+    #: The headline's standard deviation per item, in its unit (50 for a proportion in
+    #: percent: the worst case), from which the half-width 1.96·sd/√n is stated in advance.
+    sd: float = 50.0
+    #: The headline's unit, as it is reported (" %", " turns").
+    unit: str = " points"
+    #: Why these numbers (shown by `profile --help` and in the plan).
+    rationale: str = ""
+    #: What the plan says about this setting (e.g. why it is not the richer one).
+    note: str = ""
+
+    def half_width(self, n: int) -> float | None:
+        """The 95% half-width stated for `n` items (None without items)."""
+        return 1.96 * self.sd / n ** 0.5 if n > 0 else None
+
+
+#: The sizes of `mindprobe profile`, smallest first.
+PROFILE_SIZES = ("quick", "standard", "paper")
+
+
 class Benchmark(abc.ABC):
     """Base class: subclasses declare who they are (`name`, `title`, `variants`,
     `default_variant`, `Options`) and implement plan / run_item / results.
@@ -168,6 +199,10 @@ class Benchmark(abc.ABC):
 
     def combine(self, by_variant: dict[str, Results]) -> Results | None:
         """One view over several variants of one run command (None: show each on its own)."""
+        return None
+
+    def profile_settings(self, size: str) -> ProfileSettings | None:
+        """The setting `mindprobe profile --size SIZE` runs (None: not part of the profile)."""
         return None
 
     def compare_runs(self, runs: list[Any]) -> Results | None:

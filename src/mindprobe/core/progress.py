@@ -12,6 +12,7 @@ from rich.progress import (
     Progress,
     ProgressColumn,
     Task,
+    TaskID,
     TextColumn,
     TimeElapsedColumn,
     TimeRemainingColumn,
@@ -40,36 +41,40 @@ def _k(n: int) -> str:
     return f"{n / 1e6:.2f}M" if n >= 1e6 else f"{n / 1e3:.1f}k" if n >= 1e4 else str(n)
 
 
-class RunProgress:
-    """Thin wrapper so the runner calls one cheap method per finished item."""
+def progress_display(console: Console) -> Progress:
+    """The display of one run, or of several at once (`mindprobe profile`: a line each)."""
+    narrow = console.width < 120
+    keep = Column(no_wrap=True)  # counts are never folded away
+    columns: list[ProgressColumn] = [
+        # a long benchmark:variant name is cut, never the counts beside it
+        TextColumn("[bold]{task.description}", table_column=Column(
+            no_wrap=True, overflow="ellipsis", max_width=20 if narrow else 40)),
+        MofNCompleteColumn(table_column=keep), RateColumn(table_column=keep),
+        TimeElapsedColumn(table_column=keep)]
+    if not narrow:
+        columns[1:1] = [BarColumn(bar_width=None)]
+        columns += [TextColumn("ETA"), TimeRemainingColumn()]
+    columns += [TextColumn("{task.fields[tokens]}", table_column=keep),
+                TextColumn("{task.fields[errs]}", table_column=keep)]
+    return Progress(*columns, console=console, disable=not console.is_terminal,
+                    refresh_per_second=4, transient=False)
 
-    def __init__(self, console: Console, description: str, total: int, done: int) -> None:
+
+class RunProgress:
+    """Thin wrapper so the runner calls one cheap method per finished item. With `shared`
+    (a `progress_display` started by the caller) it is one line of that display."""
+
+    def __init__(self, console: Console, description: str, total: int, done: int,
+                 shared: Progress | None = None) -> None:
         self.console = console
         self.prompt = self.cached = self.completion = self.errors = self.requests = 0
         self._pending = 0
         self._dirty = False
         self._last = 0.0
         self.narrow = console.width < 120
-        keep = Column(no_wrap=True)  # counts are never folded away
-        columns: list[ProgressColumn] = [
-            # a long benchmark:variant name is cut, never the counts beside it
-            TextColumn("[bold]{task.description}", table_column=Column(
-                no_wrap=True, overflow="ellipsis", max_width=20 if self.narrow else 40)),
-            MofNCompleteColumn(table_column=keep), RateColumn(table_column=keep),
-            TimeElapsedColumn(table_column=keep)]
-        if not self.narrow:
-            columns[1:1] = [BarColumn(bar_width=None)]
-            columns += [TextColumn("ETA"), TimeRemainingColumn()]
-        columns += [TextColumn("{task.fields[tokens]}", table_column=keep),
-                    TextColumn("{task.fields[errs]}", table_column=keep)]
-        self._progress = Progress(
-            *columns,
-            console=console,
-            disable=not console.is_terminal,
-            refresh_per_second=4,
-            transient=False,
-        )
-        self._task = self._progress.add_task(
+        self._owned = shared is None
+        self._progress = shared if shared is not None else progress_display(console)
+        self._task: TaskID = self._progress.add_task(
             description, total=total, completed=done, tokens=self._tokens(), errs="",
             resumed_at=done)
         # Without a terminal (nohup, a cluster log) a plain line now and then instead.
@@ -84,12 +89,14 @@ class RunProgress:
                 f"cached) / {_k(self.completion)} out")
 
     def __enter__(self) -> RunProgress:
-        self._progress.start()
+        if self._owned:
+            self._progress.start()
         return self
 
     def __exit__(self, *exc: Any) -> None:
         self._flush()
-        self._progress.stop()
+        if self._owned:
+            self._progress.stop()
 
     def tokens(self, prompt: int, cached: int, completion: int) -> None:
         """Count one request's tokens as it finishes (multi-turn items move the bar too)."""
@@ -116,7 +123,8 @@ class RunProgress:
                 self._log_line()
 
     def _log_line(self) -> None:
-        task = self._progress.tasks[0]  # the numbers the bar would show
+        # the numbers the bar would show
+        task = next(t for t in self._progress.tasks if t.id == self._task)
         rate = _rate(task.completed - task.fields["resumed_at"], task.elapsed)
         self.console.print(
             f"{task.description}: {task.completed:g}/{task.total:g} items"

@@ -53,6 +53,8 @@ class PassSettings:
     debug: bool = False
     #: Consecutive items failing on connections before the server counts as dead (0: auto).
     dead_after: int = 0
+    #: A progress display shared by several passes at once (one line each); None: its own.
+    progress: Any = None
 
 
 _USAGE_FIELDS = Usage.__slots__
@@ -244,7 +246,8 @@ async def execute(
     streak = 0
     unreachable: list[dict[str, Any]] = []
 
-    with RunProgress(console, description, total=len(items), done=len(items) - len(todo)) as bar:
+    with RunProgress(console, description, total=len(items), done=len(items) - len(todo),
+                     shared=settings.progress) as bar:
 
         async def one(item: Item, run: list[Item], lease: SlotLease) -> None:
             nonlocal streak

@@ -165,6 +165,30 @@ def run_task(task: Task, settings: RunSettings, reporter: Reporter,
     return outcome
 
 
+@dataclass
+class Shared:
+    """What several tasks running at once share (`mindprobe profile`): the model under test,
+    started and closed by the caller, one response cache and one progress display."""
+
+    model: Model
+    cache: ResponseCache | None = None
+    progress: Any = None
+
+
+async def run_planned(task: Task, settings: RunSettings, plans: list[tuple[str, RunPlan]],
+                      reporter: Reporter, shared: Shared) -> Outcome:
+    """Run (or resume) `task`'s planned variants inside a running event loop, beside other
+    tasks sharing `shared`; its own role models (a judge) are started and closed here."""
+    models: dict[str, Model] = {"model": shared.model}
+    for role, spec in {r: s for _, p in plans for r, s in p.roles.items()}.items():
+        models[role] = build_model(spec, settings, scaled=False)
+    outcome = Outcome()
+    await _run_all(task, settings, plans, models, reporter, outcome, shared)
+    if len(plans) > 1:
+        outcome.combined = task.bench.combine(outcome.results)
+    return outcome
+
+
 def check_capabilities(model: Model, plans: list[tuple[str, RunPlan]]) -> None:
     """Once, after the model has started (a server's real abilities are only known then)."""
     for _, plan in plans:
@@ -183,34 +207,39 @@ def open_cache(settings_cache: bool, cache_file: str | Path | None,
 
 
 async def _run_all(task: Task, settings: RunSettings, plans: list[tuple[str, RunPlan]],
-                   models: dict[str, Model], reporter: Reporter, outcome: Outcome) -> None:
+                   models: dict[str, Model], reporter: Reporter, outcome: Outcome,
+                   shared: Shared | None = None) -> None:
     model = models["model"]
     concurrency = settings.concurrency or model.default_concurrency
-    for m in models.values():
+    # With `shared`, the model under test and the cache are the caller's to start and close.
+    own = {r: m for r, m in models.items() if shared is None or m is not shared.model}
+    for m in own.values():
         m.configure(concurrency)
-    cache = open_cache(settings.cache, settings.cache_file, list(models.values()))
+    cache = shared.cache if shared is not None else open_cache(
+        settings.cache, settings.cache_file, list(models.values()))
     resources = {k: r for _, p in plans for k, r in p.resources.items()}
     try:
         for r in resources.values():  # first: a cheap check that fails before a model loads
             await r.start()
-        if model.spec.startswith("local"):
+        if model.spec.startswith("local") and "model" in own:
             reporter.note("starting the embedded llama.cpp server…")
-        for m in models.values():
+        for m in own.values():
             await m.start()
         check_capabilities(model, plans)
         for _, plan in plans:
             await task.bench.prepare(plan, model)
         for variant, plan in plans:
             code, res, doc = await _run_one(task, settings, variant, plan, models,
-                                            concurrency, cache, resources, reporter)
+                                            concurrency, cache, resources, reporter,
+                                            shared.progress if shared is not None else None)
             outcome.results[variant], outcome.docs[variant] = res, doc
             outcome.code = max(outcome.code, code)
     finally:
         for r in resources.values():
             await r.close()
-        for m in models.values():
+        for m in own.values():
             await m.close()
-        if cache is not None:
+        if cache is not None and shared is None:
             cache.close()
 
 
@@ -224,8 +253,8 @@ def _prune_empty(folder: Path, root: Path) -> None:
 
 async def _run_one(task: Task, settings: RunSettings, variant: str, plan: RunPlan,
                    models: dict[str, Model], concurrency: int, cache: ResponseCache | None,
-                   resources: dict[str, Any],
-                   reporter: Reporter) -> tuple[int, Results, dict[str, Any]]:
+                   resources: dict[str, Any], reporter: Reporter,
+                   progress: Any = None) -> tuple[int, Results, dict[str, Any]]:
     bench, model = task.bench, models["model"]
     variant = plan.variant_label or variant
     run_dir = run_dir_for(Path(settings.runs_dir), bench.name, variant, plan.prompting,
@@ -257,7 +286,7 @@ async def _run_one(task: Task, settings: RunSettings, variant: str, plan: RunPla
     pass_settings = PassSettings(
         concurrency=concurrency, seed=seed, cache=cache, config=plan.config,
         prompting=plan.prompting, resources=resources, item_time_limit=plan.item_time_limit,
-        debug=settings.debug,
+        debug=settings.debug, progress=progress,
     )
     t0 = time.perf_counter()
     try:

@@ -33,7 +33,7 @@ from mindprobe.benchmarks.already_said_that.report import (
     results_of_records,
     side_by_side,
 )
-from mindprobe.core.benchmark import Benchmark, Item, PlanContext, RunPlan
+from mindprobe.core.benchmark import Benchmark, Item, PlanContext, ProfileSettings, RunPlan
 from mindprobe.core.data import data_dir_for
 from mindprobe.core.prompt_file import DEVIATIONS, apply_prompt_file
 from mindprobe.core.results import Results
@@ -51,6 +51,8 @@ ANSWERS = ["[answer: yes]", "[answer: no]"]
 #: its line (a line without the tag is no answer, however it goes on). Base models on the
 #: completion path stop there; chat models are sent upstream's request unchanged.
 ANSWER_END = (("]", "\n"),)
+#: Turns a chat is assumed to last for the expected token count (the bound: all of them).
+EXPECTED_TURNS = 20
 HUMAN_HINT = "type y / n (or the answer to an unrelated question); no brackets needed"
 
 
@@ -95,6 +97,16 @@ class AlreadySaidThatBenchmark(Benchmark):
 
     def prompt_templates(self, data_dir: Path | None) -> dict[str, Template]:
         return ast_prompt.templates(data_dir)
+
+    def profile_settings(self, size: str) -> ProfileSettings:
+        """All five tasks (the paper's table), direct solver, 100 turns; quick and standard:
+        20 and 60 seeded chats per task instead of 250."""
+        n = {"quick": 20, "standard": 60}.get(size)
+        return ProfileSettings(
+            "all", options={"n_samples": n} if n else {}, sd=30.0, unit=" turns",
+            rationale="turns survived is a mean over chats; with an assumed spread of 30 turns "
+            "per chat its 95% half-width is 1.96*30/sqrt(chats) turns per task (a chat is "
+            "up to 100 requests, so the sample is smaller than the other benchmarks')")
 
     def plan(self, ctx: PlanContext, opts: AlreadySaidThatOptions) -> RunPlan:
         variant = ast_data.resolve_variant(ctx.variant)
@@ -220,6 +232,19 @@ class AlreadySaidThatBenchmark(Benchmark):
             first["pool"], first["system"], cfg["seed"], max_turns=cfg["max_turns"],
             cot_messages=cfg.get("cot_messages"),
         )
+        # The expected value: chats that end after EXPECTED_TURNS turns (an assumption: how
+        # long a chat lasts is the model's score, unknown before the run).
+        expected = estimate_tokens(
+            cfg["variant"], [it.payload["words"] for it in plan.items],
+            first["pool"], first["system"], cfg["seed"],
+            max_turns=min(EXPECTED_TURNS, cfg["max_turns"]),
+            cot_messages=cfg.get("cot_messages"))
+        est.update(bound="upper bound: every chat lasts all its turns",
+                   expected_turns=expected["turns"],
+                   expected_prompt_tokens=expected["prompt_tokens"],
+                   expected_prefill_tokens=expected["prefill_tokens"],
+                   expected_completion_tokens=expected["completion_tokens"],
+                   expected_assumes=f"chats end after {EXPECTED_TURNS} turns")
         res = estimate_results(cfg["variant"], est, _parse_price(opts.price))
         if opts.price and "," not in opts.price:
             res.notes.append("output tokens priced as input (--price IN); give IN,OUT for "

@@ -20,7 +20,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from mindprobe.core.benchmark import Benchmark, Item, PlanContext, RunPlan
+from mindprobe.core.benchmark import Benchmark, Item, PlanContext, ProfileSettings, RunPlan
 from mindprobe.core.judges import merge_judges, primary_judge
 from mindprobe.core.results import Results
 from mindprobe.core.session import Session
@@ -137,6 +137,18 @@ class FanOutQABenchmark(Benchmark):
             self._normalizers[backend] = Normalizer.persistent(load_lemmatizer(backend))
         return self._normalizers[backend]
 
+    def profile_settings(self, size: str) -> ProfileSettings:
+        """Closed-book on the 310 dev questions at every size (one short request each, so
+        there is nothing to save by sampling); evidence-provided and open-book need a
+        Wikipedia source, which a profile does not assume."""
+        return ProfileSettings(
+            "closedbook",
+            rationale="loose accuracy lies in [0, 1]: 95% half-width <= 98/sqrt(questions) "
+            "points; all dev questions (every fan-out width) at every size",
+            note="closed-book: no Wikipedia source is configured for a profile (evidence-"
+            "provided and open-book: `mindprobe run fanoutqa:evidenceprovided --wiki-cache "
+            "DIR`)")
+
     # -- planning ------------------------------------------------------------------------------
     def plan(self, ctx: PlanContext, opts: FanOutQAOptions) -> RunPlan:
         setting = ctx.variant
@@ -205,6 +217,18 @@ class FanOutQABenchmark(Benchmark):
             resources=resources,
             item_time_limit=opts.time_limit + GRACE_S if setting == "openbook" else None,
         )
+
+    def estimate(self, plan: RunPlan, opts: FanOutQAOptions) -> Results:
+        """Closed-book: one request per question (the other settings' prompts depend on what
+        Wikipedia returns, so they have no estimate)."""
+        from mindprobe.core.estimate import estimate_results, single_request_estimate
+
+        if plan.config["setting"] != "closedbook":
+            raise UsageError(f"fanoutqa:{plan.config['setting']} has no token estimate")
+        prompts = (closed_book_messages(it.payload.question) for it in plan.items)
+        return estimate_results(self.name, single_request_estimate(
+            prompts, completion_expected=40, completion_max=plan.config["reply_tokens"],
+            note="a short answer: ~40 tokens expected, the reply cap as bound"))
 
     # -- one question --------------------------------------------------------------------------
     async def run_item(self, item: Item, session: Session) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from mindprobe.errors import DataError, UsageError
 from .dataset_file import (
     DEMOS_FILENAME,
     DEMOS_SHA256,
+    LABEL_FIELD,
     OFFICIAL_FILENAME,
     OFFICIAL_GIT_BLOB,
     OFFICIAL_URL,
@@ -90,6 +91,15 @@ def load_items(
         check_full_counts(items, warn)
     pin = {"sha256": spec.sha256} if spec.sha256 else {"git_blob": spec.git_blob}
     return Loaded(items, {"source": variant, "name": spec.relpath, **pin}, str(path))
+
+
+#: Seed of `--sample N` when --seed is not given.
+SAMPLE_SEED = 20231117
+
+
+def sample_stratum(item: dict[str, Any]) -> tuple[str, str]:
+    """What `--sample N` keeps the shares of: question type and the solution's label."""
+    return item["question_type"], str(item[LABEL_FIELD]).lower()
 
 
 def describe_counts(items: list[dict[str, Any]]) -> str:

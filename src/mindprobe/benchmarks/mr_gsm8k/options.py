@@ -18,5 +18,8 @@ class MRGSM8KOptions:
                                metavar="SPEC")
     question_type: str | None = option(None, "only these types, comma-separated (original, "
                                        "POT, reversed)", metavar="TYPES")
+    sample: int | None = option(None, "a seeded sample of N solutions, stratified by question "
+                                "type and correct/wrong label (--seed; default all)",
+                                minimum=1, metavar="N")
     data_file: str | None = option(None, "records to use instead of the official file (JSON "
                                    "array or JSONL with the MR-GSM8K fields)", metavar="FILE")

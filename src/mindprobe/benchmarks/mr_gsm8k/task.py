@@ -22,16 +22,32 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from mindprobe.core.benchmark import Benchmark, Item, PlanContext, Reference, RunPlan
+from mindprobe.core.benchmark import (
+    Benchmark,
+    Item,
+    PlanContext,
+    ProfileSettings,
+    Reference,
+    RunPlan,
+)
 from mindprobe.core.judges import primary_judge
 from mindprobe.core.prompt_file import DEVIATIONS, apply_prompt_file, wording_notes
 from mindprobe.core.results import Results
+from mindprobe.core.sampling import stratified_sample
 from mindprobe.core.session import Session
 from mindprobe.core.upstream_source import Template
 from mindprobe.models import model_label
 from mindprobe.models.base import Request, TransientError
 
-from .item_sources import OFFICIAL_FILE, describe_counts, load_items, packaged_demos, select_types
+from .item_sources import (
+    OFFICIAL_FILE,
+    SAMPLE_SEED,
+    describe_counts,
+    load_items,
+    packaged_demos,
+    sample_stratum,
+    select_types,
+)
 from .judged_metrics import judges_doc, metrics_doc, runtime_verdicts, scored_rows
 from .judging import judge_input, judge_one
 from .metrics import score_item
@@ -41,6 +57,8 @@ from .tables import results_of_doc
 
 #: Extra tokens a reasoning model gets for its thinking when --max-tokens is not given.
 THINKING_ROOM = 4096
+#: Expected length of a reply (a step-by-step evaluation and the verdict), for estimates.
+EXPECTED_REPLY_TOKENS = 250
 
 
 def _canned(judgement: str, step: str, analysis: str) -> str:
@@ -100,10 +118,26 @@ class MRGSM8KBenchmark(Benchmark):
     def prompt_templates(self, data_dir: Path | None) -> dict[str, Template]:
         return templates(data_dir)
 
+    def profile_settings(self, size: str) -> ProfileSettings:
+        """The official 3,000 solutions, zero-shot (the paper's main setting), graded by the
+        judge when one is given; quick and standard: a seeded sample of 400 and 2,400
+        stratified by question type and by the solution's correct/wrong label."""
+        n = {"quick": 400, "standard": 2400}.get(size)
+        return ProfileSettings(
+            "full", options={"sample": n} if n else {},
+            rationale="MR-Score combines proportions (MCC, first-error-step and reason "
+            "accuracy); its 95% half-width is taken as that of a proportion, <= "
+            "98/sqrt(solutions) points; stratified by question type x label")
+
     def plan(self, ctx: PlanContext, opts: MRGSM8KOptions) -> RunPlan:
         loaded = load_items(ctx.variant, ctx.data_dir, opts.data_file, ctx.warn)
         ctx.info(f"mr_gsm8k: {loaded.source}: {describe_counts(loaded.items)}")
         records, types = select_types(loaded.items, opts.question_type)
+        if opts.sample is not None and opts.sample < len(records):
+            records = stratified_sample(records, sample_stratum, opts.sample,
+                                        SAMPLE_SEED if ctx.seed is None else ctx.seed)
+            ctx.info(f"mr_gsm8k: a seeded sample stratified by question type and label: "
+                     f"{describe_counts(records)}")
         if types:
             ctx.info(f"mr_gsm8k: evaluating {', '.join(types)}: {describe_counts(records)}")
         demos = packaged_demos() if opts.shots else None
@@ -182,6 +216,21 @@ class MRGSM8KBenchmark(Benchmark):
         if error is not None:
             out["error"] = error
         return out
+
+    def estimate(self, plan: RunPlan, opts: MRGSM8KOptions) -> Results:
+        """One request per solution (the judge's, for T2 hits, is the judge's cost)."""
+        from mindprobe.core.estimate import estimate_results, single_request_estimate
+
+        cfg = plan.config
+        prompt = prompts_of(cfg).prompt
+        prompts = ([{"role": "user", "content": prompt(it.payload["item"], it.payload["demos"],
+                                                       cfg["shots"])}]
+                   for it in plan.items)
+        return estimate_results(self.name, single_request_estimate(
+            prompts, completion_expected=EXPECTED_REPLY_TOKENS,
+            completion_max=cfg["max_tokens"],
+            note=f"an evaluation of the steps: ~{EXPECTED_REPLY_TOKENS} tokens expected, the "
+            "reply cap as bound"))
 
     def results(self, records: list[dict[str, Any]], plan: RunPlan) -> Results:
         cfg = plan.config

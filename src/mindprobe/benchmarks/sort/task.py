@@ -15,7 +15,7 @@ from typing import Any
 
 from mindprobe.benchmarks.sort import sources, upstream
 from mindprobe.benchmarks.sort.options import NO_EXCERPT, SortOptions
-from mindprobe.core.benchmark import Benchmark, Item, PlanContext, RunPlan
+from mindprobe.core.benchmark import Benchmark, Item, PlanContext, ProfileSettings, RunPlan
 from mindprobe.core.prompt_file import DEVIATIONS, wording_notes
 from mindprobe.core.results import Results
 from mindprobe.core.session import Session
@@ -64,6 +64,17 @@ class SortBenchmark(Benchmark):
     limit = "the first N test rows (segment pairs) in total, over all conditions run"
     Options = SortOptions
     data_files = sources.DATA_FILES
+
+    def profile_settings(self, size: str) -> ProfileSettings:
+        """Every condition that fits the model's window, in-context, logprob scoring (the
+        paper's setting); quick and standard: the first 1 and 8 excerpts of every condition and
+        book (all four distance bins each), about 330 and 2,660 segment pairs on Book-SORT."""
+        return ProfileSettings(
+            "all", options={"excerpts": {"quick": 1, "standard": 8}[size]}
+            if size in ("quick", "standard") else {},
+            rationale="accuracy is a proportion: 95% half-width <= 98/sqrt(pairs) points; "
+            "stratified by condition, book and distance bin (--excerpts K per condition and "
+            "book)")
 
     def plan(self, ctx: PlanContext, opts: SortOptions) -> RunPlan:
         from mindprobe.benchmarks.sort.cell import CONDITIONS
@@ -257,6 +268,23 @@ class SortBenchmark(Benchmark):
         from mindprobe.benchmarks.sort.prompts import DEFAULT_PROMPT
 
         return upstream.templates_of(upstream.load_config(DEFAULT_PROMPT, data_dir))
+
+    def estimate(self, plan: RunPlan, opts: SortOptions) -> Results:
+        """One request per segment pair; questions about one excerpt run back to back, so a
+        prefix-reusing backend prefills each excerpt about once."""
+        from mindprobe.benchmarks.sort.prompts import render_prompt
+        from mindprobe.core.estimate import estimate_results, single_request_estimate
+
+        cfg = plan.config
+        config, code = self._wording
+        prompts = (render_prompt(config, it.payload,
+                                 in_context=cfg["condition"] not in NO_EXCERPT,
+                                 task_type=cfg["task"], excerpt=it.payload.get("retrieved"),
+                                 code=code).template_messages() for it in plan.items)
+        cap = 1 if cfg["scoring"] == "logprob" else 8
+        return estimate_results(self.name, single_request_estimate(
+            prompts, completion_expected=1, completion_max=cap,
+            note="the answer letter: 1 token expected"))
 
     def results(self, records: list[dict[str, Any]], plan: RunPlan) -> Results:
         from mindprobe.benchmarks.sort.tables import results_of_records

@@ -29,7 +29,14 @@ from mindprobe.benchmarks.worldsense import strategies as st
 from mindprobe.benchmarks.worldsense.generate import deobfuscate
 from mindprobe.benchmarks.worldsense.metrics import is_correct
 from mindprobe.benchmarks.worldsense.options import WorldSenseOptions
-from mindprobe.core.benchmark import Benchmark, Item, PlanContext, Reference, RunPlan
+from mindprobe.core.benchmark import (
+    Benchmark,
+    Item,
+    PlanContext,
+    ProfileSettings,
+    Reference,
+    RunPlan,
+)
 from mindprobe.core.data import (
     DataFile,
     Grouped,
@@ -105,6 +112,15 @@ class WorldSenseBenchmark(Benchmark):
              "that reaches N: the analysis drops incomplete tuples)")
     Options = WorldSenseOptions
     data_files: list[DataFile] = sets.DATA_FILES
+
+    def profile_settings(self, size: str) -> ProfileSettings:
+        """The official test set with basic prompting (the paper's main table); quick and
+        standard: a seeded sample of whole tuples, about 400 and 2,400 trials (a proportion's
+        95% half-width is at most 98/sqrt(n) points: 4.9 and 2.0)."""
+        return ProfileSettings(
+            "test_set", limit={"quick": 400, "standard": 2400}.get(size), unit=" points",
+            rationale="accuracy is a proportion: 95% half-width <= 98/sqrt(trials) points; "
+            "seeded sample of whole tuples (the analysis needs complete tuples)")
 
     def plan(self, ctx: PlanContext, opts: WorldSenseOptions) -> RunPlan:
         strategy = opts.prompting
@@ -278,6 +294,32 @@ class WorldSenseBenchmark(Benchmark):
         if truncated:
             rec["truncated_in_reasoning"] = True
         return rec
+
+    def estimate(self, plan: RunPlan, opts: WorldSenseOptions) -> Results:
+        """One request per trial (a log-prob score: one per allowed answer); a text answer is
+        a word or two, re-asked at most `reasks` times (bound)."""
+        from mindprobe.core.estimate import estimate_results, single_request_estimate
+
+        strategy = opts.prompting
+        logprob = plan.config.get("scoring") == "logprob"
+        def prompts() -> Any:
+            for it in plan.items:
+                messages = st.render(strategy, it.payload, it.payload.get("_examples") or [])
+                # a log-prob score reads the prompt once per allowed answer (one request)
+                for _ in it.payload["expectedresp"] if logprob else [None]:
+                    yield messages
+
+        cot = strategy == "cot"
+        est = single_request_estimate(
+            prompts(), completion_expected=300 if cot else 3,
+            completion_max=1 if logprob else plan.config["max_tokens"],
+            requests_per_item=1 if logprob else 1 + plan.config["reasks"],
+            note="a text answer: ~3 tokens expected (CoT ~300), answered at once; the bound: "
+            "every answer re-asked, every reply at its cap")
+        if logprob:
+            est.update(requests=len(plan.items), expected_requests=len(plan.items),
+                       completion_tokens=0, expected_completion_tokens=0)
+        return estimate_results(self.name, est)
 
     def results(self, records: list[dict[str, Any]], plan: RunPlan) -> Results:
         from mindprobe.benchmarks.worldsense.runs import results_of_run

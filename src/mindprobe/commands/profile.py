@@ -1,0 +1,251 @@
+"""`mindprobe profile`: flags -> a `ProfileRequest`; the plan and the profile printed here."""
+
+from __future__ import annotations
+
+import argparse
+import textwrap
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from mindprobe.errors import UsageError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+SIZE_HELP = (
+    "quick: seeded, stratified subsets sized for a 95% half-width of about ±5 points per "
+    "headline (about 400 items where the headline is a proportion, worst case 98/sqrt(n)); "
+    "standard: about ±2 points (about 2,400 items); paper: the full official sets and "
+    "settings. A benchmark whose items are costly (many requests each) or few says so below. "
+    "The plan states each benchmark's half-width for its planned items before anything is sent")
+
+
+DESCRIPTION = (
+    "Run every benchmark in its paper's default setting against --model as one unit: a plan "
+    "(items, requests, tokens, cost, stated 95% half-widths) first, the runs at once under "
+    "one --concurrency budget in one profile folder (<runs-dir>/profile-<size>___<model>, with "
+    "profile.json), then one report. Re-running resumes; a finished profile sends nothing. "
+    + SIZE_HELP + ".")
+
+
+def size_epilog() -> str:
+    """Each profiled benchmark's setting per size and why (imports the benchmarks: only for
+    `mindprobe profile --help`)."""
+    from mindprobe.core.benchmark import PROFILE_SIZES
+    from mindprobe.profiling.plan import Entry, profiled
+
+    lines = ["sizes per benchmark:"]
+    first = dict(profiled(PROFILE_SIZES[0]))
+    for name, ps in first.items():
+        by_size = {s: dict(profiled(s)).get(name) for s in PROFILE_SIZES}
+        settings = "; ".join(f"{s}: {Entry(name, x).setting}" for s, x in by_size.items() if x)
+        lines.append(textwrap.fill(f"{settings}. {ps.rationale}.", 92, initial_indent="  ",
+                                   subsequent_indent="    "))
+    return "\n".join(lines)
+
+
+def add_profile_parser(sub: Any, detailed: bool = False) -> argparse.ArgumentParser:
+    from mindprobe.core.benchmark import PROFILE_SIZES
+
+    p = sub.add_parser(
+        "profile", help="one model's whole cognitive profile: every benchmark, one report",
+        description=textwrap.fill(DESCRIPTION, 92) if detailed else DESCRIPTION,
+        epilog=size_epilog() if detailed else None,
+        formatter_class=argparse.RawDescriptionHelpFormatter if detailed else
+        argparse.HelpFormatter)
+    p.add_argument("--model", help="model spec, see `mindprobe models`")
+    p.add_argument("--size", choices=PROFILE_SIZES, default="quick", help="how many items "
+                   "(default quick; see above)")
+    p.add_argument("--judge", metavar="SPEC", help="judge model for the benchmarks that "
+                   "grade with one (the plan names them)")
+    p.add_argument("--runs-dir", default="runs", help="where the profile folder goes "
+                   "(default ./runs)")
+    p.add_argument("--out", help="the report file (default <profile folder>/report.html; "
+                   ".md for Markdown tables)")
+    p.add_argument("--data-dir", help="a root folder with one folder of official files per "
+                   "benchmark (the layout of shared/data)")
+    p.add_argument("-O", "--option", action="append", metavar="BENCH.KEY=VALUE",
+                   help="a benchmark option, e.g. -O BENCH.scoring=text (see `mindprobe run "
+                   "BENCH --help`)")
+    p.add_argument("--concurrency", type=int, help="requests in flight over all benchmarks "
+                   "(default per backend)")
+    p.add_argument("--seed", type=int, help="seed of the subsets and sampling (default per "
+                   "benchmark)")
+    p.add_argument("--no-cache", action="store_true", help="do not read or write the response "
+                   "cache")
+    p.add_argument("--cache", help="response cache file")
+    p.add_argument("--timeout", type=float, default=300.0, help="seconds per request")
+    p.add_argument("--max-attempts", type=int, default=6, help="attempts per request")
+    p.add_argument("--price", metavar="IN,OUT", help="USD per million prompt,completion "
+                   "tokens: the plan shows the cost")
+    p.add_argument("--dry-run", action="store_true", help="print the plan and stop")
+    p.add_argument("--strict", action="store_true", help="refuse to start when a benchmark "
+                   "lacks data or cannot run for this model")
+    p.add_argument("--json", action="store_true", help="print only JSON on stdout")
+    p.add_argument("--compare", nargs=2, metavar=("A", "B"),
+                   help="compare two profile folders of the same size, benchmark by benchmark "
+                   "with paired intervals (no run)")
+    return p
+
+
+def bench_options(pairs: list[str] | None) -> dict[str, dict[str, Any]]:
+    from mindprobe.core.options import parse_assignments
+
+    out: dict[str, dict[str, Any]] = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        bench, dot, name = key.partition(".")
+        if not sep or not dot or not bench or not name:
+            raise UsageError(f"-O expects BENCH.KEY=VALUE (e.g. sort.scoring=text), got {pair!r}")
+        out.setdefault(bench, {}).update(parse_assignments([f"{name}={value}"]))
+    return out
+
+
+def cmd_profile(args: argparse.Namespace, err: Console) -> int:
+    import shlex
+    import sys
+
+    from mindprobe.commands.output import emit_json
+    from mindprobe.engine.settings import Reporter, RunSettings
+    from mindprobe.profiling import run as prun
+    from mindprobe.profiling.tables import plan_rows, profile_rows
+    from mindprobe.report.provenance import parse_price
+
+    if args.compare:
+        return _compare(args, err)
+    if not args.model:
+        raise UsageError("--model is required (or --compare A B)")
+    run = RunSettings(model=args.model, concurrency=args.concurrency, seed=args.seed,
+                      runs_dir=args.runs_dir, cache=not args.no_cache, cache_file=args.cache,
+                      timeout=args.timeout, max_attempts=args.max_attempts, debug=args.debug,
+                      command="mindprobe " + shlex.join(sys.argv[1:]))
+    req = prun.ProfileRequest(run=run, size=args.size, judge=args.judge,
+                              data_root=Path(args.data_dir) if args.data_dir else None,
+                              options=bench_options(args.option),
+                              out=Path(args.out) if args.out else None, price=args.price,
+                              strict=args.strict)
+    reporter = Reporter(err)
+    prof = prun.plan(req, reporter)
+    price = parse_price(args.price)
+    rows = plan_rows(prof.entries, (price.prompt, price.completion) if price else None)
+    print_plan(err, prof, rows)
+    if args.dry_run:
+        emit_json(args.json, {"profile": str(prof.dir), "size": prof.size, "dry_run": True,
+                              "plan": rows, "fetch": prof.fetch_command})
+        return 0
+    prun.execute(prof, req, reporter)
+    prows = profile_rows(prof.entries, prof.results)
+    print_profile(err if args.json else None, prof, prows)
+    err.print(f"wrote {prof.report}", highlight=False)
+    emit_json(args.json, {"profile": str(prof.dir), "size": prof.size, "plan": rows,
+                          "results": prows, "report": str(prof.report)})
+    return prof.code
+
+
+def _num(v: Any, digits: int = 0) -> str:
+    if v is None:
+        return "–"
+    return f"{v:,.{digits}f}" if isinstance(v, float) else f"{v:,}"
+
+
+def _pair(bound: Any, expected: Any) -> str:
+    """`12,000` when bound and expected agree, else `~3,000 (≤12,000)`."""
+    if bound is None or expected is None or bound == expected:
+        return _num(bound)
+    return f"~{_num(expected)} (≤{_num(bound)})"
+
+
+def print_plan(err: Console, prof: Any, rows: list[dict[str, Any]]) -> None:
+    from rich.table import Table
+
+    t = Table(title=f"profile plan: {prof.model.label}, {prof.size} ({prof.dir})",
+              title_justify="left")
+    cols = ["benchmark", "setting", "items", "requests", "prompt tok", "prefill tok",
+            "completion tok", "±95% stated"]
+    priced = any("cost (USD)" in r for r in rows)
+    if priced:
+        cols.append("cost USD")
+    cols.append("status")
+    for c in cols:
+        t.add_column(c, justify="left" if c in ("benchmark", "setting", "status") else "right",
+                     overflow="fold")
+    for r in rows:
+        items = _num(r["items"]) + (f" ({_num(r['done'])} done)" if r["done"] else "")
+        hw = f"±{r['±95% stated']:.1f} {r['unit']}" if r["±95% stated"] is not None else "–"
+        cells = [r["benchmark"], r["setting"], items,
+                 _pair(r["requests"], r["expected requests"]),
+                 _pair(r["prompt tokens"], r["expected prompt"]),
+                 _pair(r["prefill (prefix reuse)"], r["expected prefill"]),
+                 _pair(r["completion tokens"], r["expected completion"]), hw]
+        if priced:
+            cost = r.get("cost (USD)")
+            cells.append("–" if cost is None else f"{cost:,.2f} (≤{r['cost bound (USD)']:,.2f})")
+        cells.append(r["status"])
+        t.add_row(*cells)
+    err.print(t)
+    for r in rows:
+        if r["assumes"] and r["status"] != "done":
+            err.print(f"  {r['benchmark']}: tokens: {r['assumes']}", markup=False,
+                      highlight=False, soft_wrap=True)
+        if r["reason"]:
+            err.print(f"  {r['benchmark']}: {r['status']}: {r['reason']}"
+                      + (f" — enable with {r['enable']}" if r["enable"] else ""),
+                      markup=False, highlight=False, soft_wrap=True)
+        for note in r["notes"]:
+            err.print(f"  {r['benchmark']}: {note}", markup=False, highlight=False,
+                      soft_wrap=True)
+    if prof.fetch_command:
+        err.print(f"  missing data: {prof.fetch_command}", markup=False, highlight=False)
+    err.print("  ~ expected, ≤ upper bound (items still to run; ~4 characters per token); "
+              "prompt: re-sent every request (what an API bills), prefill: with prefix reuse; "
+              "±95% stated: the headline's 95% half-width planned for these items",
+              markup=False, highlight=False, soft_wrap=True)
+
+
+def _table(out: Console, title: str, columns: tuple[str, ...],
+           cells: list[list[str]]) -> None:
+    """A left-titled table: the first three columns text, the rest numbers."""
+    from rich.table import Table
+
+    t = Table(title=title, title_justify="left")
+    for i, c in enumerate(columns):
+        t.add_column(c, justify="left" if i < 3 else "right")
+    for row in cells:
+        t.add_row(*row)
+    out.print(t)
+
+
+def _ci(lo: float | None, hi: float | None, fmt: str = ".1f") -> str:
+    return "–" if lo is None or hi is None else f"[{lo:{fmt}}, {hi:{fmt}}]"
+
+
+def print_profile(console: Console | None, prof: Any, rows: list[dict[str, Any]]) -> None:
+    from rich.console import Console as RichConsole
+
+    def value(r: dict[str, Any]) -> str:
+        if r["value"] is None:
+            return "–"
+        return f"{r['value']:.1f}" + ("%" if r["unit"] == "%" else f" {r['unit']}")
+
+    _table(console or RichConsole(highlight=False),
+           f"cognitive profile: {prof.model.label} ({prof.size})",
+           ("benchmark", "variant", "headline", "value", "95% CI", "±95%", "stated", "n"),
+           [[r["benchmark"], r["variant"], r["metric"], value(r), _ci(r["ci_low"], r["ci_high"]),
+             _num(r["±95%"], 1), _num(r["±95% stated"], 1), _num(r["n"])] for r in rows])
+
+
+def _compare(args: argparse.Namespace, err: Console) -> int:
+    from rich.console import Console as RichConsole
+
+    from mindprobe.commands.output import emit_json
+    from mindprobe.profiling.compare import compare_profiles
+
+    rows = compare_profiles(Path(args.compare[0]), Path(args.compare[1]))
+    _table(err if args.json else RichConsole(highlight=False),
+           f"profile comparison: B − A (A {args.compare[0]}, B {args.compare[1]})",
+           ("benchmark", "variant", "metric", "A", "B", "B − A", "95% CI (paired)", "n paired"),
+           [[r["benchmark"], r["variant"], r["metric"], _num(r["a"], 1), _num(r["b"], 1),
+             "–" if r["difference"] is None else f"{r['difference']:+.1f}",
+             _ci(r["ci_low"], r["ci_high"], "+.1f"), _num(r["n"])] for r in rows])
+    emit_json(args.json, {"compare": list(args.compare), "rows": rows})
+    return 0

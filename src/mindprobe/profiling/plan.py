@@ -1,0 +1,154 @@
+"""The plan of a profile: per benchmark its setting, items, requests, estimated tokens (and
+cost), the 95% half-width stated in advance, and whether it is done, resumes, lacks data or
+cannot run for this model (with the reason and what enables it)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mindprobe.core.benchmark import ModelFacts, ProfileSettings, RunPlan
+from mindprobe.core.store import RunStore
+from mindprobe.engine.run import Task, plan_all, prepare, run_dir_for
+from mindprobe.engine.settings import Reporter, RunSettings
+from mindprobe.errors import DataError, UsageError
+from mindprobe.registry import BENCHMARKS, get_benchmark
+
+READY, RESUME, DONE, MISSING, CANNOT = "runs", "resumes", "done", "missing data", "cannot run"
+
+
+@dataclass
+class Entry:
+    """One benchmark of the profile."""
+
+    name: str
+    settings: ProfileSettings
+    status: str = READY
+    reason: str = ""
+    #: The flag that enables a benchmark that cannot run, or that makes it richer.
+    enable: str = ""
+    task: Task | None = None
+    plans: list[tuple[str, RunPlan]] = field(default_factory=list)
+    run_dirs: list[Path] = field(default_factory=list)
+    items: int = 0
+    done: int = 0
+    estimate: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    #: The run settings of this benchmark (its limit, data folder, judge).
+    run_settings: RunSettings | None = None
+
+    @property
+    def setting(self) -> str:
+        opts = " ".join(f"--{k.replace('_', '-')} {v}" for k, v in self.settings.options.items())
+        limit = f" --limit {self.settings.limit}" if self.settings.limit else ""
+        return f"{self.name}:{self.settings.variant}" + (f" {opts}" if opts else "") + limit
+
+    @property
+    def runnable(self) -> bool:
+        return self.status in (READY, RESUME)
+
+    @property
+    def half_width(self) -> float | None:
+        """Stated per run (per variant: a group's items are split evenly among its runs)."""
+        n_runs = max(1, len(self.plans))
+        return self.settings.half_width(self.items // n_runs) if self.items else None
+
+
+def profiled(size: str) -> list[tuple[str, ProfileSettings]]:
+    """Every benchmark with a profile setting at `size`, in the registry's order."""
+    out = []
+    for name in BENCHMARKS:
+        ps = get_benchmark(name).profile_settings(size)
+        if ps is not None:
+            out.append((name, ps))
+    return out
+
+
+def _options(name: str, ps: ProfileSettings, extra: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    return {**ps.options, **extra.get(name, {})}
+
+
+def plan_profile(size: str, settings: RunSettings, facts: ModelFacts, reporter: Reporter,
+                 options: dict[str, dict[str, Any]], data_root: Path | None,
+                 judge: str | None, runs_dir: Path) -> list[Entry]:
+    """Plan every benchmark; one that lacks data or cannot run for this model is an entry
+    saying so, never an error (the profile runs the rest, or --strict refuses)."""
+    entries = []
+    unknown = sorted(set(options) - {n for n, _ in profiled(size)})
+    if unknown:
+        raise UsageError(f"-O {unknown[0]}.…: {unknown[0]} is not part of the profile; its "
+                         f"benchmarks: {', '.join(n for n, _ in profiled(size))}")
+    for name, ps in profiled(size):
+        entry = Entry(name, ps)
+        entries.append(entry)
+        bench = get_benchmark(name)
+        roles = {"judge": judge} if judge and "judge" in bench.roles else {}
+        sub = RunSettings(**{**settings.__dict__, "roles": roles, "limit": ps.limit,
+                             "data_dir": data_root / name if data_root else None})
+        try:
+            entry.task = prepare(f"{name}:{ps.variant}", _options(name, ps, options), sub)
+            entry.plans = plan_all(entry.task, sub, facts, reporter)
+            sub.runs_dir = runs_dir  # checked as the user's folder; the runs go in the profile
+        except DataError as exc:
+            entry.status, entry.reason = MISSING, str(exc)
+            continue
+        except UsageError as exc:
+            entry.status, entry.reason = CANNOT, str(exc)
+            entry.enable = f"-O {name}.OPTION=VALUE (the option the reason names)"
+            continue
+        entry.run_settings = sub
+        entry.notes += [ps.note] if ps.note else []
+        if "judge" in bench.roles and not judge:
+            entry.notes.append(f"{name} runs without its judge (--judge SPEC grades it)")
+        missing = {why for _, p in entry.plans for cap, why in p.requires.items()
+                   if cap not in facts.capabilities}
+        if missing:
+            entry.status, entry.reason = CANNOT, "; ".join(sorted(missing))
+            entry.enable = f"-O {name}.OPTION=VALUE (the option the reason names)"
+            continue
+        _progress(entry, sub, facts.label)
+        entry.estimate = _estimate(entry)
+    return entries
+
+
+def _progress(entry: Entry, settings: RunSettings, label: str) -> None:
+    """Items planned and already recorded (a finished benchmark sends nothing)."""
+    assert entry.task is not None
+    for variant, plan in entry.plans:
+        run_dir = run_dir_for(Path(settings.runs_dir), entry.name,
+                              plan.variant_label or variant, plan.prompting, label)
+        entry.run_dirs.append(run_dir)
+        entry.items += len(plan.items)
+        store = RunStore(run_dir)
+        if store.exists():
+            ids = {it.id for it in plan.items}
+            entry.done += sum(1 for r in store.records() if r.get("id") in ids
+                              and "error" not in r)
+    if entry.items and entry.done >= entry.items:
+        entry.status = DONE
+    elif entry.done:
+        entry.status = RESUME
+
+
+def _estimate(entry: Entry) -> dict[str, Any]:
+    """Requests and tokens of the items still to run, from the benchmark's own estimate."""
+    assert entry.task is not None
+    total: dict[str, Any] = {}
+    for _, plan in entry.plans:
+        if not plan.items:
+            continue
+        try:
+            est = entry.task.bench.estimate(plan, entry.task.opts).detail.get("estimate") or {}
+        except UsageError:
+            est = {}
+        for k in ("turns", "requests", "prompt_tokens", "prefill_tokens", "completion_tokens",
+                  "expected_completion_tokens", "expected_prompt_tokens",
+                  "expected_prefill_tokens", "expected_turns", "expected_requests"):
+            if k in est:
+                total[k] = total.get(k, 0) + int(est[k])
+        for k in ("bound", "expected_assumes", "note"):
+            if est.get(k):
+                total[k] = est[k]
+    left = 1 - entry.done / entry.items if entry.items else 0
+    return {k: (round(v * left) if isinstance(v, int) else v) for k, v in total.items()}

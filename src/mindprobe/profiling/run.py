@@ -1,0 +1,264 @@
+"""A profile as one unit: its folder and manifest, the benchmarks run at once against the model
+under one concurrency budget (each through the engine's run lifecycle), and the report.
+
+Re-running resumes every unfinished benchmark; when all are finished the model is not even
+started (nothing is sent), the results are read back from the runs and the report rewritten.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import platform
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mindprobe import __version__
+from mindprobe.core.benchmark import PROFILE_SIZES, ModelFacts
+from mindprobe.core.loop import run_blocking
+from mindprobe.core.progress import progress_display
+from mindprobe.core.results import Results
+from mindprobe.core.store import now_iso, write_json_atomic
+from mindprobe.engine.run import Shared, build_model, open_cache, run_planned
+from mindprobe.engine.settings import Reporter, RunSettings
+from mindprobe.errors import MindprobeError, UsageError
+from mindprobe.models import Model
+from mindprobe.profiling.plan import CANNOT, DONE, MISSING, Entry, plan_profile
+
+MANIFEST = "profile.json"
+
+
+@dataclass
+class ProfileRequest:
+    """What `mindprobe profile` is asked (its flags; `mindprobe.profile()`'s arguments)."""
+
+    run: RunSettings
+    size: str = "quick"
+    judge: str | None = None
+    data_root: Path | None = None
+    #: Benchmark options by benchmark (`-O sort.scoring=text`).
+    options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    out: Path | None = None
+    price: str | None = None
+    strict: bool = False
+
+    def check(self) -> None:
+        if self.size not in PROFILE_SIZES:
+            raise UsageError(f"--size must be one of {', '.join(PROFILE_SIZES)}; got {self.size!r}")
+        self.run.check()
+        if self.price is not None:
+            from mindprobe.report.provenance import parse_price
+
+            parse_price(self.price)
+
+
+@dataclass
+class Profile:
+    """A planned (and maybe finished) profile: its folder, entries and results."""
+
+    dir: Path
+    model: Model
+    size: str
+    entries: list[Entry]
+    results: dict[str, dict[str, Results]] = field(default_factory=dict)
+    report: Path | None = None
+    code: int = 0
+
+    @property
+    def plan(self) -> list[dict[str, Any]]:
+        """The plan table's rows (what `mindprobe profile` prints before it starts)."""
+        from mindprobe.profiling.tables import plan_rows
+
+        return plan_rows(self.entries, None)
+
+    @property
+    def profile(self) -> list[dict[str, Any]]:
+        """The profile's rows: one headline per benchmark and variant."""
+        from mindprobe.profiling.tables import profile_rows
+
+        return profile_rows(self.entries, self.results)
+
+    @property
+    def fetch_command(self) -> str | None:
+        """The one `mindprobe data fetch` that fixes all missing data (None: none missing)."""
+        names = [e.name for e in self.entries if e.status == MISSING]
+        return f"mindprobe data fetch {' '.join(names)}" if names else None
+
+
+def profile_dir(runs_dir: str | Path, label: str, size: str) -> Path:
+    """<runs-dir>/profile-<size>___<model>: one folder per model and size."""
+    return Path(runs_dir) / f"profile-{size}___{label}"
+
+
+def plan(ps: ProfileRequest, reporter: Reporter) -> Profile:
+    """Build the model (not started) and plan every benchmark; nothing is sent."""
+    ps.check()
+    folder = Path(ps.run.runs_dir)
+    model = build_model(ps.run.model, ps.run)
+    where = profile_dir(folder, model.label, ps.size)
+    facts = ModelFacts(model.spec, model.label, model.capabilities, model.context_window)
+    entries = plan_profile(ps.size, ps.run, facts, reporter, ps.options, ps.data_root,
+                           ps.judge, where / "runs")
+    return Profile(where, model, ps.size, entries)
+
+
+def _manifest(prof: Profile, ps: ProfileRequest) -> dict[str, Any]:
+    return {
+        "profile": 1,
+        "size": prof.size,
+        "model": prof.model.spec,
+        "model_label": prof.model.label,
+        "model_identity": prof.model.identity(),
+        "judge": ps.judge,
+        "seed": ps.run.seed,
+        "concurrency": ps.run.concurrency or prof.model.default_concurrency,
+        "versions": {"mindprobe": __version__, "python": platform.python_version()},
+        "command": ps.run.command,
+        "benchmarks": {e.name: {"setting": e.setting, "status": e.status,
+                                **({"reason": e.reason} if e.reason else {}),
+                                "items": e.items, "done": e.done,
+                                "stated_half_width": e.half_width, "unit": e.settings.unit,
+                                "runs": [str(d.relative_to(prof.dir)) for d in e.run_dirs]}
+                       for e in prof.entries},
+    }
+
+
+def open_profile(prof: Profile, ps: ProfileRequest) -> None:
+    """Create the profile's manifest, or check that the folder holds this very profile."""
+    path = prof.dir / MANIFEST
+    new = _manifest(prof, ps)
+    if path.exists():
+        import json
+
+        try:
+            old = json.loads(path.read_text())
+        except ValueError:
+            raise UsageError(f"{path} is not valid JSON; move the folder away to start "
+                             "afresh") from None
+        for key in ("size", "model_identity", "judge", "seed"):
+            if old.get(key) != new[key]:
+                raise UsageError(
+                    f"{prof.dir} holds a profile with another {key} ({old.get(key)!r}, now "
+                    f"{new[key]!r}); give another --runs-dir, or the same {key}")
+        new["created"] = old.get("created")
+    new["created"] = new.get("created") or now_iso()
+    new["updated"] = now_iso()
+    prof.dir.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(path, new)
+
+
+def budgeted(model: Model, n: int) -> None:
+    """At most `n` requests in flight to `model`, over every benchmark running at once (each
+    keeps its own items in flight, so the server stays busy while one benchmark waits)."""
+    sem = asyncio.Semaphore(n)
+    complete, score = model.complete, model.score_choices
+
+    async def limited_complete(request: Any, ctx: Any) -> Any:
+        async with sem:
+            return await complete(request, ctx)
+
+    async def limited_score(request: Any, candidates: list[str], ctx: Any) -> Any:
+        async with sem:
+            return await score(request, candidates, ctx)
+
+    model.complete = limited_complete  # type: ignore[method-assign]
+    model.score_choices = limited_score  # type: ignore[method-assign]
+
+
+async def _run_entries(prof: Profile, ps: ProfileRequest, todo: list[Entry],
+                       reporter: Reporter) -> list[BaseException | None]:
+    model = prof.model
+    concurrency = ps.run.concurrency or model.default_concurrency
+    model.configure(concurrency)
+    if model.spec.startswith("local"):
+        reporter.note("starting the embedded llama.cpp server…")
+    await model.start()
+    cache = open_cache(ps.run.cache, ps.run.cache_file, [model])
+    budgeted(model, concurrency)
+    display = progress_display(reporter.console)
+    display.start()
+    try:
+        shared = Shared(model, cache, display)
+        outcomes = await asyncio.gather(
+            *(run_planned(e.task, e.run_settings, e.plans, reporter, shared)  # type: ignore[arg-type]
+              for e in todo), return_exceptions=True)
+    finally:
+        display.stop()
+        await model.close()
+        if cache is not None:
+            cache.close()
+    errors: list[BaseException | None] = []
+    for e, out in zip(todo, outcomes, strict=True):
+        if isinstance(out, BaseException):
+            if not isinstance(out, MindprobeError):
+                raise out  # Ctrl-C, a bug: every finished item is kept
+            errors.append(out)
+            e.status, e.reason = CANNOT, str(out)
+        else:
+            errors.append(None)
+            prof.code = max(prof.code, out.code)
+            prof.results[e.name] = out.results
+    return errors
+
+
+def execute(prof: Profile, ps: ProfileRequest, reporter: Reporter) -> Profile:
+    """Run every unfinished benchmark at once, then read every finished one back and write
+    the report; a benchmark that fails stops only itself."""
+    blocked = [e for e in prof.entries if e.status in (MISSING, CANNOT)]
+    if ps.strict and blocked:
+        raise UsageError(f"--strict: {', '.join(e.name for e in blocked)} cannot run "
+                         "(see the plan above)")
+    if not any(e.runnable or e.status == DONE for e in prof.entries):
+        raise UsageError("no benchmark of the profile can run (see the plan above)")
+    open_profile(prof, ps)
+    todo = [e for e in prof.entries if e.runnable]
+    if todo:
+        for e, err in zip(todo, run_blocking(_run_entries(prof, ps, todo, reporter)),
+                          strict=True):
+            if err is not None:
+                reporter.warn(f"{e.name} stopped: {err}")
+    for e in prof.entries:
+        if e.status == DONE or (e.name not in prof.results and e.run_dirs and e.status != CANNOT):
+            prof.results[e.name] = _read_back(e)
+        if e.name in prof.results:
+            e.status = DONE
+    open_profile(prof, ps)
+    prof.report = write_report(prof, ps, reporter)
+    return prof
+
+
+def _read_back(e: Entry) -> dict[str, Results]:
+    """A finished benchmark's results from its runs' records (what `mindprobe analyse` gives)."""
+    from mindprobe.api import load_run
+
+    out = {}
+    for d in e.run_dirs:
+        if (d / "manifest.json").exists():
+            run = load_run(d)
+            res = run.results()
+            res.run_dir = d
+            out[run.variant] = res
+    return out
+
+
+def write_report(prof: Profile, ps: ProfileRequest, reporter: Reporter) -> Path:
+    """The profile's one report (the `mindprobe report` page of its runs)."""
+    from mindprobe.report import build_report
+
+    out = ps.out or prof.dir / "report.html"
+    fmt = {".md": "md", ".tex": "latex"}.get(out.suffix.lower(), "html")
+    text = build_report([prof.dir / "runs"], runs_dir=None, fmt=fmt, price=ps.price,
+                        title=f"mindprobe profile: {prof.model.label} ({prof.size})",
+                        warn=reporter.warn)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, out)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        raise UsageError(f"cannot write {out}: {exc.strerror}") from None
+    return out

@@ -1,0 +1,145 @@
+"""`mindprobe profile` against the OpenAI-compatible test server: all five benchmarks in one
+folder and one report, a second identical command sends nothing, the plan (--dry-run, missing
+data, --strict), and --compare; stratified subsets."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import urllib.request
+from collections import Counter
+
+import pytest
+
+import mindprobe
+from mindprobe.core.sampling import allocate, stratified_sample
+
+
+class _Server:
+    """The test server in its own process: thousands of requests, without sharing the GIL
+    with the client under test."""
+
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-m", "mindprobe.testing.server",
+                                      "--port", "0", "--models", "test"],
+                                     stdout=subprocess.PIPE, text=True)
+        line = self.proc.stdout.readline().strip()  # READY <base_url>
+        assert line.startswith("READY "), line
+        self.base_url = line.split()[1]
+
+    def stats(self) -> dict:
+        with urllib.request.urlopen(self.base_url.removesuffix("/v1") + "/stats") as resp:
+            return json.loads(resp.read())
+
+    def close(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(10)
+
+
+@pytest.fixture(scope="module")
+def server():
+    srv = _Server()
+    try:
+        yield srv
+    finally:
+        srv.close()
+
+
+def _requests(srv) -> int:
+    return int(srv.stats()["requests_total"])
+
+
+def _args(srv, data, runs, *extra):
+    return ("profile", "--model", f"openai:test@{srv.base_url}", "--size", "quick",
+            "--data-dir", data, "--runs-dir", runs, "--concurrency", 32, "--json", *extra)
+
+
+def test_quick_profile_plans_runs_all_five_then_resumes_sending_nothing(cli, server,
+                                                                        shared_data, tmp_path,
+                                                                        monkeypatch):
+    root = shared_data("worldsense").parent
+    # FanOutQA re-reads its questions from the data folder when it scores (not --data-dir)
+    monkeypatch.setenv("MINDPROBE_DATA_DIR", str(root))
+    sample = root / "mr_gsm8k" / "sample_records.jsonl"
+    mr = ("-O", f"mr_gsm8k.data_file={sample}")  # the official file is not shipped
+    runs = tmp_path / "runs"
+    # the plan: nothing sent, nothing written
+    before = _requests(server)
+    code, plan, err = cli(*_args(server, root, runs, *mr, "--dry-run", "--price", "1,4"))
+    assert code == 0, err
+    assert _requests(server) == before and not runs.exists()
+    rows = {r["benchmark"]: r for r in plan["plan"]}
+    assert set(rows) == {"worldsense", "already_said_that", "mr_gsm8k", "sort", "fanoutqa"}
+    assert all(r["status"] == "runs" for r in rows.values()) and plan["fetch"] is None
+    ast = rows["already_said_that"]
+    assert ast["expected prompt"] < ast["prompt tokens"]  # expected value below the bound
+    assert rows["sort"]["requests"] == rows["sort"]["items"]
+    assert rows["fanoutqa"]["cost (USD)"] > 0
+    # stated half-widths: a proportion over ~400 items is within ±5 points
+    assert rows["worldsense"]["±95% stated"] < 5.0 and rows["sort"]["±95% stated"] < 5.5
+    # the run: all five, one folder with its manifest, one report
+    code, doc, err = cli(*_args(server, root, runs, *mr))
+    assert code == 0, err
+    ran = {r["benchmark"] for r in doc["results"]}
+    assert ran == set(rows), err
+    assert "closed-book: no Wikipedia source" in err
+    assert _requests(server) > before
+    folder = next(runs.glob("profile-quick___test-*"))
+    manifest = json.loads((folder / "profile.json").read_text())
+    assert manifest["size"] == "quick" and manifest["model_identity"]["model"] == "test"
+    assert {b["status"] for b in manifest["benchmarks"].values()} == {"done"}
+    assert (folder / "report.html").is_file() and doc["report"] == str(folder / "report.html")
+    # the same command again: every benchmark is finished, nothing is sent (not even /models)
+    sent = _requests(server)
+    code, doc2, err = cli(*_args(server, root, runs, *mr))
+    assert code == 0, err
+    assert _requests(server) == sent
+    assert [r["value"] for r in doc2["results"]] == [r["value"] for r in doc["results"]]
+    assert all(r["status"] == "done" for r in doc2["plan"])
+    # the library is the same command: same folder, same headlines, nothing sent
+    prof = mindprobe.profile(f"openai:test@{server.base_url}", size="quick", data_dir=root,
+                             runs_dir=runs, concurrency=32, progress=False,
+                             options={"mr_gsm8k": {"data_file": str(sample)}})
+    assert _requests(server) == sent and prof.dir == folder
+    assert [r["value"] for r in prof.profile] == [r["value"] for r in doc["results"]]
+    # two profiles of one size compare benchmark by benchmark with paired intervals
+    other = tmp_path / "copy"
+    shutil.copytree(folder, other)
+    code, cmp, err = cli("profile", "--compare", folder, other, "--json")
+    assert code == 0, err
+    assert {r["benchmark"] for r in cmp["rows"]} == ran
+    assert all(r["difference"] == 0 for r in cmp["rows"] if r["difference"] is not None)
+
+
+def test_missing_data_is_one_fetch_command_and_strict_refuses(cli, server, tmp_path):
+    empty = tmp_path / "data"
+    empty.mkdir()
+    before = _requests(server)
+    code, doc, err = cli(*_args(server, empty, tmp_path / "runs", "--dry-run"))
+    assert code == 0, err
+    missing = [r["benchmark"] for r in doc["plan"] if r["status"] == "missing data"]
+    assert "worldsense" in missing and "mr_gsm8k" in missing
+    assert doc["fetch"] == "mindprobe data fetch " + " ".join(missing)
+    code, _, err = cli(*_args(server, empty, tmp_path / "runs", "--strict"))
+    assert code == 2 and "--strict" in err
+    assert _requests(server) == before
+
+
+def test_bad_profile_flags_are_one_clear_error(cli, tmp_path):
+    code, _, err = cli("profile", "--model", "random", "-O", "nosuch=1",
+                       "--runs-dir", tmp_path)
+    assert code == 2 and "BENCH.KEY=VALUE" in err
+    code, _, err = cli("profile", "--compare", tmp_path, tmp_path)
+    assert code == 2 and "not a profile folder" in err
+
+
+def test_stratified_sample_keeps_every_stratum_share():
+    items = [("a", i) for i in range(600)] + [("b", i) for i in range(300)] + \
+        [("c", i) for i in range(100)]
+    got = stratified_sample(items, lambda x: x[0], 100, seed=1)
+    assert Counter(x[0] for x in got) == {"a": 60, "b": 30, "c": 10}
+    assert got == sorted(got, key=items.index)  # original order kept
+    assert got == stratified_sample(items, lambda x: x[0], 100, seed=1)
+    assert sum(allocate({"x": 5, "y": 3, "z": 1}, 4).values()) == 4
