@@ -71,3 +71,20 @@ def test_vllm_context_length_is_part_of_identity(cli, tmp_path):
                     max_model_len=32768) as b:
         code, _, err = cli(*_args(b.base_url, runs))
     assert code == 2 and "max_model_len" in err, err
+
+
+def test_routed_run_is_identified_by_what_its_servers_serve(cli, tmp_path):
+    """Several servers of one name (`openai:M@URL1,URL2`): the run's identity holds what they
+    report, and servers of different model files under that name are refused."""
+    runs = tmp_path / "runs"
+    kw = {"responder": worldsense_answer, "models": ["m1"], "owned_by": "llamacpp"}
+    with TestServer(model_file="a.gguf", **kw) as a, TestServer(model_file="a.gguf", **kw) as b:
+        code, doc, err = cli(*_args(f"{a.base_url},{b.base_url}", runs))
+    assert code == 0, err
+    manifest = json.loads((Path(doc["run"]) / "manifest.json").read_text())
+    assert manifest["model_identity"]["model"]["model_file"] == "a.gguf"
+    with TestServer(model_file="a.gguf", **kw) as a, TestServer(model_file="b.gguf", **kw) as b:
+        code, _, err = cli(*_args(f"{a.base_url},{b.base_url}", tmp_path / "other"))
+    assert code == 2, err
+    assert "serve different models" in err and "a.gguf" in err and "b.gguf" in err
+    assert "Traceback" not in err

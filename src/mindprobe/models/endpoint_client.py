@@ -26,7 +26,13 @@ from mindprobe.models.llamacpp import LlamaCppFeatures
 from mindprobe.models.local import LocalModel
 from mindprobe.models.openai_compat import OpenAICompatModel
 from mindprobe.models.slots import SlotPool
-from mindprobe.models.wire import RETRYABLE_STATUS, error_text, json_answer, parse_retry_after
+from mindprobe.models.wire import (
+    RETRYABLE_STATUS,
+    error_text,
+    json_answer,
+    parse_retry_after,
+    served_identity,
+)
 
 
 class EndpointFailure(Exception):
@@ -89,6 +95,10 @@ class EndpointClient(OpenAICompatModel):
                 self.context_window = m["max_model_len"]
         self._set_mechanism({str(m.get("owned_by", "")).lower() for m in entries
                              if isinstance(m, dict)})
+        card = next((m for m in entries if isinstance(m, dict) and m.get("id") == self.model),
+                    None)
+        props = await self._get_json("/props") if self.grammar == "llama" else None
+        self.served = served_identity(card, props)
 
     async def complete(self, request: Request, ctx: CallContext) -> Completion:
         path, body = self.build_body(request)
@@ -202,3 +212,18 @@ class Endpoint:
         self.active -= 1
         if local is not None and self.free_slots is not None:
             self.free_slots.give(local)
+
+
+def agreed_identity(model: str, endpoints: list[Endpoint]) -> dict[str, Any]:
+    """What the answering servers say they serve (see `served_identity`): part of a routed
+    run's identity, as for one server; servers that disagree are not one model."""
+    seen: dict[str, tuple[str, dict[str, Any]]] = {}
+    for e in endpoints:
+        if e.health.up:
+            seen.setdefault(json.dumps(e.client.served, sort_keys=True),
+                            (e.spec.url, e.client.served))
+    if len(seen) > 1:
+        shown = "; ".join(f"{url}: {served or 'nothing said'}" for url, served in seen.values())
+        raise ModelError(f"the endpoints of {model} serve different models ({shown}); list "
+                         "servers of one model only")
+    return next(iter(seen.values()))[1] if seen else {}

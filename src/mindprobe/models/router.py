@@ -55,6 +55,7 @@ from mindprobe.models.endpoint_client import (
     EndpointClient,
     EndpointFailure,
     LlamaEndpointClient,
+    agreed_identity,
     local_reference,
 )
 from mindprobe.models.endpoints import EndpointSpec
@@ -189,6 +190,8 @@ class RouterModel(Model):
                 if not e.health.up:
                     log.warning("endpoint %s does not answer (%s); probing it again later",
                                 e.spec.url, e.health.reason)
+            if self._launcher is None:
+                self._identity_extra.update(agreed_identity(self.model, self._eps))
         except BaseException:
             await self.close()
             raise
