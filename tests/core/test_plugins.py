@@ -124,8 +124,7 @@ def test_the_plugin_runs_resumes_and_reports(site, cli, tmp_path):
         proc = subprocess.Popen([sys.executable, "-m", "mindprobe.cli", *map(str, args)],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 env={**os.environ, "MINDPROBE_CACHE_DIR": str(tmp_path / "c")})
-        records = runs / "add" / "small" / "basic___test-model-127.0.0.1-" \
-            f"{srv.port}" / "records.jsonl"
+        records = runs / "add" / "small" / "basic___test-model" / "records.jsonl"
         deadline = time.time() + 60
         while time.time() < deadline and not (records.is_file()
                                               and records.read_bytes().count(b"\n") >= 5):
