@@ -80,7 +80,7 @@ def test_sections_profile_and_missing(page, report_runs):
                 and r["model"] == "random")["results"]["headline"]
     shown = headline_cell(Headline(**rand))
     ws = next(i for i, h in enumerate(header) if h.startswith("worldsense"))
-    assert f"chance 50.0% · random run {shown.split(' [')[0]}" in header[ws]
+    assert f"chance 50.0% · majority answer 50.0% · random run {shown.split(' [')[0]}" in header[ws]
     assert rows["random"][ws].startswith(f"{shown} n=")
     if report_runs.ast:  # the scripted model ran one Already Said That variant of five
         col = next(i for i, h in enumerate(header) if h.startswith("already_said_that"))
@@ -179,7 +179,7 @@ def test_markdown_and_latex(cli, report_runs, tmp_path):
     # the same curated profile table as the page: models as rows, benchmarks as columns
     assert "| model | worldsense: accuracy |" in md
     assert f"\n| {report_runs.label} | " in md and "\n| random | " in md
-    assert "\n| baselines | chance 50.0% · random run " in md
+    assert "\n| baselines | chance 50.0% · majority answer 50.0% · random run " in md
     assert r"model & worldsense: accuracy \\" in tex
     assert r"\begin{tabular}" in tex and r"\toprule" in tex and r"\section*{worldsense}" in tex
     res = results_of(load_run(ws[0]))

@@ -78,3 +78,12 @@ def test_mr_gsm8k_published_table_as_references():
     assert gpt4.variant == "full" and gpt4.setting == {"prompting": "0shot"}
     assert refs["MetaMath-70B"].setting == {"prompting": "3shot"}
     assert "mr_gsm8k_README.md" in gpt4.source and "MR-Score/A" in gpt4.source
+
+
+def test_profile_heads_state_the_majority_answer_baseline(cli, report_runs, tmp_path):
+    """A closed-answer benchmark's column head gives chance and the majority-answer baseline
+    (the score of always giving the more frequent right answer), computed from the run."""
+    html, _ = report(cli, "--runs-dir", report_runs.root / "runs", out=tmp_path / "r.html")
+    head = tables_of(html)["profile"][0]
+    ws = next(h for h in head if h.startswith("worldsense") or "worldsense" in h)
+    assert "chance" in ws and "majority answer" in ws, head

@@ -34,6 +34,9 @@ class Headline:
     ci_method: str | None = None
     #: Shown ×100 with a % sign (values stay fractions in JSON), as the tables show them.
     percent: bool = False
+    #: The score of always giving the most frequent right answer (closed answer sets): the
+    #: majority-answer baseline a headline must be read against besides chance.
+    majority: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {k: _clean(v) for k, v in self.__dict__.items()}

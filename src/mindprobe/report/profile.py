@@ -1,8 +1,8 @@
 """The cognitive profile, the report's first screen: one row per model (and per published
 model, labelled), one column per benchmark holding the model's headline run chosen by the
 benchmark's stated rule (`Benchmark.setting_rank`: the paper's default setting first), with its
-95% CI; the chance level and the `random` model's score in the column head; a run a model has
-not made is missing (—), never zero. Failed and unreadable runs are listed, not scored."""
+95% CI; the chance level, the majority-answer baseline and the `random` model's score in the
+column head; a run a model has not made is missing (—), never zero. Failed and unreadable runs are listed, not scored."""
 
 from __future__ import annotations
 
@@ -44,6 +44,7 @@ class Column:
     cells: dict[str, Cell] = field(default_factory=dict)
     failed: list[tuple[RunEntry, str]] = field(default_factory=list)
     chance: float | None = None
+    majority: float | None = None
     random: float | None = None
     metric: str = "–"
     percent: bool = False
@@ -138,6 +139,9 @@ def columns(data: ReportData) -> list[Column]:
                 col.metric, col.percent = h.name, h.percent
             if h is not None and ok(h.chance) and col.chance is None:
                 col.chance = h.chance
+            if h is not None and ok(h.majority) and col.majority is None \
+                    and cell.reference is None:
+                col.majority = h.majority
         rand = col.cells.get("random")
         if rand is not None and rand.headline is not None and not rand.off_default:
             col.random = rand.headline.value
@@ -157,6 +161,8 @@ def baseline_text(col: Column) -> str:
     parts = []
     if ok(col.chance):
         parts.append(f"chance {_value(col.chance, h)}")
+    if ok(col.majority):
+        parts.append(f"majority answer {_value(col.majority, h)}")
     if ok(col.random):
         parts.append(f"random run {_value(col.random, h)}")
     return " · ".join(parts)

@@ -96,7 +96,9 @@ def results_of_doc(doc: Mapping[str, Any]) -> Results:
     value = doc.get("mr_score") if graded else doc.get("mr_score_lower_bound")
     if value is not None:
         out.headline = Headline("MR-Score" if graded else "MR-Score (lower bound)", value,
-                                n=doc.get("n"), chance=None, percent=True)
+                                n=doc.get("n"), chance=None, percent=True,
+                                # always the more frequent verdict: MCC 0, so MR-Score 0
+                                majority=0.0 if doc.get("n") else None)
     if doc.get("n_errors") or doc.get("n_unscored"):
         out.warnings.append(
             f"{doc['n_errors']} record(s) with errors (a failed model call is scored as an empty "

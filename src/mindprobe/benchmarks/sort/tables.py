@@ -41,7 +41,8 @@ def results_of_records(records: list[dict[str, Any]], plan: RunPlan) -> Results:
     out.headline = Headline("accuracy (macro over conditions)", float(top["macro_accuracy"]),
                             float(top["ci_low"]) if single else None,
                             float(top["ci_high"]) if single else None, chance=CHANCE, n=len(ok),
-                            ci_method="Wilson" if single else None, percent=True)
+                            ci_method="Wilson" if single else None, percent=True,
+                            majority=majority_share(ok))
     out.detail.update(macro_accuracy=float(top["macro_accuracy"]),
                       micro_accuracy=float(top["accuracy"]),
                       micro_ci=[float(top["ci_low"]), float(top["ci_high"])])
@@ -128,6 +129,13 @@ def invalid_kinds(ok: list[dict[str, Any]]) -> dict[str, int]:
                 "both labels" if "A" in raw and "B" in raw else "neither label")
         kinds[kind] = kinds.get(kind, 0) + 1
     return kinds
+
+
+def majority_share(ok: list[dict[str, Any]]) -> float | None:
+    """The share of rows whose right label is the more frequent one (always answering it)."""
+    from mindprobe.core.stats import majority_baseline
+
+    return majority_baseline([t for t in (_truth(r) for r in ok) if t])[1]
 
 
 def baseline_line(ok: list[dict[str, Any]]) -> str:

@@ -91,7 +91,8 @@ def results_of_run(records: list[dict[str, Any]], prompting: str, label: str) ->
         n, k, _, _ = counts.get("ALL", (0, 0, 0, 0))
         lo, hi, method = _interval(head["mean"], head.get("conf95"), k, n)
         out.headline = Headline("accuracy", head["mean"], lo, hi, n=len(ok), ci_method=method,
-                                chance=chance.get("ALL", {}).get("chance"), percent=True)
+                                chance=chance.get("ALL", {}).get("chance"), percent=True,
+                                majority=chance.get("ALL", {}).get("majority_baseline"))
     if small:
         out.notes.append(
             "upstream's CI: mean ± 1.96 × the SEM of equally weighted cells (the paper's); "
