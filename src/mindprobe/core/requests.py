@@ -248,3 +248,22 @@ def calls_of(request: Any) -> list[dict[str, Any]]:
     if isinstance(request, list):
         return [c for c in request if isinstance(c, dict)]
     return []
+
+
+def sent_calls(request: Any, reply: Any = None, texts: Mapping[str, str] | None = None
+               ) -> list[tuple[dict[str, Any], list[dict[str, Any]], Any]]:
+    """Each call of a record's `request` as it was shown to the model: (the call, the messages
+    new to it with shared texts put back (a prompt as one user message), its reply: the call's
+    own, else the record's `reply` for the last call). What transcripts and exports walk."""
+    texts = texts or {}
+    calls = calls_of(request)
+    out = []
+    for i, call in enumerate(calls):
+        if "prompt" in call:
+            msgs = [{"role": "user", "content": resolve_text(call["prompt"], texts)}]
+        else:
+            msgs = [{**m, "role": str(m.get("role", "user")),
+                     "content": resolve_text(m.get("content"), texts)}
+                    for m in call.get("messages") or [] if isinstance(m, dict)]
+        out.append((call, msgs, call.get("reply", reply if i == len(calls) - 1 else None)))
+    return out

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from mindprobe.core.requests import resolve_text, sent_calls
 from mindprobe.errors import UsageError
 
 #: Record fields that are the exchange itself (shown as messages, not repeated as metadata).
@@ -28,48 +29,23 @@ def _import_inspect() -> Any:
 
 
 def _text(v: Any, texts: dict[str, str] | None = None) -> str:
-    """A message's content as text: a shared text (`{"sha256": …}`, stored once per run in
-    texts.jsonl) put back, a list of parts joined."""
-    if isinstance(v, str):
-        return v
-    if isinstance(v, dict) and isinstance(v.get("sha256"), str):
-        return (texts or {}).get(v["sha256"], f"[shared text {v['sha256'][:12]}… not found]")
-    if isinstance(v, list) and all(isinstance(x, (str, dict)) for x in v):
-        return "".join(_text(x, texts) for x in v)
-    return json.dumps(v, ensure_ascii=False, default=str)
-
-
-def shared_texts(run_dir: Path) -> dict[str, str]:
-    """The run's shared long texts (texts.jsonl: one {"sha256", "text"} per line), if any."""
-    path = run_dir / "texts.jsonl"
-    out: dict[str, str] = {}
-    if path.is_file():
-        for line in path.read_text(encoding="utf-8").splitlines():
-            try:
-                doc = json.loads(line)
-            except ValueError:
-                continue  # a torn last line: the text is shown as not found
-            if isinstance(doc, dict) and isinstance(doc.get("sha256"), str):
-                out[doc["sha256"]] = str(doc.get("text", ""))
-    return out
+    """A message's content as text (shared texts put back, parts joined); anything else as
+    JSON, since an Inspect message holds text."""
+    v = resolve_text(v, texts or {})
+    if v is None:
+        return ""
+    return v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, default=str)
 
 
 def exchange(rec: dict[str, Any], texts: dict[str, str] | None = None) -> list[tuple[str, str]]:
     """(role, text) of the item's exchange in order: the stored calls (`request`: one call or a
     list; a call continuing the previous one holds only its new messages) with their replies,
     else the chat or transcript older records hold."""
-    reqs = rec.get("request")
-    calls = [reqs] if isinstance(reqs, dict) else [r for r in reqs or [] if isinstance(r, dict)]
+    calls = sent_calls(rec.get("request"), rec.get("reply"), texts)
     if calls:
         out: list[tuple[str, str]] = []
-        for i, call in enumerate(calls):
-            msgs = call.get("messages")
-            if isinstance(msgs, list):
-                out += [(str(m.get("role", "user")), _text(m.get("content", ""), texts))
-                        for m in msgs if isinstance(m, dict)]
-            elif call.get("prompt") is not None:
-                out.append(("user", _text(call["prompt"], texts)))
-            reply = call.get("reply", rec.get("reply") if i == len(calls) - 1 else None)
+        for _, msgs, reply in calls:
+            out += [(m["role"], _text(m["content"])) for m in msgs]
             if reply is not None:
                 out.append(("assistant", _text(reply, texts)))
         return out
@@ -166,7 +142,7 @@ def export_inspect(run_dir: str | Path, out: str | Path) -> tuple[int, Path]:
     bench = get_benchmark(run.benchmark)
     m = run.manifest
     model = f"mindprobe/{run.model_label}"
-    texts = shared_texts(run.dir)
+    texts = run.texts
     samples = [sample(bench, rec, model, texts) for rec in run.records]
     res = results_of(run)
     scores = []

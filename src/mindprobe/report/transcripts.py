@@ -15,8 +15,7 @@ import json
 from html import escape
 from typing import Any
 
-from mindprobe.core.requests import calls_of
-from mindprobe.core.requests import resolve_text as _text
+from mindprobe.core.requests import sent_calls
 from mindprobe.report.collect import ReportData, RunEntry
 from mindprobe.report.compare import ANSWER_FIELDS
 
@@ -89,23 +88,16 @@ def _params(params: Any) -> str:
 def _sent(request: Any, texts: dict[str, str], reply: Any = None, head: str = "") -> list[str]:
     """What was sent: each call's messages (only those new to it; `history` says how many
     earlier ones it repeats) or prompt, its parameters, and each call's reply."""
-    calls = calls_of(request)
     out = []
-    for i, call in enumerate(calls):
+    for call, msgs, answer in sent_calls(request, reply, texts):
         meta = _params(call.get("params"))
         if call.get("history"):
             out.append(f'<p class="muted small">then, after the {call["history"]} earlier '
                        "message(s) of this conversation:</p>")
-        if "prompt" in call:
-            out.append(_bubble("user", _text(call["prompt"], texts),
-                               f"prompt {head}".strip(), meta))
-        for j, m in enumerate(call.get("messages") or []):
-            if isinstance(m, dict):
-                last = j == len(call["messages"]) - 1
-                out.append(_bubble(str(m.get("role", "user")), _text(m.get("content"), texts),
-                                   f"{m.get('role', 'user')} {head}".strip(),
-                                   meta if last else ""))
-        answer = call.get("reply", reply if i == len(calls) - 1 else None)
+        for j, m in enumerate(msgs):
+            kind = "prompt" if "prompt" in call else m["role"]
+            out.append(_bubble(m["role"], m["content"], f"{kind} {head}".strip(),
+                               meta if j == len(msgs) - 1 else ""))
         if answer is not None:
             out.append(_bubble("assistant", answer, "model"))
     return out
