@@ -1,5 +1,5 @@
-"""mindprobe runs published LLM cognition benchmarks (WorldSense, Already Said That, MR-GSM8K)
-against any model: an OpenAI-compatible server, the OpenAI API, a local GGUF, or the embedded
+"""mindprobe runs published LLM cognition benchmarks (`mindprobe list` names them) against
+any model: an OpenAI-compatible server, the OpenAI API, a local GGUF, or the embedded
 Gemma 3 270M. Runs resume after any interruption, replies are cached, and every number comes
 with its confidence interval.
 
@@ -12,18 +12,43 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from mindprobe import __version__
 from mindprobe.errors import MindprobeError
+
+if TYPE_CHECKING:
+    from mindprobe.core.verbs import Verb
 
 DESCRIPTION = (
     "Run published LLM cognition benchmarks faithfully against any model: resumable, cached, "
     "concurrent, with confidence intervals. Start with `mindprobe list` and `mindprobe models`; "
     "`mindprobe run BENCH --help` shows a benchmark's own options."
 )
-#: Verbs whose first argument is a benchmark (its options are added once it is known).
-BENCH_VERBS = ("run", "analyse", "analyze", "export", "generate", "judge", "build", "sweep")
+#: Built-in verbs whose first argument is a benchmark (its options are added once it is
+#: known); benchmarks add verbs of their own (`mindprobe.core.verbs`).
+BENCH_VERBS = ("run", "analyse", "analyze", "export")
+#: Commands a benchmark's verb may not be named like (`analyse` and `export` it may extend).
+BUILT_IN = ("run", "analyse", "analyze", "report", "profile", "data", "list", "runs", "models")
+EXPORT_HELP = ("export a run: any run as an Inspect log (--format inspect), or in a "
+               "benchmark's own format")
+
+
+def declared_verbs(warn: bool = False) -> dict[str, dict[str, str]]:
+    """verb -> {benchmark: its one line of help}: the verbs the benchmarks declare (`warn`:
+    about those that cannot be offered)."""
+    from mindprobe.registry import BENCHMARKS
+
+    out: dict[str, dict[str, str]] = {}
+    for name, bench in BENCHMARKS.items():
+        for verb, text in bench.verbs.items():
+            if verb in BUILT_IN or not verb.isidentifier():
+                if warn:
+                    sys.stderr.write(f"warning: benchmark {name}: its verb {verb!r} is ignored "
+                                     "(the name of a built-in command, or not a word)\n")
+                continue
+            out.setdefault(verb, {})[name] = text
+    return out
 
 
 class _Parser(argparse.ArgumentParser):
@@ -49,8 +74,9 @@ def _bench_in_argv(argv: list[str]) -> str | None:
     """The benchmark named after a bench verb, if any and if registered."""
     from mindprobe.registry import BENCHMARKS, split_bench_spec
 
+    verbs = {*BENCH_VERBS, *declared_verbs()}
     for i, a in enumerate(argv):
-        if a in BENCH_VERBS:
+        if a in verbs:
             rest = [x for x in argv[i + 1:] if not x.startswith("-")]
             if rest:
                 name = split_bench_spec(rest[0])[0]
@@ -140,6 +166,62 @@ def add_benchmark_options(parser: argparse.ArgumentParser, bench: str) -> None:
             g.add_argument(s.flag, metavar=s.metavar or s.name.upper(), choices=s.choices, **kw)
 
 
+def add_verb_arguments(p: argparse.ArgumentParser, verb: Verb, bench: str) -> None:
+    """A benchmark's verb's declared flags (and the run flags, where it takes them)."""
+    if verb.run_options:
+        add_common_run_options(p, bench)
+        add_benchmark_options(p, bench)
+    groups: dict[str, Any] = {}
+    for arg in verb.arguments:
+        target: Any = p
+        if arg.one_of:
+            if arg.one_of not in groups:
+                groups[arg.one_of] = p.add_mutually_exclusive_group(
+                    required=arg.one_of in verb.required_one_of)
+            target = groups[arg.one_of]
+        target.add_argument(*arg.flags, **arg.options)
+
+
+def add_benchmark_verbs(sub: Any, analyse: argparse.ArgumentParser, bench: str | None,
+                        command: str | None, argv: list[str]) -> None:
+    """`export` and the verbs benchmarks declare; the named benchmark's flags for the command
+    given (and for `analyse`)."""
+    from mindprobe.commands import verbs_of
+
+    declared = declared_verbs(warn=True)
+    for verb in dict.fromkeys(["export", *declared]):
+        by_bench = declared.get(verb, {})
+        offered = ", ".join(by_bench)
+        texts = list(dict.fromkeys(by_bench.values()))
+        summary = EXPORT_HELP if verb == "export" else (
+            texts[0] if len(texts) == 1 else "a benchmark's own verb")
+        own = by_bench.get(bench or "", summary)
+        v = sub.add_parser(verb, help=f"{summary} ({offered})", description=f"{own[0].upper()}"
+                           f"{own[1:]}; offered by {offered}. `mindprobe {verb} BENCH --help` "
+                           "lists its options.")
+        v.add_argument("benchmark", nargs="?" if verb == "export" else None,
+                       help=f"one of {offered}"
+                       + (" (not needed with --format inspect)" if verb == "export" else ""))
+        if verb == "export":
+            v.add_argument("--format", choices=["upstream", "inspect"], default="upstream",
+                           help="upstream: the benchmark's own result format (default); "
+                           "inspect: an Inspect evaluation log (.eval) of any run, for "
+                           "`inspect view` (needs `pip install \"mindprobe[inspect]\"`)")
+            if _inspect_format(argv) and verb == command:
+                v.add_argument("--run", required=True, help="the run directory to export")
+                v.add_argument("--out", required=True, help="the .eval file to write")
+                continue
+        if bench and verb == command:
+            if bench not in by_bench:
+                any_run = ("; any run exports to Inspect: mindprobe export --format inspect "
+                           "--run DIR --out FILE.eval") if verb == "export" else ""
+                raise MindprobeError(f"{bench} has no `{verb}`; benchmarks that do: "
+                                     f"{offered}{any_run}")
+            add_verb_arguments(v, verbs_of(bench)[verb], bench)
+    if bench and command in ("analyse", "analyze") and "analyse" in verbs_of(bench):
+        add_verb_arguments(analyse, verbs_of(bench)["analyse"], bench)
+
+
 _ARGV: list[str] = []
 
 
@@ -166,45 +248,8 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     a.add_argument("benchmark", help="the benchmark, see `mindprobe list`")
     a.add_argument("--run", action="append", help="a mindprobe run directory (repeatable)")
     a.add_argument("--json", action="store_true", help="print only JSON on stdout")
-    from mindprobe.commands import verbs_of
-    from mindprobe.registry import BENCHMARKS
-
     command = next((x for x in argv if not x.startswith("-")), None)
-
-    for verb, help_text in (("export", "export a run in the benchmark's upstream result "
-                             "format, or data made from the benchmark (e.g. a training corpus)"),
-                            ("generate", "generate a fresh dataset"),
-                            ("judge", "(re-)judge a finished run with a judge model"),
-                            ("build", "build a benchmark's dataset from its sources"),
-                            ("sweep", "run every prompt config, pick the best, run the test "
-                             "split with it")):
-        offered = [n for n, b in BENCHMARKS.items() if verb in b.verbs]
-        v = sub.add_parser(verb, help=f"{help_text} ({', '.join(offered)})",
-                           description=f"{help_text[0].upper()}{help_text[1:]}; offered by "
-                           f"{', '.join(offered)}. `mindprobe {verb} BENCH --help` lists its "
-                           "options.")
-        inspect_export = verb == "export" and _inspect_format(argv)
-        v.add_argument("benchmark", nargs="?" if verb == "export" else None,
-                       help=f"one of {', '.join(offered)}"
-                       + (" (not needed with --format inspect)" if verb == "export" else ""))
-        if verb == "export":
-            v.add_argument("--format", choices=["upstream", "inspect"], default="upstream",
-                           help="upstream: the benchmark's own result format (default); "
-                           "inspect: an Inspect evaluation log (.eval) of any run, for "
-                           "`inspect view` (needs `pip install \"mindprobe[inspect]\"`)")
-        if inspect_export and verb == command:
-            v.add_argument("--run", required=True, help="the run directory to export")
-            v.add_argument("--out", required=True, help="the .eval file to write")
-            continue
-        if bench and verb == command and verb not in BENCHMARKS[bench].verbs:
-            any_run = ("; any run exports to Inspect: mindprobe export --format inspect --run "
-                       "DIR --out FILE.eval") if verb == "export" else ""
-            raise MindprobeError(f"{bench} has no `{verb}`; benchmarks that do: "
-                                 f"{', '.join(offered)}{any_run}")
-        if bench and verb in verbs_of(bench):
-            verbs_of(bench)[verb].add_arguments(v)
-    if bench and "analyse" in verbs_of(bench):
-        verbs_of(bench)["analyse"].add_arguments(a)
+    add_benchmark_verbs(sub, a, bench, command, argv)
 
     from mindprobe.commands.profile import add_profile_parser
     from mindprobe.commands.report import add_report_parser
@@ -219,7 +264,7 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     f.add_argument("--data-dir", help="destination folder (default: the mindprobe data cache); "
                    "with several benchmarks, a root holding one folder per benchmark")
     f.add_argument("--all", action="store_true", help="also large optional files "
-                   "(e.g. WorldSense's 1M-record training set)")
+                   "(e.g. a benchmark's large training set)")
 
     pr = dsub.add_parser("prompts", help="print a benchmark's prompt templates (upstream's "
                          "wording, read from its files) as a --prompt-file to edit")

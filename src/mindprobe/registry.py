@@ -38,8 +38,8 @@ class BenchmarkInfo:
     options: str
     #: groups that run several variants, e.g. {"all": [...]}.
     variant_groups: dict[str, list[str]] = field(default_factory=dict)
-    #: verbs besides run/analyse/data that this benchmark offers (see `mindprobe.commands`).
-    verbs: tuple[str, ...] = ()
+    #: its own CLI verbs besides run/analyse/data -> one line of help (`mindprobe.core.verbs`).
+    verbs: dict[str, str] = field(default_factory=dict)
     #: What `--limit N` keeps, in the words of this benchmark (shown in `run BENCH --help`).
     limit: str = "the first N items"
     #: The distribution it comes from ("mindprobe" for the built-ins).
@@ -139,13 +139,16 @@ def read_info(name: str, target: str, dist: str = "mindprobe") -> BenchmarkInfo:
             raise ValueError(f"the class declares no {key if key != 'options' else 'Options'}")
     variants = dict(declared["variants"])
     groups = {g: list(vs) for g, vs in dict(declared.get("variant_groups") or {}).items()}
+    verbs = declared.get("verbs") or {}
+    if not isinstance(verbs, dict) or not all(isinstance(v, str) for v in verbs.values()):
+        raise ValueError("verbs must be a dict: verb name -> one line of help")
     if declared["default_variant"] not in variants:
         raise ValueError(f"default_variant {declared['default_variant']!r} is not a variant")
     return BenchmarkInfo(
         name=name, title=str(declared["title"]), variants=variants,
         default_variant=str(declared["default_variant"]), task=target,
         options=declared["options"], variant_groups=groups,
-        verbs=tuple(declared.get("verbs") or ()),
+        verbs={str(k): v for k, v in verbs.items()},
         limit=str(declared.get("limit") or BenchmarkInfo.limit), source=dist)
 
 

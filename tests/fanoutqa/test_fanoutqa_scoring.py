@@ -7,7 +7,7 @@ import pytest
 from mindprobe.benchmarks.fanoutqa import judge
 from mindprobe.benchmarks.fanoutqa.data import Generation, parse_questions
 from mindprobe.benchmarks.fanoutqa.normalize import Normalizer
-from mindprobe.benchmarks.fanoutqa.scoring import (
+from mindprobe.benchmarks.fanoutqa.metrics import (
     answer_in_text,
     evaluate,
     rouge_scores,
@@ -240,7 +240,7 @@ def test_judge_verdicts_in_evaluate(dev, exact_normalizer):
 
 
 def test_leaderboard_result(dev, exact_normalizer):
-    from mindprobe.benchmarks.fanoutqa.scoring import leaderboard_result
+    from mindprobe.benchmarks.fanoutqa.metrics import leaderboard_result
 
     ev = evaluate(dev[:2], [], normalizer=exact_normalizer)
     meta = {

@@ -8,7 +8,7 @@ import pytest
 
 from mindprobe.benchmarks.mr_gsm8k.metrics import aggregate, invalid_kind, score_item
 from mindprobe.benchmarks.mr_gsm8k.prompts import braced, format_placeholders, templates
-from mindprobe.benchmarks.mr_gsm8k.tables import results_of_doc
+from mindprobe.benchmarks.mr_gsm8k.report import results_of_doc
 
 
 @pytest.fixture

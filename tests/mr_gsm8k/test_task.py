@@ -7,7 +7,7 @@ import json
 import pytest
 
 from mindprobe.benchmarks.mr_gsm8k import parse_judge, parse_response, score_item
-from mindprobe.benchmarks.mr_gsm8k.item_sources import OFFICIAL_FILE
+from mindprobe.benchmarks.mr_gsm8k.data import OFFICIAL_FILE
 from mindprobe.benchmarks.mr_gsm8k.judging import JUDGE_CHOICES, human_verdict
 from mindprobe.benchmarks.mr_gsm8k.task import baseline_choices, human_reply
 from mindprobe.cli import main

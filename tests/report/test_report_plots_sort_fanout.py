@@ -28,7 +28,7 @@ def test_fanoutqa_plot_by_fanout_width():
 
     from mindprobe.core.results import Results
     from mindprobe.core.store import Run
-    from mindprobe.report import plots
+    from mindprobe.registry import get_benchmark
 
     res = Results("fanoutqa")
     res.add_table("by_fanout", pd.DataFrame([
@@ -36,5 +36,5 @@ def test_fanoutqa_plot_by_fanout_width():
         {"fanout": "6", "n": 8, "loose": 0.4, "loose_ci_low": 0.2, "loose_ci_high": 0.6}]),
         index=False)
     run = Run(dir=None, manifest={"variant": "closedbook", "model_label": "m"}, records=[])
-    svg = plots.fanoutqa_plots([run], [res])
+    svg = get_benchmark("fanoutqa").plots([run], [res])
     assert len(svg) == 1 and "fan-out" in svg[0] and svg[0].startswith("<svg")

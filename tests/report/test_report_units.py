@@ -11,13 +11,8 @@ from mindprobe.core.results import Headline, Results
 from mindprobe.core.stats import paired_bootstrap
 from mindprobe.errors import UsageError
 from mindprobe.report.compare import mcnemar
-from mindprobe.report.plots import (
-    PLOT_HOOKS,
-    generic_plots,
-    plots_for,
-    survival,
-    table_series,
-)
+from mindprobe.registry import get_benchmark
+from mindprobe.report.plots import generic_plots, plots_for, survival, table_series
 from mindprobe.report.provenance import parse_price
 from mindprobe.report.svg import Line, Series, bar_chart, interval_chart, line_chart, nice_ticks
 
@@ -68,9 +63,10 @@ def test_generic_plot_from_any_value_table():
     assert plots_for("newbench", [FakeRun("m")], [res])  # unknown benchmarks: generic only
 
 
-def test_hook_slots_for_new_benchmarks():
-    assert {"worldsense", "already_said_that", "mr_gsm8k", "sort", "fanoutqa"} <= set(PLOT_HOOKS)
-    assert PLOT_HOOKS["sort"]([], []) == [] and PLOT_HOOKS["fanoutqa"]([], []) == []
+def test_every_built_in_benchmark_draws_its_own_plots():
+    for name in ("worldsense", "already_said_that", "mr_gsm8k", "sort", "fanoutqa"):
+        bench = get_benchmark(name)
+        assert bench.plotted_tables and bench.plots([], []) == []
 
 
 def test_hooks_draw_from_results():
@@ -81,7 +77,7 @@ def test_hooks_draw_from_results():
     ws.add_table("chance", pd.DataFrame({"problem": ["ALL", "Infer.trivial"],
                                          "chance": [0.5, 0.5]}), index=False)
     recs = [{"problemname": "Infer.trivial", "expectedresp": ["TRUE", "FALSE"]}]
-    svgs = PLOT_HOOKS["worldsense"]([FakeRun("m", "fresh", recs)], [ws])
+    svgs = get_benchmark("worldsense").plots([FakeRun("m", "fresh", recs)], [ws])
     assert len(svgs) == 2 and "accuracy by problem" in svgs[0] and "bias" in svgs[1]
     assert "chance (uniform guess, paper&#x27;s scoring)" in svgs[0] or \
         "chance (uniform guess, paper's scoring)" in svgs[0]
@@ -89,10 +85,10 @@ def test_hooks_draw_from_results():
     mr.add_table("metrics", pd.DataFrame([{"scope": "all", "n": 4, "TPR": 50.0, "TNR": 25.0,
                                            "Step": 10.0, "S+R": None, "MR-Score": 3.0}]),
                  index=False)
-    assert "S+R" in PLOT_HOOKS["mr_gsm8k"]([FakeRun("m")], [mr])[0]
+    assert "S+R" in get_benchmark("mr_gsm8k").plots([FakeRun("m")], [mr])[0]
     ast = Results("already_said_that", headline=Headline("avg_num_turns", 2.0, 1.0, 3.0))
     runs = [FakeRun("m", "first-letters", [{"num_turns": 1}, {"num_turns": 3}])]
-    svgs = PLOT_HOOKS["already_said_that"](runs, [ast])
+    svgs = get_benchmark("already_said_that").plots(runs, [ast])
     assert len(svgs) == 2 and "still going" in svgs[1]
 
 

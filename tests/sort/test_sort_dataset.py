@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from mindprobe.benchmarks.sort.build import build_books, build_from_text, default_lengths
-from mindprobe.benchmarks.sort.dataset import (
+from mindprobe.benchmarks.sort.data import (
     available_conditions,
     evaluation_rows,
     find_files,

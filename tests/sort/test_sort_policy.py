@@ -60,7 +60,7 @@ def test_sweep_with_variant_and_dry_run(cli, tmp_path, sort_data):
 
 
 def test_rows_without_answer_are_invalid_with_their_kind():
-    from mindprobe.benchmarks.sort.tables import invalid_kinds
+    from mindprobe.benchmarks.sort.report import invalid_kinds
 
     rows = [{"answer": "X", "raw_answer": "A or B", "method": "text"},
             {"answer": "X", "raw_answer": "no idea", "method": "text"},

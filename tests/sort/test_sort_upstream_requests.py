@@ -116,7 +116,7 @@ def _run(cli, tmp_path, data, server_args: dict, *extra) -> tuple[list[dict], li
 
 def _rows(data: Path) -> dict[str, dict]:
     from mindprobe.benchmarks.sort import sources
-    from mindprobe.benchmarks.sort.dataset import evaluation_rows, load_booksort
+    from mindprobe.benchmarks.sort.data import evaluation_rows, load_booksort
 
     folder = sources.built_dir(data, [CONDITION], [BOOK])
     rows = evaluation_rows(load_booksort(folder, "test", [CONDITION]), *CONDITION,

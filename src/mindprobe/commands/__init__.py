@@ -1,31 +1,53 @@
-"""One module per CLI verb (and one per benchmark for its own verbs); `dispatch` routes to them.
+"""One module per CLI verb; `dispatch` routes to them.
 
-A benchmark's verbs (WorldSense `export`/`generate`/`analyse -t`, MR-GSM8K `judge`/`analyse
---upstream-results`) live in `commands/<benchmark>.py` as objects with `add_arguments(parser)`
-and `run(args, err)`; they call the benchmark's library functions.
+A benchmark's own verbs (and its flags for `analyse` / `export`) are declared by the benchmark
+(`mindprobe.core.verbs`: `VERBS` in the `verbs` module beside its class); the CLI builds their
+flags from the declarations and runs them here.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from mindprobe.errors import UsageError
+from mindprobe.core.verbs import Verb, verbs_module
+from mindprobe.errors import MindprobeError, UsageError
 
 if TYPE_CHECKING:
     from rich.console import Console
 
 
-def verbs_of(bench: str) -> dict[str, Any]:
-    """The benchmark's own verbs (empty when it has none); cheap: no pandas at import."""
+def verbs_of(bench: str) -> dict[str, Verb]:
+    """The benchmark's own verbs by name (empty when it has none); cheap: a verbs module
+    imports nothing heavy."""
+    from mindprobe.registry import info
+
+    found = info(bench)
+    module = verbs_module(found.task)
     try:
-        module = importlib.import_module(f"mindprobe.commands.{bench}")
+        declared = importlib.import_module(module)
     except ModuleNotFoundError as exc:
-        if exc.name == f"mindprobe.commands.{bench}":
+        if exc.name == module and not found.verbs:
             return {}
         raise
-    return getattr(module, "VERBS", {})
+    verbs = {v.name: v for v in getattr(declared, "VERBS", ())}
+    missing = [v for v in found.verbs if v not in verbs]
+    if missing:
+        raise MindprobeError(f"benchmark {bench} names the verb {missing[0]!r} but {module} "
+                             "declares no such Verb in VERBS")
+    return verbs
+
+
+def _run_verb(verb: Verb, args: argparse.Namespace, err: Console) -> int | None:
+    """A benchmark's verb; one that takes the run flags gets the options given and a way to
+    run the benchmark with them (`Verb.run_options`)."""
+    if verb.run_options:
+        from mindprobe.commands.run import bench_option_values, run_command
+
+        args.bench_options = bench_option_values(args)
+        args.run_benchmark = lambda options: run_command(args, err, options, embedded=True)
+    return verb.run(args, err)
 
 
 def dispatch(args: argparse.Namespace, err: Console) -> int:
@@ -55,14 +77,15 @@ def dispatch(args: argparse.Namespace, err: Console) -> int:
     from mindprobe.registry import info as bench_info
     from mindprobe.registry import split_bench_spec
 
-    name = bench_info(split_bench_spec(args.benchmark)[0]).name  # `sweep sort:250-20` too
+    name = bench_info(split_bench_spec(args.benchmark)[0]).name  # `BENCH:VARIANT` too
     verbs = verbs_of(name)
     if cmd in ("analyse", "analyze"):
         if "analyse" in verbs:
-            code = verbs["analyse"].run(args, err)
+            code = _run_verb(verbs["analyse"], args, err)
             if code is not None:
                 return code
         from mindprobe.commands.analyse import cmd_analyse
 
         return cmd_analyse(args, err)
-    return verbs[cmd].run(args, err)  # a verb the benchmark lacks is refused by the parser
+    code = _run_verb(verbs[cmd], args, err)  # a verb the benchmark lacks is refused earlier
+    return 0 if code is None else code

@@ -7,7 +7,7 @@ from typing import Any
 
 from rich.console import Console
 
-from mindprobe.commands.output import emit_json, tables_console
+from mindprobe.core.output import emit_json, tables_console
 from mindprobe.core.results import failed_results, render_results
 from mindprobe.core.runner import usage_summary
 from mindprobe.core.store import load_run

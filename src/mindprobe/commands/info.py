@@ -11,7 +11,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from mindprobe.commands.output import emit_json, tables_console
+from mindprobe.core.output import emit_json, tables_console
 from mindprobe.errors import DataError, UsageError
 from mindprobe.registry import BENCHMARKS, get_benchmark, info
 

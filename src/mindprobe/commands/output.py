@@ -1,10 +1,8 @@
-"""Where output goes: tables on stdout (stderr under --json), one JSON document on stdout, and
-the summary box of a run."""
+"""What the run commands print besides tables and JSON (`mindprobe.core.output`): the dry run's
+spread of items over endpoints, and the summary box of a run."""
 
 from __future__ import annotations
 
-import json
-import sys
 from typing import Any
 
 from rich.console import Console
@@ -12,19 +10,7 @@ from rich.table import Table
 
 from mindprobe.engine.summary import print_endpoints, print_summary
 
-__all__ = ["emit_json", "print_dry_run", "print_endpoints", "print_summary", "tables_console"]
-
-
-def tables_console(to_stderr: bool = False) -> Console:
-    """Wide when not a terminal (logs, pipes), so tables do not wrap."""
-    probe = Console(stderr=to_stderr)
-    return Console(stderr=to_stderr, width=None if probe.is_terminal else 160)
-
-
-def emit_json(enabled: bool, doc: Any) -> None:
-    """The one JSON document of a command (NaN is not JSON: it must already be null)."""
-    if enabled:
-        sys.stdout.write(json.dumps(doc, indent=2, allow_nan=False, default=str) + "\n")
+__all__ = ["print_dry_run", "print_endpoints", "print_summary"]
 
 
 def print_dry_run(err: Console, variant: str, n_items: int, requests: int, bound: str,

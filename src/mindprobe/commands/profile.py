@@ -96,7 +96,7 @@ def bench_options(pairs: list[str] | None) -> dict[str, dict[str, Any]]:
         key, sep, value = pair.partition("=")
         bench, dot, name = key.partition(".")
         if not sep or not dot or not bench or not name:
-            raise UsageError(f"-O expects BENCH.KEY=VALUE (e.g. sort.scoring=text), got {pair!r}")
+            raise UsageError(f"-O expects BENCH.KEY=VALUE (e.g. BENCH.shots=3), got {pair!r}")
         out.setdefault(bench, {}).update(parse_assignments([f"{name}={value}"]))
     return out
 
@@ -105,7 +105,7 @@ def cmd_profile(args: argparse.Namespace, err: Console) -> int:
     import shlex
     import sys
 
-    from mindprobe.commands.output import emit_json
+    from mindprobe.core.output import emit_json
     from mindprobe.engine.settings import Reporter, RunSettings
     from mindprobe.profiling import run as prun
     from mindprobe.profiling.tables import plan_rows, profile_rows
@@ -237,7 +237,7 @@ def print_profile(console: Console | None, prof: Any, rows: list[dict[str, Any]]
 def _compare(args: argparse.Namespace, err: Console) -> int:
     from rich.console import Console as RichConsole
 
-    from mindprobe.commands.output import emit_json
+    from mindprobe.core.output import emit_json
     from mindprobe.profiling.compare import compare_profiles
 
     rows = compare_profiles(Path(args.compare[0]), Path(args.compare[1]))

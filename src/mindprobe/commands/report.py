@@ -43,8 +43,8 @@ def add_report_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--title", help="the page title (default 'mindprobe report')")
     p.add_argument("--references", action="append", default=[], metavar="DIR",
                    help="a folder of published results to show beside your models, labelled "
-                   "'published' (e.g. WorldSense's test_set folder with its results/ files; "
-                   "repeatable). The data folders your runs read are searched too")
+                   "'published' (e.g. an upstream test-set folder with its released results "
+                   "files; repeatable). The data folders your runs read are searched too")
     return p
 
 

@@ -14,9 +14,10 @@ from typing import Any
 
 from rich.console import Console
 
-from mindprobe.commands.output import emit_json, print_dry_run, tables_console
+from mindprobe.commands.output import print_dry_run
 from mindprobe.core.benchmark import ModelFacts, RunPlan
 from mindprobe.core.options import parse_assignments
+from mindprobe.core.output import emit_json, tables_console
 from mindprobe.core.results import render_results
 from mindprobe.engine.run import Task, build_model, envelope, plan_all, prepare, run_task
 from mindprobe.engine.settings import Reporter, RunSettings
@@ -75,10 +76,14 @@ def cmd_run(args: argparse.Namespace, err: Console) -> int:
     return run_command(args, err)[0]
 
 
-def run_command(args: argparse.Namespace, err: Console) -> tuple[int, dict[str, Any]]:
-    """Run (or resume) what `args` describe; (exit code, JSON documents by variant)."""
+def run_command(args: argparse.Namespace, err: Console, options: dict[str, Any] | None = None,
+                embedded: bool = False) -> tuple[int, dict[str, Any]]:
+    """Run (or resume) what `args` describe, with these benchmark options (default: the ones
+    given); (exit code, JSON documents by variant). `embedded`: part of another command (e.g.
+    a sweep), which prints the one JSON document itself."""
     settings = settings_from_args(args)
-    task = prepare(args.benchmark, bench_option_values(args), settings)
+    task = prepare(args.benchmark, bench_option_values(args) if options is None else options,
+                   settings)
     if getattr(task.opts, "estimate", False):
         return _estimate(args, task, settings, err), {}
     reporter = Reporter(err)
@@ -86,7 +91,7 @@ def run_command(args: argparse.Namespace, err: Console) -> tuple[int, dict[str, 
         model = build_model(settings.model, settings)
         facts = ModelFacts(model.spec, model.label, model.capabilities, model.context_window)
         plans = plan_all(task, settings, facts, reporter)
-        return _dry_run(args, task, plans, model, err), {}
+        return _dry_run(args, task, plans, model, err, embedded), {}
     outcome = run_task(task, settings, reporter)
     out = tables_console(args.json)
     if outcome.combined is not None:
@@ -94,13 +99,13 @@ def run_command(args: argparse.Namespace, err: Console) -> tuple[int, dict[str, 
     else:
         for res in outcome.results.values():
             render_results(res, out)
-    if args.json:
+    if args.json and not embedded:
         emit_json(True, outcome.document(task.name))
     return outcome.code, outcome.docs
 
 
 def _dry_run(args: argparse.Namespace, task: Task, plans: list[tuple[str, RunPlan]],
-             model: Model, err: Console) -> int:
+             model: Model, err: Console, embedded: bool = False) -> int:
     """How the items would be spread over the endpoints, and the requests (and tokens, where
     the benchmark estimates them) the run would take; nothing is started or sent."""
     from mindprobe.models.endpoints import spread
@@ -136,7 +141,7 @@ def _dry_run(args: argparse.Namespace, task: Task, plans: list[tuple[str, RunPla
         docs[variant] = {"variant": variant, "dry_run": True, "items": n, "requests": requests,
                          "requests_bound": bound, "tokens": tokens,
                          "concurrency": concurrency, "endpoints": rows}
-    emit_json(args.json and not getattr(args, "embedded", False), envelope(bench.name, docs))
+    emit_json(args.json and not embedded, envelope(bench.name, docs))
     return 0
 
 

@@ -9,7 +9,7 @@ never knows what a benchmark measures.
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -145,6 +145,49 @@ class ProfileSettings:
         return 1.96 * self.sd / n ** 0.5 if n > 0 else None
 
 
+@dataclass(frozen=True)
+class PairedScore:
+    """What two runs of a benchmark are compared on, item by item (the report's paired
+    comparison): one number per record, and which record fields describe an item there."""
+
+    #: The record field holding the item's score.
+    field: str = "correct"
+    #: True: the field is a right/wrong boolean (McNemar's test applies); False: a number.
+    binary: bool = True
+    #: What the score is called on the page.
+    label: str = "correct"
+    #: Record fields that describe an item in the list of items two runs disagree on.
+    describe: tuple[str, ...] = ()
+    #: Record fields holding the model's answer (the first one present is shown).
+    answer: tuple[str, ...] = ("answer",)
+
+    def score(self, record: dict[str, Any]) -> float | None:
+        """The item's score (None: not scored)."""
+        v = record.get(self.field)
+        if self.binary:
+            return float(v) if isinstance(v, bool) else None
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v:  # NaN
+            return None
+        return float(v)
+
+    def answer_of(self, record: dict[str, Any]) -> str:
+        """The model's answer, or the item's error, as the disagreement list shows it."""
+        if "error" in record:
+            return f"error: {record['error']}"
+        return next((str(record[k]) for k in self.answer if record.get(k) not in (None, "")),
+                    "")
+
+
+@dataclass(frozen=True)
+class ItemFields:
+    """The record fields the report's transcripts show an item by (the first one present of
+    each): its group (what the page filters by), the model's answer and the expected one."""
+
+    group: tuple[str, ...] = ("group", "category", "type")
+    answer: tuple[str, ...] = ("answer",)
+    gold: tuple[str, ...] = ("gold", "expected")
+
+
 #: The sizes of `mindprobe profile`, smallest first.
 PROFILE_SIZES = ("quick", "standard", "paper")
 
@@ -168,8 +211,10 @@ class Benchmark(abc.ABC):
     default_variant: str = ""
     #: Names that run several variants, e.g. {"all": [...]}.
     variant_groups: dict[str, list[str]] = {}
-    #: Verbs besides run/analyse/data that this benchmark offers.
-    verbs: tuple[str, ...] = ()
+    #: Its own CLI verbs besides run/analyse/data, with one line of help each (a literal: the
+    #: CLI lists them without importing the benchmark); declared in `verbs.py` beside the
+    #: class (`mindprobe.core.verbs`).
+    verbs: dict[str, str] = {}
     #: What `--limit N` keeps, in the words of this benchmark (shown in `run NAME --help`).
     limit: str = "the first N items"
     Options: type = NoOptions
@@ -261,6 +306,20 @@ class Benchmark(abc.ABC):
                          ) -> dict[str, Results]:
         """A paper's or upstream's full published tables found in these folders, by title."""
         return {}
+
+    #: The per-item score of the report's paired comparison (default: a boolean `correct`).
+    paired_score: PairedScore = PairedScore()
+    #: The record fields the report shows an item by (default: `group`, `answer`, `gold`).
+    item_fields: ItemFields = ItemFields()
+    #: Tables its `plots` already draw (exact names, or prefixes ending in "/"): the report's
+    #: generic bar chart skips them.
+    plotted_tables: tuple[str, ...] = ()
+
+    def plots(self, runs: Sequence[Any], results: Sequence[Results | None]) -> list[str]:
+        """Its own charts (SVG) of these runs (`core.store.Run`) and their Results (same
+        order; None where a run could not be analysed), drawn with `mindprobe.report.svg`;
+        the report adds a generic chart of every other table (default: none of its own)."""
+        return []
 
     def item_outcome(self, record: dict[str, Any]) -> str:
         """One of OUTCOMES for a finished record (or a word of the benchmark's own, e.g. how a

@@ -38,7 +38,7 @@ class ProfileRequest:
     size: str = "quick"
     judge: str | None = None
     data_root: Path | None = None
-    #: Benchmark options by benchmark (`-O sort.scoring=text`).
+    #: Benchmark options by benchmark (`-O BENCH.KEY=VALUE`).
     options: dict[str, dict[str, Any]] = field(default_factory=dict)
     out: Path | None = None
     price: str | None = None

@@ -33,8 +33,8 @@ def build_report(paths: Iterable[str | Path] = (), *, runs_dir: str | Path | Non
     `compare` = (A, B), run directories or model labels, picks the paired comparisons (default:
     runs of one benchmark and variant that share items); `price` = "IN,OUT" USD per million
     tokens adds costs; `extra` adds Results that come from no run (e.g. a paper's tables);
-    `references` are folders holding published results (e.g. WorldSense's test set with its
-    results files): their models appear as labelled "published" rows and their tables as
+    `references` are folders holding published results (e.g. an upstream test set with its
+    released results files): their models appear as labelled "published" rows and their tables as
     sections (the data folders of the runs are searched for published results too).
     """
     from mindprobe.errors import UsageError

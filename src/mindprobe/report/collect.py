@@ -98,7 +98,7 @@ class ReportData:
 
     entries: list[RunEntry]
     colors: dict[str, str] = field(default_factory=dict)
-    #: Extra sections of Results, e.g. the WorldSense paper's tables (name -> Results).
+    #: Extra sections of Results, e.g. a paper's tables (name -> Results).
     extra: dict[str, Results] = field(default_factory=dict)
     title: str = "mindprobe report"
     #: Run directories that could not be read, with the reason.
@@ -164,7 +164,7 @@ def results_of(run: Run) -> Results:
 
 
 def combined_of(benchmark: str, by_variant: dict[str, Results]) -> Results | None:
-    """The benchmark's own view over several variants (e.g. Already Said That side by side)."""
+    """The benchmark's own view over several variants (e.g. its variants side by side)."""
     from mindprobe.registry import get_benchmark
 
     try:
@@ -174,7 +174,7 @@ def combined_of(benchmark: str, by_variant: dict[str, Results]) -> Results | Non
 
 
 def across_runs_of(benchmark: str, runs: list[Run]) -> Results | None:
-    """The benchmark's own view across its runs (e.g. SORT's memory conditions side by side)."""
+    """The benchmark's own view across its runs (e.g. conditions side by side)."""
     from mindprobe.registry import get_benchmark
 
     try:
@@ -249,8 +249,9 @@ def collect(run_dirs: Iterable[Path], warn: Callable[[str], None] = lambda m: No
         raise UsageError("none of the given runs could be loaded"
                          + "".join(f"; {d}: {why}" for d, why in unreadable[:3]))
     order = {b: i for i, b in enumerate(BENCHMARKS)}
-    entries.sort(key=lambda e: (order.get(e.benchmark, len(order)), e.benchmark, e.run.variant,
-                                e.run.prompting, e.model == "random", e.model))
+    entries = sorted(entries, key=lambda e: (order.get(e.benchmark, len(order)), e.benchmark,
+                                             e.run.variant, e.run.prompting, e.model == "random",
+                                             e.model))
     models = list(dict.fromkeys(e.model for e in entries))
     models += [r.row_name(b) for b, refs in references.items() for r in refs]
     # the random baseline keeps a neutral grey, so real models get the strong colours

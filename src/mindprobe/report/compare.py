@@ -1,21 +1,21 @@
 """Paired comparison of two runs on the items they share: the mean difference with a seeded
 paired-bootstrap CI and, for right/wrong scores, McNemar's test; the items they disagree on.
 
-Per-item scores come from one small function per benchmark (`ITEM_SCORES`); a benchmark
-without one is compared on a boolean `correct` field when its records have it.
+The per-item score, and the record fields that describe an item, are the benchmark's
+(`Benchmark.paired_score`; by default a boolean `correct`).
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from html import escape
 from typing import Any
 
 import numpy as np
 
+from mindprobe.core.benchmark import PairedScore
 from mindprobe.core.stats import N_BOOT, paired_difference
 from mindprobe.errors import UsageError
 from mindprobe.report.collect import ReportData, RunEntry
@@ -26,43 +26,12 @@ MAX_DISAGREEMENTS = 50
 MAX_AUTO_PAIRS = 12
 
 
-def _bool(field_name: str) -> Callable[[dict[str, Any]], float | None]:
-    def score(rec: dict[str, Any]) -> float | None:
-        v = rec.get(field_name)
-        return float(v) if isinstance(v, bool) else None
-    score.__doc__ = f"1 when the record's `{field_name}` is true, 0 when false"
-    return score
+def paired_score(benchmark: str) -> PairedScore:
+    """What the benchmark's runs are compared on, item by item (`Benchmark.paired_score`; a
+    benchmark that is not installed: the default)."""
+    from mindprobe.registry import BENCHMARKS, get_benchmark
 
-
-def _number(field_name: str) -> Callable[[dict[str, Any]], float | None]:
-    def score(rec: dict[str, Any]) -> float | None:
-        v = rec.get(field_name)
-        if isinstance(v, bool) or not isinstance(v, (int, float)):
-            return None
-        return None if math.isnan(v) else float(v)
-    score.__doc__ = f"the record's `{field_name}`"
-    return score
-
-
-#: benchmark -> (per-item score of a record (None: not scored), binary?, what it is called).
-ITEM_SCORES: dict[str, tuple[Callable[[dict[str, Any]], float | None], bool, str]] = {
-    "worldsense": (_bool("correct"), True, "correct"),
-    "already_said_that": (_number("num_turns"), False, "turns survived"),
-    "mr_gsm8k": (_bool("t1_hit"), True, "T1 hit (right correct/wrong judgement)"),
-    # "sort" and "fanoutqa": the generic fallback (`correct`) until they declare their own.
-}
-GENERIC = (_bool("correct"), True, "correct")
-#: Record fields that describe an item in the disagreement list, by benchmark.
-ITEM_FIELDS: dict[str, tuple[str, ...]] = {
-    "worldsense": ("problemname", "goldresp"),
-    "already_said_that": ("variant",),
-    "mr_gsm8k": ("question_type", "label", "label_step"),
-}
-ANSWER_FIELDS = ("resp", "pred", "answer", "end", "judgement")
-
-
-def item_score(benchmark: str) -> tuple[Callable[[dict[str, Any]], float | None], bool, str]:
-    return ITEM_SCORES.get(benchmark, GENERIC)
+    return get_benchmark(benchmark).paired_score if benchmark in BENCHMARKS else PairedScore()
 
 
 @dataclass
@@ -101,24 +70,15 @@ def mcnemar(b: int, c: int) -> tuple[float, float, float]:
     return p_exact, float(chi2), float(stats.chi2.sf(chi2, 1))
 
 
-def _describe(benchmark: str, rec: dict[str, Any]) -> str:
-    fields = ITEM_FIELDS.get(benchmark, ("problemname", "question_type", "variant"))
-    return " · ".join(f"{k} {rec[k]}" for k in fields if rec.get(k) is not None)
-
-
-def _answer(rec: dict[str, Any]) -> str:
-    if "error" in rec:
-        return f"error: {rec['error']}"
-    for k in ANSWER_FIELDS:
-        if rec.get(k) not in (None, ""):
-            return str(rec[k])
-    return ""
+def _describe(score: PairedScore, rec: dict[str, Any]) -> str:
+    return " · ".join(f"{k} {rec[k]}" for k in score.describe if rec.get(k) is not None)
 
 
 def compare(a: RunEntry, b: RunEntry) -> Comparison:
     """Compare two runs of one benchmark on their shared, scored items."""
-    score, binary, name = item_score(a.benchmark)
-    cmp = Comparison(a, b, name, binary)
+    paired = paired_score(a.benchmark)
+    score, binary = paired.score, paired.binary
+    cmp = Comparison(a, b, paired.label, binary)
     ra = {r["id"]: r for r in a.run.records if "error" not in r}
     rb = {r["id"]: r for r in b.run.records if "error" not in r}
     ids = [i for i in ra if i in rb]
@@ -133,16 +93,16 @@ def compare(a: RunEntry, b: RunEntry) -> Comparison:
     xb = np.array([y for _, _, y in pairs])
     cmp.mean_a, cmp.mean_b = float(xa.mean()), float(xb.mean())
     cmp.diff = cmp.mean_a - cmp.mean_b
-    paired = paired_difference(xa, xb, seed=SEED)  # the resampling every comparison uses
-    cmp.ci = (paired.low, paired.high)
+    diff = paired_difference(xa, xb, seed=SEED)  # the resampling every comparison uses
+    cmp.ci = (diff.low, diff.high)
     if binary:
         cmp.a_only_right = int(((xa == 1) & (xb == 0)).sum())
         cmp.b_only_right = int(((xa == 0) & (xb == 1)).sum())
         cmp.p_exact, cmp.chi2, cmp.p_chi2 = mcnemar(cmp.a_only_right, cmp.b_only_right)
     differ = [(i, x, y) for i, x, y in pairs if x != y]
     cmp.n_disagree = len(differ)
-    cmp.disagreements = [(i, x, y, _describe(a.benchmark, ra[i]), _answer(ra[i]), _answer(rb[i]))
-                         for i, x, y in differ[:MAX_DISAGREEMENTS]]
+    cmp.disagreements = [(i, x, y, _describe(paired, ra[i]), paired.answer_of(ra[i]),
+                          paired.answer_of(rb[i])) for i, x, y in differ[:MAX_DISAGREEMENTS]]
     return cmp
 
 

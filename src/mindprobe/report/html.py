@@ -17,7 +17,7 @@ from typing import Any
 from mindprobe import __version__
 from mindprobe.core.results import Results
 from mindprobe.report import plots, profile, transcripts
-from mindprobe.report.assets import CSS, PRINT_JS, SORT_JS
+from mindprobe.report.assets import CSS, JS
 from mindprobe.report.collect import ReportData, RunEntry, across_runs_of, combined_of
 from mindprobe.report.compare import Comparison, comparisons_html
 from mindprobe.report.provenance import Price, provenance_html, usage_by_role
@@ -240,7 +240,7 @@ def render_html(data: ReportData, comparisons: list[Comparison], compare_how: st
         "default is named in amber), with its 95% confidence interval [low, high] and the "
         "number of items n; — marks a benchmark the model has not run. Column heads give the "
         "chance level (what guessing scores) and the <code>random</code> model's score. "
-        "Click a column head to sort.</p>",
+        "Click a column head to reorder the rows.</p>",
         profile.profile_html(data),
         _figs(profile.profile_charts(data), small=True),
         "</section>",
@@ -256,7 +256,7 @@ def render_html(data: ReportData, comparisons: list[Comparison], compare_how: st
         "nothing from the network.</footer></main>",
         '<script type="application/json" id="mindprobe-data">'
         + data_json(data, comparisons, price) + "</script>",
-        f"<script>{transcripts.FILTER_JS}{PRINT_JS}{SORT_JS}</script>",
+        f"<script>{JS}</script>",
     ]
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             '<meta name="viewport" content="width=device-width, initial-scale=1">'

@@ -211,14 +211,14 @@ def profile_html(data: ReportData) -> str:
     if not cols:
         return '<p class="muted">No run to profile.</p>'
     head = "".join(
-        f'<th class="num sortable" data-col="{i + 1}" title="click to sort">'
+        f'<th class="num orderable" data-col="{i + 1}" title="click to reorder">'
         f'<a href="#bench-{escape(c.benchmark)}">{escape(c.benchmark)}</a> '
         f'<span class="metric" title="{escape(c.definitions.get(c.metric, ""))}">'
         f'{escape(c.metric)} · {escape(c.label)}</span>'
         f' <span class="base">{escape(baseline_text(c))}</span></th>'
         for i, c in enumerate(cols))
     lines = ['<div class="tablewrap"><table class="profile" id="profile-table"><thead><tr>'
-             f'<th class="sortable" data-col="0" title="click to sort">model</th>{head}</tr>'
+             f'<th class="orderable" data-col="0" title="click to reorder">model</th>{head}</tr>'
              "</thead><tbody>"]
     for name in row_names(data, cols):
         published = any(c.cells.get(name) and c.cells[name].reference for c in cols)

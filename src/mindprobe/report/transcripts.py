@@ -15,17 +15,15 @@ import json
 from html import escape
 from typing import Any
 
+from mindprobe.core.benchmark import ItemFields
 from mindprobe.core.requests import sent_calls
 from mindprobe.report.collect import ReportData, RunEntry
-from mindprobe.report.compare import ANSWER_FIELDS
 
 MAX_ITEMS = 300
-GROUP_FIELDS = ("problemname", "question_type", "problem", "category", "type")
 PROMPT_FIELDS = ("prompt", "question", "text", "input")
 SKIP_FACTS = {"id", "usage", "transcript", "messages", "raw", "response", "judge", "latency",
               "request", "reply", *PROMPT_FIELDS}
 LONG = 160
-GOLD_FIELDS = ("goldresp", "label", "gold", "expected")
 
 
 def _bench(benchmark: str) -> Any:
@@ -63,8 +61,14 @@ def _score_text(v: Any) -> str:
     return str(v)
 
 
-def group_of(rec: dict[str, Any]) -> str:
-    for k in GROUP_FIELDS:
+def fields_of(benchmark: str) -> ItemFields:
+    """The fields the benchmark shows an item by (`Benchmark.item_fields`)."""
+    bench = _bench(benchmark)
+    return bench.item_fields if bench is not None else ItemFields()
+
+
+def group_of(rec: dict[str, Any], fields: ItemFields) -> str:
+    for k in fields.group:
         if rec.get(k) not in (None, ""):
             return str(rec[k])
     return ""
@@ -202,11 +206,11 @@ def facts(rec: dict[str, Any]) -> str:
     return out
 
 
-def answer_of(rec: dict[str, Any]) -> str:
+def answer_of(rec: dict[str, Any], fields: ItemFields) -> str:
     """The item's final answer in a few words (what the summary line shows)."""
-    for k in ANSWER_FIELDS:
-        if k != "end" and rec.get(k) not in (None, "") and not isinstance(rec[k], (dict, list)):
-            gold = next((rec[g] for g in GOLD_FIELDS if rec.get(g) not in (None, "")), None)
+    for k in fields.answer:
+        if rec.get(k) not in (None, "") and not isinstance(rec[k], (dict, list)):
+            gold = next((rec[g] for g in fields.gold if rec.get(g) not in (None, "")), None)
             return f"answer {rec[k]}" + (f" · expected {gold}" if gold is not None else "")
     return ""
 
@@ -219,7 +223,8 @@ def _short(text: str, n: int = 90) -> str:
 def item_html(e: RunEntry, index: int, rec: dict[str, Any]) -> str:
     """One item: a summary line (id, group, outcome, answer), unfolding to the conversation."""
     out, out_text = outcome(e.benchmark, rec)
-    group, answer = group_of(rec), answer_of(rec)
+    fields = fields_of(e.benchmark)
+    group, answer = group_of(rec, fields), answer_of(rec, fields)
     cls = {"correct": "ok", "wrong": "bad", "invalid": "warn", "error": "bad"}.get(out, "neutral")
     summary = (f'<span class="iid">{escape(str(rec["id"]))}</span>'
                + (f'<span class="grp">{escape(group)}</span>' if group else "")
@@ -251,9 +256,9 @@ def transcripts_html(data: ReportData, cap: int = MAX_ITEMS) -> str:
         runs[e.slug] = f"{e.benchmark} · {e.title}"
         shown = (f"first {len(recs)} of {len(e.run.records):,} items"
                  if len(e.run.records) > cap else f"all {len(recs)} items")
-        items = []
+        items, fields = [], fields_of(e.benchmark)
         for i, rec in enumerate(recs):
-            out, group = outcome(e.benchmark, rec)[0], group_of(rec)
+            out, group = outcome(e.benchmark, rec)[0], group_of(rec, fields)
             variants.add(e.run.variant)
             outcomes.add(out)
             if group:
@@ -285,29 +290,3 @@ def transcripts_html(data: ReportData, cap: int = MAX_ITEMS) -> str:
             "pick a run (or all) and filter below. Model output is shown as text, exactly as "
             "received.</p>")
     return note + controls + "".join(blocks)
-
-
-FILTER_JS = """
-(function(){
-  var root=document.getElementById('transcripts'); if(!root) return;
-  var ctl=root.querySelectorAll('[data-filter]'), count=document.getElementById('item-count');
-  function apply(){
-    var f={}; ctl.forEach(function(c){f[c.dataset.filter]=c.value.toLowerCase();});
-    var shown=0;
-    root.querySelectorAll('.run-items').forEach(function(s){
-      var runOk=(!f.run||s.dataset.run===f.run)&&(!f.variant||s.dataset.variant.toLowerCase()===f.variant);
-      var any=0;
-      s.querySelectorAll('.item').forEach(function(it){
-        var ok=runOk&&(!f.group||it.dataset.group.toLowerCase()===f.group)
-          &&(!f.outcome||it.dataset.outcome.toLowerCase()===f.outcome)
-          &&(!f.text||it.textContent.toLowerCase().indexOf(f.text)>=0);
-        it.hidden=!ok; if(ok){any++;}
-      });
-      s.hidden=!any; shown+=any;
-    });
-    if(count) count.textContent=shown+' item(s)';
-  }
-  ctl.forEach(function(c){c.addEventListener('input',apply);c.addEventListener('change',apply);});
-  apply();
-})();
-"""

@@ -2,7 +2,7 @@
 
 Spec: shared/specs/already_said_that.md; where it paraphrases upstream's wording, upstream's
 files are the authority. Data preparation lives in `data`, the wording and solvers (read
-from upstream's files) in `prompt`, one interaction in `episode`, aggregation in `metrics`,
+from upstream's files) in `upstream`, one interaction in `episode`, aggregation in `metrics`,
 cost estimates in `estimate`.
 
 Names are imported on first use (see `mindprobe.lazy`).
@@ -45,7 +45,7 @@ _MODULES = {
     ],
     "estimate": ["estimate_tokens"],
     "metrics": ["METRIC_NAMES", "aggregate"],
-    "prompt": ["MAIN_PREFIX", "example_word", "solver", "task_description", "templates"],
+    "upstream": ["MAIN_PREFIX", "example_word", "solver", "task_description", "templates"],
 }
 __getattr__ = lazy_exports(__name__, _MODULES)
 __all__ = sorted(n for names in _MODULES.values() for n in names)

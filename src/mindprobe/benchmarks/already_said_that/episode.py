@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .data import resolve_variant
-from .prompt import MAIN_PREFIX
+from .upstream import MAIN_PREFIX
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -11,6 +12,11 @@ from mindprobe.benchmarks.already_said_that.metrics import METRIC_NAMES, aggrega
 from mindprobe.core.prompt_file import wording_notes
 from mindprobe.core.results import Headline, Results
 from mindprobe.core.stats import mean_interval
+from mindprobe.report.plots import by_setting, color, num, survival
+from mindprobe.report.svg import Line, Series, bar_chart, line_chart, ok
+
+if TYPE_CHECKING:
+    from mindprobe.core.store import Run
 
 
 def token_use(records: list[dict[str, Any]], solver: str = "direct") -> dict[str, Any]:
@@ -214,4 +220,43 @@ def estimate_results(variant: str, est: dict[str, Any],
                          "tokens")
     ratio = resend / reuse if reuse else float("nan")
     out.notes.append(f"prefix reuse prefills {ratio:.1f}x fewer prompt tokens")
+    return out
+
+
+# -- plots (the report) ----------------------------------------------------------------------------
+def plots(runs: Sequence[Run], results: Sequence[Results | None]) -> list[str]:
+    """Survival curves per variant (models as lines) and turns survived per variant (bars)."""
+    out = []
+    settings = by_setting(runs, results)
+    models = list(dict.fromkeys(r.model_label for r in runs))
+    variants = list(settings)
+    bars = []
+    for m in models:
+        vals, lows, highs = [], [], []
+        for v in variants:
+            h = next((res.headline for run, res in settings[v] if run.model_label == m), None)
+            vals.append(h.value if h else None)
+            lows.append(h.ci_low if h else None)
+            highs.append(h.ci_high if h else None)
+        bars.append(Series(m, vals, lows, highs, color(m)))
+    if any(ok(v) for s in bars for v in s.values):
+        out.append(bar_chart(variants, bars, title="Already Said That: turns survived "
+                             "(mean, 95% CI)", y_label="turns", x_label="distractor variant"))
+    for v in variants:
+        lines = []
+        top = 0
+        for run, _res in settings[v]:
+            turns = [float(r["num_turns"]) for r in run.records
+                     if "error" not in r and num(r.get("num_turns")) is not None]
+            if not turns:
+                continue
+            max_turns = int(run.manifest.get("config", {}).get("max_turns") or max(turns))
+            top = max(top, max_turns)
+            xs, ys = survival(turns, max_turns)
+            lines.append(Line(f"{run.model_label} (n={len(turns)})", xs, ys,
+                              color(run.model_label)))
+        if lines:
+            out.append(line_chart(lines, title=f"Already Said That {v}: share of chats still "
+                                  "going at turn t", x_label="turn t", y_label="chats going",
+                                  y_range=(0, 1), x_range=(0, top), step=True, percent=True))
     return out

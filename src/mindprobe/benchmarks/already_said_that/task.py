@@ -19,12 +19,13 @@ more with that room (else it has no answer: a violation on a main-task turn, mar
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from mindprobe.benchmarks.already_said_that import data as ast_data
-from mindprobe.benchmarks.already_said_that import prompt as ast_prompt
+from mindprobe.benchmarks.already_said_that import upstream as ast_prompt
 from mindprobe.benchmarks.already_said_that.episode import Reply, human_answer, run_episode
 from mindprobe.benchmarks.already_said_that.estimate import estimate_tokens
 from mindprobe.benchmarks.already_said_that.options import AlreadySaidThatOptions
@@ -33,7 +34,14 @@ from mindprobe.benchmarks.already_said_that.report import (
     results_of_records,
     side_by_side,
 )
-from mindprobe.core.benchmark import Benchmark, Item, PlanContext, ProfileSettings, RunPlan
+from mindprobe.core.benchmark import (
+    Benchmark,
+    Item,
+    PairedScore,
+    PlanContext,
+    ProfileSettings,
+    RunPlan,
+)
 from mindprobe.core.data import data_dir_for
 from mindprobe.core.prompt_file import DEVIATIONS, apply_prompt_file
 from mindprobe.core.results import Results
@@ -205,6 +213,15 @@ class AlreadySaidThatBenchmark(Benchmark):
 
     def setting_rank(self, variant: str, setting: dict[str, str]) -> int | None:
         return 0 if setting.get("prompting") == "direct" else 1
+
+    paired_score = PairedScore("num_turns", False, "turns survived", describe=("variant",),
+                               answer=("answer", "end"))
+    plotted_tables = ("metrics", "all_variants", "tokens")  # tokens: unlike rows
+
+    def plots(self, runs: Sequence[Any], results: Sequence[Results | None]) -> list[str]:
+        from mindprobe.benchmarks.already_said_that.report import plots
+
+        return plots(runs, results)
 
     def metric_definitions(self) -> dict[str, str]:
         return {

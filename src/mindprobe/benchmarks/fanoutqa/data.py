@@ -11,7 +11,7 @@ from typing import Any
 
 from mindprobe.errors import DataError
 
-from .releases import (  # noqa: F401  (re-exported: one place to import FanOutQA data from)
+from .upstream import (  # noqa: F401  (re-exported: one place to import FanOutQA data from)
     BENCHMARK,
     DATA_FILES,
     DEFAULT_VERSION,

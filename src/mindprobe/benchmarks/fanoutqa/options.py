@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from mindprobe.core.options import option
 
-from .releases import DEFAULT_VERSION, VERSIONS
+from .upstream import DEFAULT_VERSION, VERSIONS
 
 #: The context the paper's "short" runs (and Llama-2-70B-chat) used; the default ``max_context``
 #: when neither --max-context nor the model's context window is known.

@@ -17,6 +17,7 @@ the judge's verdict when ``--judge`` ran; results re-score the answers from the 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -121,7 +122,8 @@ class FanOutQABenchmark(Benchmark):
         "openbook": "the model searches Wikipedia (<search>…</search>), 600 s per question",
     }
     default_variant = "closedbook"
-    verbs = ("export", "judge")
+    verbs = {"export": "export a run as the leaderboard's JSONL submission, with its metadata",
+             "judge": "(re-)judge a finished run with a judge model"}
     limit = "the first N questions of the split"
     roles = ("judge",)
     Options = FanOutQAOptions
@@ -316,7 +318,7 @@ class FanOutQABenchmark(Benchmark):
 
     # -- results -------------------------------------------------------------------------------
     def results(self, records: list[dict[str, Any]], plan: RunPlan) -> Results:
-        from .tables import run_results
+        from .report import run_results
 
         cfg = plan.config
         own = collect_judges(cfg, records, {})
@@ -329,6 +331,13 @@ class FanOutQABenchmark(Benchmark):
 
     def setting_rank(self, variant: str, setting: dict[str, str]) -> int | None:
         return 0 if setting.get("prompting") == "paper" else 1
+
+    plotted_tables = ("by_fanout",)
+
+    def plots(self, runs: Sequence[Any], results: Sequence[Results | None]) -> list[str]:
+        from mindprobe.benchmarks.fanoutqa.report import plots
+
+        return plots(runs, results)
 
     def metric_definitions(self) -> dict[str, str]:
         return {
@@ -374,7 +383,7 @@ class FanOutQABenchmark(Benchmark):
         judge passes'), optionally with another lemmatiser backend or against another release's
         gold answers (``dataset_version``; the judges' verdicts, given against the run's own
         gold, are then left out and the tables say which release scored which run)."""
-        from .tables import run_results
+        from .report import run_results
 
         cfg = plan.config
         own_version = version_of(cfg)
@@ -401,7 +410,7 @@ class FanOutQABenchmark(Benchmark):
 
 def score_answer(q: Question, answer: str, normalizer: Normalizer) -> dict[str, Any]:
     """One answer's accuracy (loose, strict, missing gold strings) and ROUGE (spec §6.3-6.4)."""
-    from .scoring import answer_in_text, rouge_scores
+    from .metrics import answer_in_text, rouge_scores
 
     acc = answer_in_text(q.answer, answer, normalizer)
     return {"loose": acc.score, "strict": acc.found, "missing": acc.missing,

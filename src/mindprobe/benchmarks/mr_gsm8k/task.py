@@ -17,7 +17,7 @@ the record says `truncated_in_reasoning` (its reply has no answer: PARSE_ERROR, 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -25,6 +25,8 @@ from typing import Any
 from mindprobe.core.benchmark import (
     Benchmark,
     Item,
+    ItemFields,
+    PairedScore,
     PlanContext,
     ProfileSettings,
     Reference,
@@ -39,7 +41,7 @@ from mindprobe.core.upstream_source import Template
 from mindprobe.models import model_label
 from mindprobe.models.base import Request, TransientError
 
-from .item_sources import (
+from .data import (
     OFFICIAL_FILE,
     SAMPLE_SEED,
     describe_counts,
@@ -53,7 +55,7 @@ from .judging import judge_input, judge_one
 from .metrics import score_item
 from .options import MRGSM8KOptions
 from .prompts import UPSTREAM_SCRIPT, braced, prompts_of, sampling, templates
-from .tables import results_of_doc
+from .report import results_of_doc
 
 #: Extra tokens a reasoning model gets for its thinking when --max-tokens is not given.
 THINKING_ROOM = 4096
@@ -109,7 +111,7 @@ class MRGSM8KBenchmark(Benchmark):
         "sample": "the 40 sample records of shared/data/mr_gsm8k (offline; all `wrong`)",
     }
     default_variant = "full"
-    verbs = ("judge",)
+    verbs = {"judge": "(re-)judge a finished run with a judge model"}
     limit = "the first N solutions of the data file"
     roles = ("judge",)
     Options = MRGSM8KOptions
@@ -246,6 +248,17 @@ class MRGSM8KBenchmark(Benchmark):
     def setting_rank(self, variant: str, setting: dict[str, str]) -> int | None:
         return 0 if setting.get("prompting", "").startswith("0shot") else 1
 
+    paired_score = PairedScore("t1_hit", True, "T1 hit (right correct/wrong judgement)",
+                               describe=("question_type", "label", "label_step"),
+                               answer=("pred", "judgement"))
+    item_fields = ItemFields(group=("question_type",), answer=("pred",), gold=("label",))
+    plotted_tables = ("metrics",)
+
+    def plots(self, runs: Sequence[Any], results: Sequence[Results | None]) -> list[str]:
+        from mindprobe.benchmarks.mr_gsm8k.report import plots
+
+        return plots(runs, results)
+
     def metric_definitions(self) -> dict[str, str]:
         return {
             "MR-Score": "The paper's weighted score of judging a solution right or wrong, "
@@ -258,7 +271,7 @@ class MRGSM8KBenchmark(Benchmark):
         }
 
     def references(self, data_dirs: list[Path], warn: Callable[[str], None]) -> list[Reference]:
-        from mindprobe.benchmarks.mr_gsm8k.report import published_references
+        from mindprobe.benchmarks.mr_gsm8k.upstream import published_references
 
         return published_references(data_dirs)
 

@@ -24,7 +24,7 @@ def books_root(data_dir: Path | None) -> Path:
 
 
 def has_booksort_files(root: Path) -> bool:
-    from mindprobe.benchmarks.sort.dataset import find_files
+    from mindprobe.benchmarks.sort.data import find_files
 
     if not root.is_dir():
         return False
@@ -45,7 +45,7 @@ def load_source_books(root: Path, book_ids: list[int] | None) -> list[Any]:
 def built_dir(root: Path, conditions: list[tuple[int, int]], book_ids: list[int] | None) -> Path:
     """Build the needed conditions from the books once; later runs read the cached split."""
     from mindprobe.benchmarks.sort.build import build_books
-    from mindprobe.benchmarks.sort.dataset import find_files
+    from mindprobe.benchmarks.sort.data import find_files
 
     books = load_source_books(root, book_ids)
     key = hashlib.sha256(repr((sorted(b.book_idx for b in books),

@@ -10,6 +10,7 @@ next.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +61,9 @@ class SortBenchmark(Benchmark):
         "20000-50": "excerpt 20000 words, segments 50 words",
     }
     default_variant = "all"
-    verbs = ("build", "sweep", "export")
+    verbs = {"build": "build a benchmark's dataset from its sources",
+             "sweep": "run every prompt config, pick the best, run the test split with it",
+             "export": "export data made from the benchmark (the fine-tuning corpus)"}
     limit = "the first N test rows (segment pairs) in total, over all conditions run"
     Options = SortOptions
     data_files = sources.DATA_FILES
@@ -78,7 +81,7 @@ class SortBenchmark(Benchmark):
 
     def plan(self, ctx: PlanContext, opts: SortOptions) -> RunPlan:
         from mindprobe.benchmarks.sort.cell import CONDITIONS
-        from mindprobe.benchmarks.sort.dataset import (
+        from mindprobe.benchmarks.sort.data import (
             available_conditions,
             evaluation_rows,
             load_booksort,
@@ -287,7 +290,7 @@ class SortBenchmark(Benchmark):
             note="the answer letter: 1 token expected"))
 
     def results(self, records: list[dict[str, Any]], plan: RunPlan) -> Results:
-        from mindprobe.benchmarks.sort.tables import results_of_records
+        from mindprobe.benchmarks.sort.report import results_of_records
 
         res = results_of_records(records, plan)
         res.notes += wording_notes(plan.config)
@@ -317,6 +320,13 @@ class SortBenchmark(Benchmark):
             out["gold"] = out.pop("ground_truth")
         return out
 
+    plotted_tables = ("by_condition", "distance_bin")
+
+    def plots(self, runs: Sequence[Any], results: Sequence[Results | None]) -> list[str]:
+        from mindprobe.benchmarks.sort.report import plots
+
+        return plots(runs, results)
+
     def metric_definitions(self) -> dict[str, str]:
         return {
             "accuracy (macro over conditions)": "Share of segment pairs whose order the model "
@@ -327,7 +337,7 @@ class SortBenchmark(Benchmark):
 
     def compare_runs(self, runs: list[Any]) -> Results | None:
         """The memory conditions side by side (in-context, retrieval, no-context, long-term)."""
-        from mindprobe.benchmarks.sort.tables import memory_results
+        from mindprobe.benchmarks.sort.report import memory_results
 
         return memory_results(runs)
 

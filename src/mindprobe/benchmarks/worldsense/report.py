@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -26,6 +26,12 @@ from mindprobe.benchmarks.worldsense.metrics import (
 )
 from mindprobe.core.stats import Z95
 from mindprobe.errors import DataError
+from mindprobe.report.plots import by_setting, color, frame_of, minus, num, plus
+from mindprobe.report.svg import Series, bar_chart
+
+if TYPE_CHECKING:
+    from mindprobe.core.results import Results
+    from mindprobe.core.store import Run
 
 _KNOWN_ORDER = {"problemname": PROBLEM_ORDER, "prompting": PROMPTING_ORDER,
                 "modelname": MODEL_ORDER}
@@ -237,4 +243,48 @@ def published_tables(data_dirs: Sequence[Path], warn: Warn) -> dict[str, Any]:
         res.notes.append(f"{analysis.n_trials:,} trials from {folder}; cells: value (95% CI "
                          "half-width); published results of the paper's models")
         out[f"WorldSense test set: {folder.name} (upstream results files, published)"] = res
+    return out
+
+
+# -- plots (the report) ----------------------------------------------------------------------------
+def plots(runs: Sequence[Run], results: Sequence[Results | None]) -> list[str]:
+    """Accuracy and bias by problem with 95% CIs (from each run's `accuracy/<run>` table);
+    per-problem chance from the same table's `chance` column (the benchmark's own definition,
+    the line the terminal and JSON show)."""
+    out = []
+    for setting, pairs in by_setting(runs, results).items():
+        cats: list[str] = []
+        rows: list[tuple[Run, dict[str, dict[str, Any]]]] = []
+        chance: dict[str, list[float]] = {}
+        for run, res in pairs:
+            t = next((t for n, t in res.tables.items() if n.startswith("accuracy/")), None)
+            if t is None:
+                continue
+            frame = frame_of(t)
+            by = {str(r["problem"]): r for r in frame.to_dict("records")}
+            cats += [c for c in by if c not in cats]
+            rows.append((run, by))
+            ref = next((t for n, t in res.tables.items() if n == "chance"), None)
+            for row in (frame_of(ref).to_dict("records") if ref is not None else []):
+                if num(row.get("chance")) is not None:
+                    chance.setdefault(str(row["problem"]), []).append(float(row["chance"]))
+        if not rows:
+            continue
+        per_problem = {p: sum(v) / len(v) for p, v in chance.items()}
+        acc, bias = [], []
+        for run, by in rows:
+            m = run.model_label
+            a = [num(by.get(c, {}).get("accuracy")) for c in cats]
+            acc.append(Series(m, a, [num(by.get(c, {}).get("ci_low")) for c in cats],
+                              [num(by.get(c, {}).get("ci_high")) for c in cats], color(m)))
+            b = [num(by.get(c, {}).get("bias")) for c in cats]
+            bh = [num(by.get(c, {}).get("bias ±95")) for c in cats]
+            bias.append(Series(m, b, minus(b, bh), plus(b, bh), color(m)))
+        refs = [100 * per_problem[c] if c in per_problem else None for c in cats]
+        out.append(bar_chart(cats, acc, title=f"WorldSense {setting}: accuracy by problem (95% CI)",
+                             y_label="accuracy %", y_range=(0, 100), category_refs=refs,
+                             category_ref_label="chance (uniform guess, paper's scoring)"))
+        out.append(bar_chart(cats, bias, title=f"WorldSense {setting}: bias by problem (95% CI; "
+                             "> 0 leans to TRUE/POSSIBLE/decidable)", y_label="bias",
+                             y_range=(-1, 1)))
     return out

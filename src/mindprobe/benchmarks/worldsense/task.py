@@ -19,7 +19,7 @@ in its thinking is asked again once with that room.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -32,6 +32,8 @@ from mindprobe.benchmarks.worldsense.options import WorldSenseOptions
 from mindprobe.core.benchmark import (
     Benchmark,
     Item,
+    ItemFields,
+    PairedScore,
     PlanContext,
     ProfileSettings,
     Reference,
@@ -107,7 +109,8 @@ class WorldSenseBenchmark(Benchmark):
         "fresh": "freshly generated problems (seeded; offline)",
     }
     default_variant = "test_set"
-    verbs = ("export", "generate")
+    verbs = {"export": "export a run in the benchmark's upstream result format",
+             "generate": "generate a fresh dataset"}
     limit = ("a seeded random sample of whole tuples, about N trials (rounded up to the tuple "
              "that reaches N: the analysis drops incomplete tuples)")
     Options = WorldSenseOptions
@@ -333,6 +336,16 @@ class WorldSenseBenchmark(Benchmark):
     def setting_rank(self, variant: str, setting: dict[str, str]) -> int | None:
         prompting = setting.get("prompting")
         return 0 if prompting == "basic" else 1 if prompting == "logprob" else 2
+
+    paired_score = PairedScore("correct", True, "correct", describe=("problemname", "goldresp"),
+                               answer=("resp",))
+    item_fields = ItemFields(group=("problemname",), answer=("resp",), gold=("goldresp",))
+    plotted_tables = ("accuracy/",)
+
+    def plots(self, runs: Sequence[Any], results: Sequence[Results | None]) -> list[str]:
+        from mindprobe.benchmarks.worldsense.report import plots
+
+        return plots(runs, results)
 
     def metric_definitions(self) -> dict[str, str]:
         from mindprobe.benchmarks.worldsense.report import DEFINITIONS

@@ -4,11 +4,17 @@ accuracy with Wilson CIs, breakdowns, label bias, and in-context vs no-context s
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from mindprobe.core.benchmark import RunPlan
 from mindprobe.core.results import Headline, Results
 from mindprobe.core.stats import chance_of
+from mindprobe.report.plots import bars_from, frame_of
+from mindprobe.report.svg import bar_chart
+
+if TYPE_CHECKING:
+    from mindprobe.core.store import Run
 
 PERCENT = ("accuracy", "ci_low", "ci_high", "macro_accuracy", "share_A", "share_B", "share_X",
            "most_frequent_answer_share", "chance")
@@ -167,3 +173,36 @@ def _clean(frame: Any) -> Any:
     them, so each row says whose it is."""
     return frame.drop(columns=[c for c in _DROP if c in frame.columns and (
         c == "ci_method" or frame[c].nunique(dropna=False) <= 1)])
+
+
+# -- plots (the report) ----------------------------------------------------------------------------
+def plots(runs: Sequence[Run], results: Sequence[Results | None]) -> list[str]:
+    """Accuracy by condition (excerpt × segment length) and by distance bin, one bar per model
+    and context (in-context / no-context / retrieval: the paper's key contrast), chance 50%."""
+    settings: dict[str, list[str]] = {}
+    by_cond: dict[str, list[dict[str, Any]]] = {}
+    by_bin: dict[str, list[dict[str, Any]]] = {}
+    for run, res in zip(runs, results, strict=True):
+        if res is None:
+            continue
+        context = (run.manifest.get("config") or {}).get("condition", "?")
+        key = f"{run.model_label} · {context}"
+        for name, sink in (("by_condition", by_cond), ("distance_bin", by_bin)):
+            t = res.tables.get(name)
+            if t is not None:
+                sink.setdefault(key, []).extend(frame_of(t).to_dict("records"))
+    out = []
+    if by_cond:
+        cats, series = bars_from(by_cond, lambda r: f"{r['excerpt_length']}-{r['segment_length']}",
+                                  "accuracy", 100.0, settings)
+        out.append(bar_chart(cats, series, y_range=(0, 100), y_label="accuracy %",
+                             x_label="excerpt-segment length (words)", refs=[(50.0, "chance")],
+                             title="SORT accuracy by condition, in-context vs no-context (95% CI)"))
+    if by_bin:
+        cats, series = bars_from(by_bin, lambda r: f"{r['excerpt_length']}: {r['distance_bin']}",
+                                  "accuracy", 100.0, settings)
+        out.append(bar_chart(cats, series, y_range=(0, 100), y_label="accuracy %",
+                             x_label="excerpt length: distance bin (words)",
+                             refs=[(50.0, "chance")],
+                             title="SORT accuracy by distance between the segments (95% CI)"))
+    return out

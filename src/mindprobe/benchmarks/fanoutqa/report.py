@@ -6,18 +6,23 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from mindprobe.core.benchmark import RunPlan
 from mindprobe.core.results import Headline, Results
 from mindprobe.errors import DataError
+from mindprobe.report.plots import bars_from, frame_of
+from mindprobe.report.svg import bar_chart
 
 from .breakdown import N_BOOT, WILSON, by_category, by_fanout, interval
 from .data import RELEASES, Generation, Question, version_of
+from .metrics import Evaluation, evaluate
 from .normalize import Normalizer
-from .scoring import Evaluation, evaluate
+
+if TYPE_CHECKING:
+    from mindprobe.core.store import Run
 
 BOOT_METHOD = f"bootstrap95(percentile,{N_BOOT},seed=0)"
 
@@ -278,3 +283,22 @@ def submission_results(questions: Sequence[Question], generations: Sequence[Gene
                              "with `mindprobe judge fanoutqa`)")
     return evaluation_results(ev, title=source, include_raw=include_raw,
                               extra={"generations": source, "n_generations": len(generations)})
+
+
+# -- plots (the report) ----------------------------------------------------------------------------
+def plots(runs: Sequence[Run], results: Sequence[Results | None]) -> list[str]:
+    """Loose accuracy by fan-out width (number of evidence pages), one bar per model and
+    setting, with CIs."""
+    settings: dict[str, list[str]] = {}
+    rows: dict[str, list[dict[str, Any]]] = {}
+    for run, res in zip(runs, results, strict=True):
+        t = res.tables.get("by_fanout") if res is not None else None
+        if t is not None:
+            rows.setdefault(f"{run.model_label} · {run.variant}", []).extend(
+                frame_of(t).to_dict("records"))
+    if not rows:
+        return []
+    cats, series = bars_from(rows, lambda r: str(r.get("fanout")), "loose", 100.0, settings)
+    return [bar_chart(cats, series, y_range=(0, 100), y_label="loose accuracy %",
+                      x_label="evidence pages per question (fan-out)",
+                      title="FanOutQA loose accuracy by fan-out width (95% CI)")]

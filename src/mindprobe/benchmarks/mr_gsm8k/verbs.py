@@ -1,0 +1,64 @@
+"""MR-GSM8K verbs: `judge` (T3 of a finished run, the common judge pass) and `analyse`
+(runs with every judge compared, or upstream eval-results files rescored)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mindprobe.core.verbs import Arg, Verb
+from mindprobe.engine.judge_verb import judge_verb
+
+
+def analyse(args: Any, err: Any) -> int | None:
+    from mindprobe.core.output import emit_json, tables_console
+    from mindprobe.core.results import failed_results, render_results
+    from mindprobe.core.store import load_run, read_judgements
+    from mindprobe.registry import get_benchmark
+
+    out = tables_console(args.json)
+    if args.upstream_results:
+        from pathlib import Path
+
+        from mindprobe.benchmarks.mr_gsm8k.report import upstream_results
+        from mindprobe.benchmarks.mr_gsm8k.upstream import rescore_upstream
+        from mindprobe.errors import UsageError
+
+        for f in args.upstream_results:
+            if not Path(f).is_file():
+                raise UsageError(f"{f}: no such upstream eval-results file (the JSON files "
+                                 "upstream's evaluation scripts write)")
+        results = rescore_upstream(args.upstream_results,
+                                   response_key=args.upstream_response_key,
+                                   manual_key=args.upstream_manual_key)
+        render_results(upstream_results(results), out)
+        emit_json(args.json, next(iter(results.values())) if len(results) == 1 else results)
+        return 0
+    if not args.run:
+        return None
+    bench = get_benchmark("mr_gsm8k")
+    docs: dict[str, Any] = {}
+    for path in args.run:
+        run = load_run(path, "mr_gsm8k")
+        res = failed_results(bench.name, run.records) or bench.results_with_judgements(
+            run.records, run.plan(), read_judgements(run.dir), args.judge_label)
+        out.print(f"[bold]{path}[/bold] ({len(run.records)} records, status {run.status})")
+        render_results(res, out)
+        docs[path] = res.to_json()
+    emit_json(args.json, next(iter(docs.values())) if len(docs) == 1 else docs)
+    return 0
+
+
+VERBS = [
+    Verb("analyse", analyse, (
+        Arg("--upstream-results", nargs="+", metavar="FILE",
+            help="upstream eval-results files to rescore"),
+        Arg("--upstream-response-key", metavar="FIELD",
+            help="field of the model's reply in those files (default: the one field ending in "
+            "the upstream suffix)"),
+        Arg("--upstream-manual-key", metavar="FIELD",
+            help="field of the human reason verdicts in those files"),
+        Arg("--judge-label", help="with --run, the judge whose verdicts fill the top-level "
+            "metrics (default: the run's own judge)"),
+    )),
+    judge_verb(),
+]
