@@ -6,13 +6,13 @@ import pytest
 
 from mindprobe.benchmarks.fanoutqa import judge
 from mindprobe.benchmarks.fanoutqa.data import Generation, parse_questions
-from mindprobe.benchmarks.fanoutqa.normalize import Normalizer
 from mindprobe.benchmarks.fanoutqa.metrics import (
     answer_in_text,
     evaluate,
     rouge_scores,
     str_answer,
 )
+from mindprobe.benchmarks.fanoutqa.normalize import Normalizer
 from mindprobe.errors import DataError
 
 EX1 = (

@@ -10,8 +10,8 @@ from scipy import stats
 from mindprobe.core.results import Headline, Results
 from mindprobe.core.stats import paired_bootstrap
 from mindprobe.errors import UsageError
-from mindprobe.report.compare import mcnemar
 from mindprobe.registry import get_benchmark
+from mindprobe.report.compare import mcnemar
 from mindprobe.report.plots import generic_plots, plots_for, survival, table_series
 from mindprobe.report.provenance import parse_price
 from mindprobe.report.svg import Line, Series, bar_chart, interval_chart, line_chart, nice_ticks

@@ -17,7 +17,7 @@ from mindprobe.benchmarks.worldsense import (
     results_from_pairs,
     write_results_file,
 )
-from mindprobe.benchmarks.worldsense.data import (
+from mindprobe.benchmarks.worldsense.upstream import (
     concat_results,
     parse_results_filename,
     results_filename,

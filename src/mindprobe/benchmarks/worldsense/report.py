@@ -13,8 +13,6 @@ from mindprobe.benchmarks.worldsense.data import (
     MODEL_ORDER,
     PROBLEM_ORDER,
     PROMPTING_ORDER,
-    RESULTS_SUFFIX,
-    load_results,
     load_testset,
 )
 from mindprobe.benchmarks.worldsense.metrics import (
@@ -24,6 +22,7 @@ from mindprobe.benchmarks.worldsense.metrics import (
     analyse,
     warn_stderr,
 )
+from mindprobe.benchmarks.worldsense.upstream import RESULTS_SUFFIX, load_results
 from mindprobe.core.stats import Z95
 from mindprobe.errors import DataError
 from mindprobe.report.plots import by_setting, color, frame_of, minus, num, plus

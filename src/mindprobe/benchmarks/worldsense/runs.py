@@ -10,9 +10,9 @@ from typing import Any
 import pandas as pd
 
 from mindprobe.benchmarks.worldsense.baselines import CHANCE_DEFINITION, chance_table
-from mindprobe.benchmarks.worldsense.data import results_from_pairs
 from mindprobe.benchmarks.worldsense.metrics import JOIN_FIELDS, analyse
 from mindprobe.benchmarks.worldsense.report import to_json
+from mindprobe.benchmarks.worldsense.upstream import results_from_pairs
 from mindprobe.core.results import Headline, Results
 from mindprobe.core.stats import wilson
 

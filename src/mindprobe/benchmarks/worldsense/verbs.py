@@ -30,8 +30,9 @@ def analyse_testset(args: Any, err: Any) -> int | None:
         return None
     import pandas as pd
 
-    from mindprobe.benchmarks.worldsense.data import load_results, load_testset
+    from mindprobe.benchmarks.worldsense.data import load_testset
     from mindprobe.benchmarks.worldsense.metrics import analyse
+    from mindprobe.benchmarks.worldsense.upstream import load_results
 
     runs = [Path(r) for r in (args.run or [])]
 
@@ -74,7 +75,7 @@ def _emit(analysis: Any, title: str, as_json: bool) -> None:
 
 
 def export(args: Any, err: Any) -> int:
-    from mindprobe.benchmarks.worldsense.data import results_filename, write_results_file
+    from mindprobe.benchmarks.worldsense.upstream import results_filename, write_results_file
 
     run_dir, out = Path(args.run), Path(args.out)
     if out.exists() and not out.is_dir():
