@@ -3,13 +3,31 @@
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
 
-SRC = Path(__file__).resolve().parents[2] / "src" / "mindprobe"
+ROOT = Path(__file__).resolve().parents[2]
+SRC = ROOT / "src" / "mindprobe"
+#: The generic layers: they know benchmarks only through the registry and the Benchmark contract.
+GENERIC = ("report", "commands", "profiling", "cli.py")
+#: The module names every built-in benchmark package uses for the same roles.
+STANDARD_MODULES = ("options", "task", "data", "metrics", "report", "upstream")
+
+
+def _built_ins() -> dict[str, str]:
+    """name -> "module:Class" of the built-in benchmarks, as pyproject.toml registers them."""
+    doc = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    return doc["project"]["entry-points"]["mindprobe.benchmarks"]
+
+
+def _generic_files() -> list[Path]:
+    return sorted(p for part in GENERIC for p in
+                  ([SRC / part] if part.endswith(".py") else (SRC / part).rglob("*.py")))
 
 
 def _imports(path: Path) -> set[str]:
@@ -65,6 +83,47 @@ def test_the_run_command_leaves_the_lifecycle_to_the_library():
         "mindprobe.core.store", "mindprobe.core.runner", "mindprobe.core.cache", "os.environ"}
 
 
+def test_generic_layers_never_name_a_benchmark():
+    """report/, commands/, profiling/ and cli.py hold no benchmark's name (in any spelling, in
+    code, help or docstrings): what is a benchmark's lives in its own package."""
+    words = set()
+    for name, target in _built_ins().items():
+        words |= {name, name.replace("_", "-"), name.replace("_", " ")}
+        words.add(target.rpartition(":")[2].removesuffix("Benchmark"))  # e.g. "WorldSense"
+    pattern = re.compile(r"\b(" + "|".join(map(re.escape, sorted(words))) + r")\b", re.I)
+    found = [f"{p.relative_to(SRC)}:{i}: {m.group(0)!r}" for p in _generic_files()
+             for i, line in enumerate(p.read_text().splitlines(), 1)
+             for m in [pattern.search(line)] if m]
+    assert found == []
+
+
+def test_generic_layers_never_import_a_benchmark():
+    bad = [f"{p.relative_to(SRC)} imports {m}" for p in _generic_files() for m in _imports(p)
+           if m == "mindprobe.benchmarks" or m.startswith("mindprobe.benchmarks.")]
+    assert bad == []
+
+
+def test_every_built_in_benchmark_lives_in_one_package_with_the_standard_modules():
+    for name, target in _built_ins().items():
+        package = SRC / "benchmarks" / name
+        assert target.startswith(f"mindprobe.benchmarks.{name}."), target
+        missing = [m for m in STANDARD_MODULES if not (package / f"{m}.py").is_file()]
+        assert missing == [], f"{name} lacks {missing}"
+
+
+def test_benchmark_verbs_are_declared_not_parsed():
+    """A benchmark's verbs are `core.verbs.Verb` declarations in its `verbs.py`, never argparse;
+    the names it declares in its class are the ones that module defines."""
+    from mindprobe.commands import verbs_of
+    from mindprobe.core.verbs import Verb
+    from mindprobe.registry import BENCHMARKS
+
+    for name in _built_ins():
+        verbs = verbs_of(name)
+        assert all(isinstance(v, Verb) for v in verbs.values())
+        assert set(BENCHMARKS[name].verbs) <= set(verbs)
+
+
 def test_benchmarks_come_from_entry_points():
     """No benchmark is named in the registry: each one is an entry point (pyproject.toml)."""
     text = (SRC / "registry.py").read_text()
@@ -74,6 +133,9 @@ def test_benchmarks_come_from_entry_points():
 
 @pytest.mark.parametrize("argv", [["--version"], ["--help"], ["list"],
                                   ["run", "worldsense", "--help"], ["models"],
+                                  ["build", "sort", "--help"], ["sweep", "sort", "--help"],
+                                  ["export", "worldsense", "--help"],
+                                  ["judge", "fanoutqa", "--help"],
                                   ["run", "worldsense:nope", "--model", "random"]])
 def test_light_commands_do_not_import_pandas_or_numpy(argv):
     code = (f"import sys\nfrom mindprobe.cli import main\ntry:\n    main({argv!r})\n"

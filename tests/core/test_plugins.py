@@ -45,7 +45,12 @@ def site(tmp_path, monkeypatch):
     (root / "add_bench").mkdir(parents=True)
     (root / "add_bench" / "__init__.py").write_text("")
     (root / "add_bench" / "task.py").write_text(code)
-    for dist, ep in (("add_bench", entry), ("broken_bench", "broken = no_such_pkg.task:Nope")):
+    (root / "add_more").mkdir()
+    (root / "add_more" / "__init__.py").write_text("")
+    (root / "add_more" / "task.py").write_text(ADD_MORE)
+    (root / "add_more" / "verbs.py").write_text(ADD_MORE_VERBS)
+    for dist, ep in (("add_bench", entry), ("broken_bench", "broken = no_such_pkg.task:Nope"),
+                     ("add_more", "addmore = add_more.task:AddMoreBenchmark")):
         info = root / f"{dist}-0.1.dist-info"
         info.mkdir()
         info.joinpath("METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\n"
@@ -64,6 +69,47 @@ def site(tmp_path, monkeypatch):
     monkeypatch.undo()
     BENCHMARKS.refresh()
 
+
+#: A benchmark in its own package with everything optional a benchmark may bring: its own plot,
+#: its own verb (`mindprobe tally addmore`, declared in its `verbs.py`), its paired score.
+ADD_MORE = '''
+from add_bench.task import AddBenchmark, AddOptions
+from mindprobe.core.benchmark import PairedScore
+
+
+class AddMoreBenchmark(AddBenchmark):
+    name = "addmore"
+    title = "arithmetic with a plot, a verb and a paired score"
+    variants = {"small": "two numbers below 100"}
+    default_variant = "small"
+    verbs = {"tally": "count a run's right sums"}
+    Options = AddOptions
+    paired_score = PairedScore("correct", True, "right sum", describe=("answer",))
+    plotted_tables = ("answers",)
+
+    def plots(self, runs, results):
+        from mindprobe.report.svg import Series, bar_chart
+
+        series = [Series(run.model_label, [sum(r.get("correct") is True for r in run.records)])
+                  for run in runs]
+        return [bar_chart(["right"], series, title="Sums right per model")] if runs else []
+'''
+ADD_MORE_VERBS = '''
+from mindprobe.core.verbs import Arg, Verb
+
+
+def tally(args, err):
+    from mindprobe.core.store import load_run
+
+    run = load_run(args.run, "addmore")
+    right = sum(r.get("correct") is True for r in run.records)
+    print(f"{args.label}: {right} right of {len(run.records)}")
+    return 0 if right else 1
+
+
+VERBS = [Verb("tally", tally, (Arg("--run", required=True, help="the run to count"),
+                                Arg("--label", default="sums", help="what to call them")))]
+'''
 
 #: A model backend in its own package: `sum:BIAS` answers a + b + BIAS.
 SUM_MODEL = '''
@@ -162,3 +208,27 @@ def test_a_model_backend_from_a_plugin(site, tmp_path):
     with pytest.raises(ModelError, match="unknown model spec 'nosuch:x'"):
         parse_model_spec("nosuch:x")
 
+
+
+def test_a_plugin_brings_its_verb_plot_and_paired_score(site, cli, tmp_path):
+    """What a benchmark declares (a verb, a plot, a paired score) reaches the CLI and the
+    report without mindprobe naming it anywhere."""
+    top = _mindprobe("--help")
+    assert re.search(r"tally\s+count a run's right sums \(addmore\)", top.stdout), top.stdout
+    shown = _mindprobe("tally", "addmore", "--help")
+    assert shown.returncode == 0 and "--run RUN" in shown.stdout and "--label" in shown.stdout
+    refused = _mindprobe("tally", "add", "--run", tmp_path)
+    assert refused.returncode == 2 and "add has no `tally`" in refused.stderr
+    runs = tmp_path / "runs"
+    right = mindprobe.evaluate("addmore", "sum:0", options={"n_items": 6}, runs_dir=runs,
+                               progress=False)
+    with TestServer(responder=_adder) as srv:
+        mindprobe.evaluate("addmore", f"openai:test-model@{srv.base_url}", options={"n_items": 6},
+                           runs_dir=runs, cache=False, progress=False)
+    code, out, err = cli("tally", "addmore", "--run", right.run_dir, "--label", "sums")
+    assert code == 0 and "sums: 6 right of 6" in out, err
+    code, _, err = cli("report", runs, "--out", tmp_path / "report.html")
+    assert code == 0, err
+    html = (tmp_path / "report.html").read_text()
+    assert "Sums right per model" in html  # its own plot
+    assert "(right sum)" in html  # its paired score, on the comparison of the two models

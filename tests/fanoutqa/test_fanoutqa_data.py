@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from mindprobe.benchmarks.fanoutqa import data, releases
+from mindprobe.benchmarks.fanoutqa import data
+from mindprobe.benchmarks.fanoutqa import upstream as releases
 from mindprobe.benchmarks.fanoutqa.data import (
     Generation,
     load_generations,
