@@ -14,6 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from mindprobe.core.judges import merge_judges
+
 from .data import Answer
 from .flatten import str_answer
 
@@ -143,3 +145,11 @@ def judge_metric(verdicts: Sequence[bool | None], answered: Sequence[bool]) -> J
     raw = [int(bool(a) and v is True) for v, a in zip(verdicts, answered, strict=True)]
     no_verdict = sum(1 for v, a in zip(verdicts, answered, strict=True) if a and v is None)
     return JudgeMetric(sum(raw) / len(raw), raw, no_verdict, sum(1 for a in answered if not a))
+
+
+def collect_judges(cfg: dict[str, Any], records: list[dict[str, Any]],
+                   judgements: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Every judge of a run (verdicts by question id; None: the judge gave no verdict)."""
+    own = {r["id"]: r["judge"].get("verdict") for r in records if isinstance(r.get("judge"), dict)}
+    return merge_judges(cfg.get("judge_label"), cfg.get("judge"), own, judgements,
+                        lambda e: e.get("verdict"))

@@ -356,3 +356,10 @@ def evaluate(
 def parse_and_score_judge(replies: Sequence[str | None]) -> list[bool | None]:
     """Convenience: raw judge replies (evaluation order, None for no call) to verdicts."""
     return [parse_judge(r) for r in replies]
+
+
+def score_answer(q: Question, answer: str, normalizer: Normalizer) -> dict[str, Any]:
+    """One answer's accuracy (loose, strict, missing gold strings) and ROUGE (spec §6.3-6.4)."""
+    acc = answer_in_text(q.answer, answer, normalizer)
+    return {"loose": acc.score, "strict": acc.found, "missing": acc.missing,
+            "rouge": rouge_scores(q.answer, answer)}

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from .chunking import PAPER_CHUNK_SIZE, Chunk, chunk_text
 from .normalize import Normalizer
+from .options import PAPER_MAX_CONTEXT
 from .retrieval import CountTokens, greedy_fill, rank_chunks
 
 Message = dict[str, Any]
@@ -254,3 +255,16 @@ def final_answer(messages: Sequence[Message]) -> str:
         if isinstance(content, str) and content:
             return content
     return ""
+
+
+def resolve_max_context(explicit: int | None, window: int | None,
+                        reply_tokens: int) -> tuple[int, str]:
+    """(max_context, where it came from). The fill reserves 512 tokens for the reply; a larger
+    --max-tokens takes its excess off the model's window so prompt and reply still fit."""
+    if explicit is not None:
+        return explicit, "--max-context"
+    if window:
+        excess = max(0, reply_tokens - GENERATION_RESERVE)
+        return max(1024, window - excess), "model context window" + (
+            f" less {excess} reply tokens above 512" if excess else "")
+    return PAPER_MAX_CONTEXT, f"paper default {PAPER_MAX_CONTEXT} (model context window unknown)"

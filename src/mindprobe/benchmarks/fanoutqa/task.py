@@ -22,32 +22,21 @@ from pathlib import Path
 from typing import Any
 
 from mindprobe.core.benchmark import Benchmark, Item, PlanContext, ProfileSettings, RunPlan
-from mindprobe.core.judges import merge_judges, primary_judge
+from mindprobe.core.judges import primary_judge
 from mindprobe.core.results import Results
 from mindprobe.core.session import Session
 from mindprobe.errors import DataError, UsageError
 from mindprobe.models import model_label
 from mindprobe.models.base import Request, TransientError
 
-from .data import (
-    DATA_FILES,
-    LEGACY_VERSION,
-    PACKAGE,
-    PACKAGE_VERSION,
-    PINS,
-    RELEASES,
-    UPSTREAM_COMMIT,
-    UPSTREAM_REPO,
-    WHEEL_FILES,
-    Question,
-    load_questions,
-    version_of,
-)
-from .judge import SEED, judge_letter, judge_prompt, parse_judge
+from .data import DATA_FILES, LEGACY_VERSION, Question, load_questions, version_of
+from .judge import SEED, collect_judges, judge_letter, judge_prompt, parse_judge
 from .lemma import load_lemmatizer
+from .metrics import score_answer
 from .normalize import Normalizer
-from .options import PAPER_MAX_CONTEXT, FanOutQAOptions
-from .prompts import GENERATION_RESERVE, closed_book_messages, user
+from .options import FanOutQAOptions
+from .prompts import GENERATION_RESERVE, closed_book_messages, resolve_max_context, user
+from .upstream import data_provenance
 
 SETTINGS = ("closedbook", "evidenceprovided", "openbook")
 #: Seconds an open-book item may run past its time limit (the judge call, a last request).
@@ -63,34 +52,6 @@ def _canned(letter: str) -> str:
 
 #: What `--judge random` picks from: consistent (C) or a disagreement (D).
 JUDGE_CHOICES = [_canned("C"), _canned("D")]
-
-
-def resolve_max_context(explicit: int | None, window: int | None,
-                        reply_tokens: int) -> tuple[int, str]:
-    """(max_context, where it came from). The fill reserves 512 tokens for the reply; a larger
-    --max-tokens takes its excess off the model's window so prompt and reply still fit."""
-    if explicit is not None:
-        return explicit, "--max-context"
-    if window:
-        excess = max(0, reply_tokens - GENERATION_RESERVE)
-        return max(1024, window - excess), "model context window" + (
-            f" less {excess} reply tokens above 512" if excess else "")
-    return PAPER_MAX_CONTEXT, f"paper default {PAPER_MAX_CONTEXT} (model context window unknown)"
-
-
-def data_provenance(version: str, split: str) -> dict[str, Any]:
-    """What identifies a run's questions (part of its identity: stable across machines and
-    folders, so a run resumes wherever its files are). nov23 keeps the exact form runs
-    recorded before releases were told apart, so those runs resume as they were."""
-    name = RELEASES[version].files[split]
-    if version == LEGACY_VERSION:
-        wheel_name = WHEEL_FILES[name]
-        return {"dataset": "FanOutQA", "dataset_version": version,
-                "package": f"{PACKAGE}=={PACKAGE_VERSION}", "file": wheel_name,
-                "sha256": PINS[name][1], "split": split}
-    return {"dataset": "FanOutQA", "dataset_version": version,
-            "release": RELEASES[version].about, "upstream": f"{UPSTREAM_REPO}@{UPSTREAM_COMMIT}",
-            "file": name, "git_blob": PINS[name][0], "sha256": PINS[name][1], "split": split}
 
 
 def questions_by_id(split: str, version: str, data_dir: Path | None = None
@@ -408,15 +369,6 @@ class FanOutQABenchmark(Benchmark):
 # ------------------------------------------------------------------ scoring and judging
 
 
-def score_answer(q: Question, answer: str, normalizer: Normalizer) -> dict[str, Any]:
-    """One answer's accuracy (loose, strict, missing gold strings) and ROUGE (spec §6.3-6.4)."""
-    from .metrics import answer_in_text, rouge_scores
-
-    acc = answer_in_text(q.answer, answer, normalizer)
-    return {"loose": acc.score, "strict": acc.found, "missing": acc.missing,
-            "rouge": rouge_scores(q.answer, answer)}
-
-
 async def judge_answer(session: Session, q: Question, answer: str) -> dict[str, Any]:
     """The GPT-as-judge verdict on one answer (spec §6.6) through the ``judge`` role.
 
@@ -436,12 +388,3 @@ async def judge_answer(session: Session, q: Question, answer: str) -> dict[str, 
     if len(answer) > 4000:
         out["answer_cut_to"] = 4000
     return out
-
-
-def collect_judges(cfg: dict[str, Any], records: list[dict[str, Any]],
-                   judgements: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """Every judge of a run (verdicts by question id; None: the judge gave no verdict)."""
-    own = {r["id"]: r["judge"].get("verdict") for r in records if isinstance(r.get("judge"), dict)}
-    return merge_judges(cfg.get("judge_label"), cfg.get("judge"), own, judgements,
-                        lambda e: e.get("verdict"))
-

@@ -135,3 +135,18 @@ def data_path(split: Split, version: str = DEFAULT_VERSION, data_dir: Path | Non
         f"fanoutqa` (needs internet; from {UPSTREAM_REPO} at {UPSTREAM_COMMIT[:12]}) or pass "
         f"--data-dir DIR with the files (e.g. a copy of shared/data/fanoutqa){also}"
     )
+
+
+def data_provenance(version: str, split: str) -> dict[str, Any]:
+    """What identifies a run's questions (part of its identity: stable across machines and
+    folders, so a run resumes wherever its files are). nov23 keeps the exact form runs
+    recorded before releases were told apart, so those runs resume as they were."""
+    name = RELEASES[version].files[split]
+    if version == LEGACY_VERSION:
+        wheel_name = WHEEL_FILES[name]
+        return {"dataset": "FanOutQA", "dataset_version": version,
+                "package": f"{PACKAGE}=={PACKAGE_VERSION}", "file": wheel_name,
+                "sha256": PINS[name][1], "split": split}
+    return {"dataset": "FanOutQA", "dataset_version": version,
+            "release": RELEASES[version].about, "upstream": f"{UPSTREAM_REPO}@{UPSTREAM_COMMIT}",
+            "file": name, "git_blob": PINS[name][0], "sha256": PINS[name][1], "split": split}
