@@ -123,3 +123,19 @@ def test_parse_price():
     for bad in ("x", "1,2,3", "-1,2", ""):
         with pytest.raises(UsageError):
             parse_price(bad)
+
+
+def test_the_page_style_and_script_ship_as_package_data():
+    """report.css / report.js are read with importlib.resources, so the wheel must carry them."""
+    import tomllib
+    from pathlib import Path
+
+    from mindprobe.report import assets
+
+    root = Path(__file__).resolve().parents[2]
+    listed = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"][
+        "package-data"]["mindprobe.report"]
+    files = {p.name for p in (root / "src" / "mindprobe" / "report").iterdir()
+             if p.suffix in (".css", ".js")}
+    assert files == set(listed) == {"report.css", "report.js"}
+    assert "th.orderable" in assets.CSS and "aria-sort" in assets.JS

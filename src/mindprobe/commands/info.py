@@ -20,7 +20,8 @@ def cmd_list(args: argparse.Namespace, err: Console) -> int:
     if args.json:
         emit_json(True, {n: {"title": b.title, "variants": b.variants,
                              "default_variant": b.default_variant,
-                             "variant_groups": b.variant_groups} for n, b in BENCHMARKS.items()})
+                             "variant_groups": b.variant_groups, "verbs": b.verbs}
+                         for n, b in BENCHMARKS.items()})
         return 0
     t = Table(title="benchmarks", title_justify="left")
     t.add_column("benchmark")
@@ -29,7 +30,8 @@ def cmd_list(args: argparse.Namespace, err: Console) -> int:
     for name, b in BENCHMARKS.items():
         names = [f"{v}{' (default)' if v == b.default_variant else ''}" for v in b.variants]
         names += [f"{g} ({', '.join(vs)})" for g, vs in b.variant_groups.items()]
-        t.add_row(name, "\n".join(names), b.title)
+        verbs = f"\nits verbs: {', '.join(b.verbs)}" if b.verbs else ""
+        t.add_row(name, "\n".join(names), b.title + verbs)
     tables_console().print(t)
     return 0
 
