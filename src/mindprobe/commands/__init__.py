@@ -28,9 +28,12 @@ def verbs_of(bench: str) -> dict[str, Verb]:
     try:
         declared = importlib.import_module(module)
     except ModuleNotFoundError as exc:
-        if exc.name == module and not found.verbs:
-            return {}
-        raise
+        if exc.name != module:
+            raise
+        if found.verbs:
+            raise MindprobeError(f"benchmark {bench} names the verbs {', '.join(found.verbs)} "
+                                 f"but has no module {module} declaring them") from None
+        return {}
     verbs = {v.name: v for v in getattr(declared, "VERBS", ())}
     missing = [v for v in found.verbs if v not in verbs]
     if missing:
