@@ -23,8 +23,8 @@ from pathlib import Path
 from mindprobe.benchmarks.fanoutqa.data import Question, load_dev
 from mindprobe.benchmarks.fanoutqa.flatten import gold_strings, str_answer
 from mindprobe.benchmarks.fanoutqa.lemma import load_lemmatizer
-from mindprobe.benchmarks.fanoutqa.normalize import Normalizer, normalize
 from mindprobe.benchmarks.fanoutqa.metrics import _bounded, answer_in_text
+from mindprobe.benchmarks.fanoutqa.normalize import Normalizer, normalize
 
 
 def _commas(token: str) -> str:
