@@ -74,7 +74,13 @@ class RunPlan:
 
     items: list[Item]
     prompting: str = "basic"
+    #: What the benchmark derives while planning (upstream's sampling, its templates, the
+    #: reply budget ...) and at `prepare` (what the model's tokenizer does): recorded in the
+    #: manifest as the run's `config`, part of its identity. The user's choices are `options`.
     config: dict[str, Any] = field(default_factory=dict)
+    #: The benchmark's typed options (an instance of its `Options`), as the episodes and
+    #: `results` read them; recorded in the manifest and rebuilt by `Run.plan()`.
+    options: Any = field(default_factory=NoOptions)
     #: Where the items came from (files and their sha256, generator seed, version).
     provenance: dict[str, Any] = field(default_factory=dict)
     #: Models besides the one under test, by role (e.g. {"judge": "openai:gpt-4o"}).
@@ -229,11 +235,13 @@ class Benchmark(abc.ABC):
 
     @abc.abstractmethod
     async def run_item(self, item: Item, session: Session) -> dict[str, Any]:
-        """Play one item; return its record fields (answers, scores, transcript)."""
+        """Play one item; return its record fields (answers, scores, transcript). The run's
+        typed options are `session.options`, what it derived `session.config`."""
 
     @abc.abstractmethod
     def results(self, records: list[dict[str, Any]], plan: RunPlan) -> Results:
-        """The benchmark's results from finished records alone (errored ones are passed too)."""
+        """The benchmark's results from finished records alone (errored ones are passed too);
+        `plan.options` are the run's typed options (rebuilt from its manifest by `Run.plan`)."""
 
     # -- optional capabilities ---------------------------------------------------------------
     async def prepare(self, plan: RunPlan, model: Model) -> None:

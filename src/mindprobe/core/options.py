@@ -159,5 +159,19 @@ def _check_needs(spec: OptionSpec, specs: dict[str, OptionSpec], given: dict[str
                          f"{' or '.join(map(str, values))} (not {value}); leave it out")
 
 
+def rebuild_options(cls: type, recorded: dict[str, Any] | None,
+                    config: dict[str, Any] | None = None) -> Any:
+    """The typed options of a recorded run: its manifest's `options`; for a manifest from
+    before options were recorded, the same names in its `config` (older runs stay readable).
+    Names the class no longer has are dropped; missing ones take their defaults. Values are
+    the run's own (validated when it ran), so a range tightened since does not refuse it."""
+    if not dataclasses.is_dataclass(cls):
+        return NoOptions()
+    names = {f.name for f in dataclasses.fields(cls) if f.init}
+    values = {k: v for k, v in (config or {}).items() if k in names}
+    values.update({k: v for k, v in (recorded or {}).items() if k in names})
+    return cls(**values)
+
+
 def options_dict(opts: Any) -> dict[str, Any]:
     return dataclasses.asdict(opts) if dataclasses.is_dataclass(opts) else {}

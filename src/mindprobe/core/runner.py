@@ -45,6 +45,8 @@ class PassSettings:
     seed: int = 0
     cache: ResponseCache | None = None
     config: dict[str, Any] = field(default_factory=dict)
+    #: The benchmark's typed options (`RunPlan.options`), as episodes read them.
+    options: Any = None
     prompting: str = "basic"
     resources: dict[str, Any] = field(default_factory=dict)
     item_time_limit: float | None = None
@@ -253,7 +255,8 @@ async def execute(
             nonlocal streak
             session = Session(
                 models, item.id, seed=settings.seed, cache=settings.cache,
-                identities=identities, config=settings.config, prompting=settings.prompting,
+                identities=identities, config=settings.config, options=settings.options,
+                prompting=settings.prompting,
                 resources=settings.resources,
                 on_usage=bar.tokens if settings.progress_role in models else None,
                 usage_role=settings.progress_role, texts=store.texts, lease=lease,

@@ -49,6 +49,7 @@ class Session:
         cache: ResponseCache | None,
         identities: dict[str, dict[str, Any]],
         config: dict[str, Any] | None = None,
+        options: Any = None,
         prompting: str = "basic",
         resources: dict[str, Any] | None = None,
         on_usage: Callable[[int, int, int], None] | None = None,
@@ -62,7 +63,9 @@ class Session:
         self._seed = seed
         self._cache = cache
         self._identities = identities
-        #: The run's benchmark config and prompting label (so episodes need no globals).
+        #: The run's typed benchmark options, what the benchmark derived from them while
+        #: planning (`RunPlan.config`) and its prompting label (so episodes need no globals).
+        self.options = options
         self.config = config or {}
         self.prompting = prompting
         self._resources = resources or {}

@@ -10,21 +10,18 @@ numbers of an uninterrupted one.
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
-import fcntl
 import functools
 import json
 import os
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import orjson
-
 from mindprobe import __version__
+from mindprobe.core.records import dedupe, encode_record, read_records
 from mindprobe.core.requests import TEXTS, TextStore, read_texts
+from mindprobe.core.run_lock import RunLock, now_iso
 from mindprobe.errors import DataError, UsageError
 
 if TYPE_CHECKING:
@@ -32,107 +29,15 @@ if TYPE_CHECKING:
 
 MANIFEST = "manifest.json"
 RECORDS = "records.jsonl"
-LOCK = ".lock"
 JUDGEMENTS_DIR = "judgements"
 #: Manifest fields that define a run: resuming with different values would mix two experiments.
 IDENTITY_FIELDS = ("benchmark", "variant", "model", "config", "data")
-
-
-def now_iso() -> str:
-    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
 
 
 def write_json_atomic(path: Path, obj: Any) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(obj, indent=2, ensure_ascii=False, default=str) + "\n")
     os.replace(tmp, path)
-
-
-def read_records(path: Path, *, repair: bool = False) -> list[dict[str, Any]]:
-    """All complete records of a records.jsonl. A torn last line (no newline) is ignored and,
-    with `repair`, cut off; a malformed complete line is a DataError naming file and line."""
-    if not path.exists():
-        return []
-    data = path.read_bytes()
-    end = data.rfind(b"\n") + 1
-    if end < len(data) and repair:
-        with open(path, "r+b") as f:
-            f.truncate(end)
-    records = []
-    for lineno, line in enumerate(data[:end].splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            rec = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            raise DataError(
-                f"{path}:{lineno}: malformed record line; the file was edited or corrupted "
-                "(delete that line to re-run the item)"
-            ) from None
-        if not isinstance(rec, dict) or "id" not in rec:
-            raise DataError(f"{path}:{lineno}: record without an 'id' field")
-        records.append(rec)
-    return records
-
-
-class RunLock:
-    """An advisory lock on a run directory: one writing process at a time.
-
-    `flock` dies with its process, so a lock left by a kill -9 is simply taken over; the lock
-    file names the holder so the refusal can say who it is. Re-entrant within one process.
-    """
-
-    _held: dict[str, list[int]] = {}
-
-    def __init__(self, run_dir: Path) -> None:
-        self.path = Path(run_dir) / LOCK
-        self._key = str(self.path.resolve())
-
-    def acquire(self) -> None:
-        held = RunLock._held.get(self._key)
-        if held is not None:
-            held[1] += 1
-            return
-        try:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        except OSError as exc:
-            raise UsageError(f"cannot write in {self.path.parent}: {exc.strerror} "
-                             "(choose a writable --runs-dir)") from None
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(fd, 4096, 0).decode("utf-8", "replace").strip() or "unknown"
-            os.close(fd)
-            raise UsageError(
-                f"{self.path.parent} is in use by another mindprobe process ({holder}); "
-                "wait for it to finish or stop it, or use another --runs-dir"
-            ) from None
-        os.ftruncate(fd, 0)
-        info = f"pid {os.getpid()}, since {now_iso()}: mindprobe {' '.join(sys.argv[1:])}"
-        os.pwrite(fd, info.encode()[:4000], 0)
-        RunLock._held[self._key] = [fd, 1]
-
-    def release(self) -> None:
-        held = RunLock._held.get(self._key)
-        if held is None:
-            return
-        held[1] -= 1
-        if held[1] == 0:
-            del RunLock._held[self._key]
-            os.close(held[0])
-
-    def is_held_elsewhere(self) -> bool:
-        """True when another live process holds this run (for `mindprobe runs`)."""
-        if self._key in RunLock._held or not self.path.exists():
-            return False
-        fd = os.open(self.path, os.O_RDONLY)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return True
-        finally:
-            os.close(fd)
-        return False
 
 
 class RunStore:
@@ -286,26 +191,6 @@ class RunStore:
         return read_records(self.records_path)
 
 
-_RECORD_OPTS = orjson.OPT_APPEND_NEWLINE | orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
-
-
-def encode_record(record: dict[str, Any]) -> bytes:
-    """One JSON line (UTF-8, NaN as null, unknown types as str), ready for a single write."""
-    return orjson.dumps(record, default=str, option=_RECORD_OPTS)
-
-
-def dedupe(records: list[dict[str, Any]]) -> tuple[dict[str, dict[str, Any]], int]:
-    """Records by id, the first of each id winning; and how many later copies were dropped."""
-    done: dict[str, dict[str, Any]] = {}
-    dropped = 0
-    for rec in records:
-        if rec["id"] in done:
-            dropped += 1
-        else:
-            done[rec["id"]] = rec
-    return done, dropped
-
-
 def _difference(old: Any, new: Any) -> str:
     """Which settings differ, e.g. `reasks: 1 (recorded) vs 2 (now)`."""
     if isinstance(old, dict) and isinstance(new, dict):
@@ -375,12 +260,20 @@ class Run:
 
     def plan(self) -> RunPlan:
         """What `results()` needs of a finished run, rebuilt from its manifest alone: its
-        config, data provenance and labels (no items). The one place that does it, for
-        analyse, judge, report and the Python API."""
+        typed options, config, data provenance and labels (no items). The one place that
+        does it, for analyse, judge, report and the Python API."""
         from mindprobe.core.benchmark import RunPlan
+        from mindprobe.core.options import NoOptions, rebuild_options
+        from mindprobe.registry import options_class
 
         m = self.manifest
-        return RunPlan(items=[], prompting=self.prompting, config=m.get("config", {}),
+        config = m.get("config", {})
+        try:
+            cls: type = options_class(self.benchmark)
+        except UsageError:  # a plugin no longer installed: its records still load
+            cls = NoOptions
+        return RunPlan(items=[], prompting=self.prompting, config=config,
+                       options=rebuild_options(cls, m.get("options"), config),
                        provenance=m.get("data", {}), model_label=self.model_label)
 
 

@@ -96,7 +96,8 @@ async def _judge_pass(settings: JudgeSettings, bench: Benchmark, plan: RunPlan, 
         done = store.open(manifest)
         done = {k: r for k, r in done.items() if "error" not in r}  # failed: ask again
         pass_settings = PassSettings(concurrency=concurrency, cache=cache, config=config,
-                                     progress_role="judge", debug=settings.debug)
+                                     options=plan.options, progress_role="judge",
+                                     debug=settings.debug)
         result = await execute(todo, bench.judge_item, {"judge": model}, store, done,
                                pass_settings, console=reporter.console,
                                description=f"judge {label}")

@@ -121,6 +121,7 @@ def plan_all(task: Task, settings: RunSettings, facts: ModelFacts,
                           max_tokens=settings.max_tokens, model=facts, roles=settings.roles,
                           warn=reporter.warn, info=reporter.note, prompt_file=prompt_file)
         plan = labelled(task.bench, task.bench.plan(ctx, task.opts), prompt_file)
+        plan.options = task.opts
         if settings.limit is not None and not plan.limit_applied:
             plan.items = plan.items[: settings.limit]
         plan.model_label = facts.label
@@ -271,7 +272,7 @@ async def _run_one(task: Task, settings: RunSettings, variant: str, plan: RunPla
         model_label=model.label,
         model_identity={role: m.identity() for role, m in models.items()},
         models={role: m.describe() for role, m in models.items()},
-        options=options_dict(task.opts),
+        options=options_dict(plan.options),
         config={"seed": seed, **plan.config},
         data=plan.provenance,
         n_items=len(plan.items),
@@ -285,7 +286,8 @@ async def _run_one(task: Task, settings: RunSettings, variant: str, plan: RunPla
         reporter.repaired(store.records_path, store.duplicates_dropped)
     pass_settings = PassSettings(
         concurrency=concurrency, seed=seed, cache=cache, config=plan.config,
-        prompting=plan.prompting, resources=resources, item_time_limit=plan.item_time_limit,
+        options=plan.options, prompting=plan.prompting, resources=resources,
+        item_time_limit=plan.item_time_limit,
         debug=settings.debug, progress=progress,
     )
     t0 = time.perf_counter()

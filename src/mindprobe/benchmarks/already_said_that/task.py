@@ -11,16 +11,15 @@ assistant message and upstream's answer system message; the second reply is scor
 enters the history of later turns, the reasoning never does. Sampling is the published runs'
 (temperature 1, max_tokens 512 per call, from upstream's solver registry); `--temperature` and
 `--max-tokens` change it, recorded as deviations. A reasoning model's thinking
-(reasoning_content / `<think>` block) is never scored nor put into the history; a model known
-to think gets THINKING_ROOM more tokens, and a turn cut off while still thinking is asked once
-more with that room (else it has no answer: a violation on a main-task turn, marked
-`truncated_in_reasoning` in the transcript).
+(reasoning_content / `<think>` block) is never scored nor put into the history; the reply cap
+follows core's thinking policy (`core.thinking`): a model known to think gets more room, and a
+turn cut off while still thinking is asked once more with that room (else it has no answer: a
+violation on a main-task turn, marked `truncated_in_reasoning` in the transcript).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -46,14 +45,12 @@ from mindprobe.core.data import data_dir_for
 from mindprobe.core.prompt_file import DEVIATIONS, apply_prompt_file
 from mindprobe.core.results import Results
 from mindprobe.core.session import Session
+from mindprobe.core.thinking import ROOM_REASON, ReplyBudget, generate_with_room
 from mindprobe.core.upstream_source import Template
 from mindprobe.errors import UsageError
 from mindprobe.models.base import Completion, Request
 
 DEFAULT_SEED = 20220722
-#: Extra --max-tokens per call for a model known to think (`--reasoning`, or once a reply
-#: showed thinking), on top of upstream's 512.
-THINKING_ROOM = 4096
 ANSWERS = ["[answer: yes]", "[answer: no]"]
 #: Where a direct reply is complete: the `]` closing its `[answer: ...]` tag, or the end of
 #: its line (a line without the tag is no answer, however it goes on). Base models on the
@@ -72,15 +69,13 @@ def call_settings(solver: ast_prompt.Solver, opts: AlreadySaidThatOptions, ctx: 
     calls, deviations = {}, []
     for kind, up in solver.calls.items():
         temperature = up.temperature if opts.temperature is None else opts.temperature
-        cap = ctx.max_tokens or up.max_tokens
-        room = ctx.max_tokens or up.max_tokens + THINKING_ROOM
-        calls[kind] = {"temperature": temperature, "max_tokens": room if thinks else cap,
-                       "max_tokens_thinking": room}
+        budget = ReplyBudget.plan(up.max_tokens, ctx.max_tokens, thinks)
+        calls[kind] = {"temperature": temperature, **budget.config()}
         if temperature != up.temperature:
             deviations.append(f"{kind} calls at temperature {temperature:g} (upstream's "
                               f"published runs: {up.temperature:g})")
         if calls[kind]["max_tokens"] != up.max_tokens:
-            why = "" if ctx.max_tokens else ", room for a reasoning model's thinking"
+            why = "" if ctx.max_tokens else f", {ROOM_REASON}"
             deviations.append(f"{kind} calls with max_tokens {calls[kind]['max_tokens']} "
                               f"(upstream: {up.max_tokens}{why})")
     return calls, deviations
@@ -156,6 +151,7 @@ class AlreadySaidThatBenchmark(Benchmark):
                        provenance=provenance, limit_applied=True)
 
     async def run_item(self, item: Item, session: Session) -> dict[str, Any]:
+        opts: AlreadySaidThatOptions = session.options
         cfg = session.config
         calls = cfg["calls"]
         cot = cfg.get("cot_messages")
@@ -163,16 +159,12 @@ class AlreadySaidThatBenchmark(Benchmark):
                 for kind in calls}
 
         async def ask(messages: list[dict[str, str]], kind: str) -> Completion:
-            c = calls[kind]
-            room = c["max_tokens_thinking"]
-            max_tokens = max(c["max_tokens"], room) if session.model().can("reasoning") \
-                else c["max_tokens"]
-            req = Request(messages=messages, max_tokens=max_tokens, temperature=c["temperature"],
-                          choices=ANSWERS, human_wrap=human_answer, human_hint=HUMAN_HINT,
+            budget = ReplyBudget.of(calls[kind])
+            req = Request(messages=messages, max_tokens=budget.max_tokens,
+                          temperature=calls[kind]["temperature"], choices=ANSWERS,
+                          human_wrap=human_answer, human_hint=HUMAN_HINT,
                           answer_end=ANSWER_END if kind == "answer" else None)
-            comp = await session.generate(req)
-            if comp.truncated_in_reasoning and room > req.max_tokens:
-                comp = await session.generate(replace(req, max_tokens=room))
+            comp = await generate_with_room(session, req, budget.room)
             u = used[kind]
             u["requests"] += 1
             u["prompt_tokens"] += comp.prompt_tokens
@@ -195,15 +187,15 @@ class AlreadySaidThatBenchmark(Benchmark):
         p = item.payload
         record = await run_episode(
             variant=cfg["variant"], idx=p["idx"], seed=cfg["seed"], words=p["words"],
-            pool=p["pool"], system=p["system"], reply=reply, max_turns=cfg["max_turns"],
+            pool=p["pool"], system=p["system"], reply=reply, max_turns=opts.max_turns,
         )
         record["usage_by_call"] = used
         return record
 
     def results(self, records: list[dict[str, Any]], plan: RunPlan) -> Results:
-        return results_of_records(records, plan.config.get("variant", "?"),
-                                  plan.config.get("solver", "direct"),
-                                  plan.config.get("max_turns"), plan.config)
+        opts: AlreadySaidThatOptions = plan.options
+        return results_of_records(records, plan.config.get("variant", "?"), opts.solver,
+                                  opts.max_turns, plan.config)
 
     def combine(self, by_variant: dict[str, Results]) -> Results | None:
         return side_by_side(by_variant)
@@ -246,7 +238,7 @@ class AlreadySaidThatBenchmark(Benchmark):
         first = plan.items[0].payload
         est = estimate_tokens(
             cfg["variant"], [it.payload["words"] for it in plan.items],
-            first["pool"], first["system"], cfg["seed"], max_turns=cfg["max_turns"],
+            first["pool"], first["system"], cfg["seed"], max_turns=opts.max_turns,
             cot_messages=cfg.get("cot_messages"),
         )
         # The expected value: chats that end after EXPECTED_TURNS turns (an assumption: how
@@ -254,7 +246,7 @@ class AlreadySaidThatBenchmark(Benchmark):
         expected = estimate_tokens(
             cfg["variant"], [it.payload["words"] for it in plan.items],
             first["pool"], first["system"], cfg["seed"],
-            max_turns=min(EXPECTED_TURNS, cfg["max_turns"]),
+            max_turns=min(EXPECTED_TURNS, opts.max_turns),
             cot_messages=cfg.get("cot_messages"))
         est.update(bound="upper bound: every chat lasts all its turns",
                    expected_turns=expected["turns"],

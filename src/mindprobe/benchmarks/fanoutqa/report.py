@@ -166,7 +166,7 @@ def run_results(records: list[dict[str, Any]], plan: RunPlan, normalizer: Normal
     as unanswered (0), as upstream scores a missing generation. The judge's ``gpt`` score is
     reported only once every answered question has a verdict."""
     cfg = plan.config
-    split = cfg.get("split", "dev")
+    split = plan.options.split
     setting = cfg.get("setting", "?")
     version = version_of(cfg)
     errored = [r for r in records if not isinstance(r.get("answer"), str)]
@@ -238,7 +238,7 @@ def run_results(records: list[dict[str, Any]], plan: RunPlan, normalizer: Normal
                          "model; native function calling is not offered")
         stopped = sum(1 for r in answered if r.get("stopped") == "time_limit")
         if stopped:
-            res.notes.append(f"{stopped} question(s) hit the {cfg.get('time_limit')} s time "
+            res.notes.append(f"{stopped} question(s) hit the {plan.options.time_limit} s time "
                              "limit and were answered with the last message so far")
     if errored:
         res.warnings.append(f"{len(errored)} question(s) ended in errors before answering and "

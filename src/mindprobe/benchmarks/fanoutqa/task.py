@@ -61,10 +61,10 @@ def questions_by_id(split: str, version: str, data_dir: Path | None = None
 
 def run_questions(plan: RunPlan, version: str | None = None, data_dir: Path | None = None
                   ) -> dict[str, Question]:
-    """The questions a run is scored against: its own release unless ``version`` says another;
-    from ``data_dir``, else the data folder (or, for nov23, the wheel)."""
-    cfg = plan.config
-    return questions_by_id(cfg.get("split", "dev"), version or version_of(cfg), data_dir)
+    """The questions a run is scored against: its own release unless ``version`` says another
+    (a run's own: `version_of` its config, which knows runs from before releases were told
+    apart); from ``data_dir``, else the data folder (or, for nov23, the wheel)."""
+    return questions_by_id(plan.options.split, version or version_of(plan.config), data_dir)
 
 
 #: Where an answer is complete (base models on the completion path): the end of its lines
@@ -196,6 +196,7 @@ class FanOutQABenchmark(Benchmark):
     # -- one question --------------------------------------------------------------------------
     async def run_item(self, item: Item, session: Session) -> dict[str, Any]:
         q: Question = item.payload
+        opts: FanOutQAOptions = session.options
         cfg = session.config
         setting = cfg["setting"]
         rec: dict[str, Any] = {"question_id": q.id, "setting": setting, "split": q.split,
@@ -212,7 +213,7 @@ class FanOutQABenchmark(Benchmark):
             answer, finish = await self._open_book(q, session, rec)
         rec.update(answer=answer, finish_reason=finish)
         if q.has_answer:
-            norm = self.normalizer(cfg["lemmatizer"])
+            norm = self.normalizer(opts.lemmatizer)
             rec["scores"] = score_answer(q, answer, norm)
             rec["lemmatizer"] = norm.lemmatizer.name
             if cfg.get("judge"):
@@ -225,11 +226,10 @@ class FanOutQABenchmark(Benchmark):
     def _context_settings(self, session: Session, rec: dict[str, Any]) -> tuple[int, Any]:
         from .openbook import TokenCounter
 
-        cfg = session.config
         model = session.model()
-        explicit = cfg["max_context"] if isinstance(cfg.get("max_context"), int) else None
-        max_context, source = resolve_max_context(explicit, model.context_window,
-                                                  cfg["reply_tokens"])
+        max_context, source = resolve_max_context(session.options.max_context,
+                                                  model.context_window,
+                                                  session.config["reply_tokens"])
         counter = TokenCounter(model)
         rec.update(max_context=max_context, max_context_source=source,
                    token_count_method=counter.method, token_count_exact=counter.exact)
@@ -241,7 +241,7 @@ class FanOutQABenchmark(Benchmark):
 
         from .openbook import evidence_provided_context
 
-        cfg = session.config
+        opts: FanOutQAOptions = session.options
         wiki = session.resource("wikipedia")
         evidence = q.necessary_evidence
         pages = await asyncio.gather(*(
@@ -251,11 +251,12 @@ class FanOutQABenchmark(Benchmark):
         context = await evidence_provided_context(
             q.question, [(e.pageid if e.pageid is not None else e.title, e.title, p.text)
                          for e, p in zip(evidence, pages, strict=True)],
-            max_context, counter, Normalizer(self.normalizer(cfg["lemmatizer"]).lemmatizer),
-            cfg["chunk_size"])
+            max_context, counter, Normalizer(self.normalizer(opts.lemmatizer).lemmatizer),
+            opts.chunk_size)
         rec["context"] = context.record()
         comp = await session.generate(Request(messages=[user(context.text)],
-                                              max_tokens=cfg["reply_tokens"], temperature=0.0,
+                                              max_tokens=session.config["reply_tokens"],
+                                              temperature=0.0,
                                               answer_end=ANSWER_END))
         rec["prompt_tokens"] = comp.prompt_tokens
         return comp.text, comp.finish_reason
@@ -264,13 +265,14 @@ class FanOutQABenchmark(Benchmark):
                          rec: dict[str, Any]) -> tuple[str, str | None]:
         from .openbook import OpenBookSettings, open_book_round
 
-        cfg = session.config
+        opts: FanOutQAOptions = session.options
         max_context, counter = self._context_settings(session, rec)
-        settings = OpenBookSettings(max_context=max_context, reply_tokens=cfg["reply_tokens"],
-                                    chunk_size=cfg["chunk_size"],
-                                    search_results=cfg["search_results"],
-                                    time_limit=float(cfg["time_limit"]))
-        normalizer = Normalizer(self.normalizer(cfg["lemmatizer"]).lemmatizer)
+        settings = OpenBookSettings(max_context=max_context,
+                                    reply_tokens=session.config["reply_tokens"],
+                                    chunk_size=opts.chunk_size,
+                                    search_results=opts.search_results,
+                                    time_limit=float(opts.time_limit))
+        normalizer = Normalizer(self.normalizer(opts.lemmatizer).lemmatizer)
         rnd = await open_book_round(session, q.question, settings, counter, normalizer)
         rec.update(search_trail=rnd.trail, replies=rnd.replies, n_searches=len(rnd.trail),
                    stopped=rnd.stopped, trimmed_turns=rnd.trimmed_turns,
@@ -281,11 +283,11 @@ class FanOutQABenchmark(Benchmark):
     def results(self, records: list[dict[str, Any]], plan: RunPlan) -> Results:
         from .report import run_results
 
-        cfg = plan.config
+        cfg, opts = plan.config, plan.options
         own = collect_judges(cfg, records, {})
-        questions = run_questions(plan) if cfg.get("split", "dev") == "dev" and records else None
-        return run_results(records, plan, self.normalizer(cfg.get("lemmatizer") or "auto"),
-                           own, cfg.get("judge_label") if own else None, questions=questions)
+        questions = run_questions(plan) if opts.split == "dev" and records else None
+        return run_results(records, plan, self.normalizer(opts.lemmatizer), own,
+                           cfg.get("judge_label") if own else None, questions=questions)
 
     # -- the report -------------------------------------------------------------------------
     setting_rule = "the paper's prompts on the dev split (label `paper`), then the test split"
@@ -312,7 +314,7 @@ class FanOutQABenchmark(Benchmark):
     def judge_items(self, records: list[dict[str, Any]], plan: RunPlan) -> list[Item]:
         """One item per answered dev question: the judge reads the record and the gold answer,
         never the model under test."""
-        split = plan.config.get("split", "dev")
+        split = plan.options.split
         if split != "dev":
             raise UsageError("the judge needs gold answers: only dev runs can be judged "
                              "(test answers are graded by the FanOutQA maintainers)")
@@ -351,9 +353,9 @@ class FanOutQABenchmark(Benchmark):
         other = dataset_version is not None and dataset_version != own_version
         judges = {} if other else collect_judges(cfg, records, judgements or {})
         primary = None if other else primary_judge(judges, primary, cfg.get("judge_label"))
-        backend = lemmatizer or cfg.get("lemmatizer") or "auto"
+        backend = lemmatizer or plan.options.lemmatizer
         questions = (run_questions(plan, dataset_version, data_dir)
-                     if cfg.get("split", "dev") == "dev" and records else None)
+                     if plan.options.split == "dev" and records else None)
         res = run_results(records, plan, self.normalizer(backend), judges, primary,
                           include_raw=include_raw, questions=questions)
         if other:

@@ -14,11 +14,11 @@ the four dataset fields the judge prompt needs, so judging never needs the data 
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from mindprobe.core.judges import merge_judges
 from mindprobe.core.session import Session
+from mindprobe.core.thinking import THINKING_ROOM, generate_with_room
 from mindprobe.errors import DataError
 from mindprobe.models.base import Request
 
@@ -32,8 +32,6 @@ JUDGE_INPUT_FIELDS = (
     STEP_FIELD,
     "model_output_solution_first_error_reason",
 )
-#: Extra tokens a reasoning judge gets for its thinking (known to think, or cut off in it).
-JUDGE_THINKING_ROOM = 4096
 
 
 def _judge_reply(decision: str) -> str:
@@ -77,12 +75,7 @@ async def judge_one(
         human_hint=HUMAN_HINT,
         human_wrap=human_verdict,
     )
-    room = max_tokens + JUDGE_THINKING_ROOM
-    if session.model("judge").can("reasoning"):
-        req.max_tokens = room
-    comp = await session.generate(req, role="judge")
-    if comp.truncated_in_reasoning and room > req.max_tokens:
-        comp = await session.generate(replace(req, max_tokens=room), role="judge")
+    comp = await generate_with_room(session, req, max_tokens + THINKING_ROOM, role="judge")
     # comp.text is the judge's answer only: a reasoning judge's thinking is kept apart.
     decision = parse_judge(comp.text)[2]
     out = {

@@ -9,16 +9,16 @@ is marked with an error so `--retry-errors` can ask again.
 
 Reasoning models: only the answer part of a reply is parsed and judged (a `<think>` block or
 the backend's reasoning_content is split off by the model backend and kept in the record as
-`reasoning`). Without --max-tokens, a model known to think gets THINKING_ROOM more tokens, and
-a reply cut off while still thinking is asked once more with that room; if it is cut off again
-the record says `truncated_in_reasoning` (its reply has no answer: PARSE_ERROR, as upstream).
+`reasoning`). The reply cap follows core's thinking policy (`core.thinking`): without
+--max-tokens a model known to think gets more room, and a reply cut off while still thinking is
+asked once more with that room; if it is cut off again the record says `truncated_in_reasoning`
+(its reply has no answer: PARSE_ERROR, as upstream).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +37,7 @@ from mindprobe.core.prompt_file import DEVIATIONS, apply_prompt_file, wording_no
 from mindprobe.core.results import Results
 from mindprobe.core.sampling import stratified_sample
 from mindprobe.core.session import Session
+from mindprobe.core.thinking import ROOM_REASON, ReplyBudget, generate_with_room
 from mindprobe.core.upstream_source import Template
 from mindprobe.models import model_label
 from mindprobe.models.base import Request, TransientError
@@ -57,8 +58,6 @@ from .options import MRGSM8KOptions
 from .prompts import UPSTREAM_SCRIPT, braced, prompts_of, sampling, templates
 from .report import results_of_doc
 
-#: Extra tokens a reasoning model gets for its thinking when --max-tokens is not given.
-THINKING_ROOM = 4096
 #: Expected length of a reply (a step-by-step evaluation and the verdict), for estimates.
 EXPECTED_REPLY_TOKENS = 250
 
@@ -151,13 +150,12 @@ class MRGSM8KBenchmark(Benchmark):
         judge = opts.judge or ctx.roles.get("judge")
         wording = apply_prompt_file(self.prompt_templates(ctx.data_dir), ctx.prompt_file)
         upstream = sampling(ctx.data_dir)
-        thinking = ctx.max_tokens or upstream["max_tokens"] + THINKING_ROOM
-        thinks = "reasoning" in ctx.model.capabilities
+        budget = ReplyBudget.plan(upstream["max_tokens"], ctx.max_tokens,
+                                  "reasoning" in ctx.model.capabilities)
         config = {
             "shots": opts.shots,
             "temperature": upstream["temperature"],
-            "max_tokens": ctx.max_tokens or (thinking if thinks else upstream["max_tokens"]),
-            "max_tokens_thinking": thinking,
+            **budget.config(),
             "question_types": types,
             "judge": judge,
             "judge_label": model_label(judge) if judge else None,
@@ -166,8 +164,7 @@ class MRGSM8KBenchmark(Benchmark):
         if config["max_tokens"] != upstream["max_tokens"]:
             config[DEVIATIONS] = [f"max_tokens {config['max_tokens']} (upstream: "
                                   f"{upstream['max_tokens']}"
-                                  + ("" if ctx.max_tokens else ", room for a reasoning model's "
-                                     "thinking") + ")"]
+                                  + ("" if ctx.max_tokens else f", {ROOM_REASON}") + ")"]
         if "base" in ctx.model.capabilities:
             config["answer_end"] = [list(stage) for stage in ANSWER_END]
         prompting = f"{opts.shots}shot" + (f"-{'+'.join(types)}" if types else "")
@@ -178,26 +175,23 @@ class MRGSM8KBenchmark(Benchmark):
         )
 
     async def run_item(self, item: Item, session: Session) -> dict[str, Any]:
+        opts: MRGSM8KOptions = session.options
         cfg = session.config
         rec = item.payload["item"]
-        prompt = prompts_of(cfg).prompt(rec, item.payload["demos"], cfg["shots"])
+        prompt = prompts_of(cfg).prompt(rec, item.payload["demos"], opts.shots)
+        budget = ReplyBudget.of(cfg)
         req = Request(
             messages=[{"role": "user", "content": prompt}],
-            max_tokens=cfg["max_tokens"],
+            max_tokens=budget.max_tokens,
             temperature=cfg["temperature"],
             answer_end=ANSWER_END,
             choices=baseline_choices(len(rec["model_output_steps"])),
             human_hint=HUMAN_HINT,
             human_wrap=human_reply,
         )
-        room = cfg.get("max_tokens_thinking", req.max_tokens)
-        if session.model().can("reasoning"):
-            req.max_tokens = max(req.max_tokens, room)
         error, finish, comp = None, None, None
         try:
-            comp = await session.generate(req)
-            if comp.truncated_in_reasoning and room > req.max_tokens:
-                comp = await session.generate(replace(req, max_tokens=room))
+            comp = await generate_with_room(session, req, budget.room)
             text, finish = comp.text, comp.finish_reason
         except TransientError as exc:
             text, error = "", f"model call failed, scored as an empty reply: {exc}"
@@ -211,7 +205,7 @@ class MRGSM8KBenchmark(Benchmark):
             if cfg.get("judge"):
                 try:
                     out["judge"] = await judge_one(
-                        session, rec, out["error_text"], cfg["max_tokens"]
+                        session, rec, out["error_text"], budget.max_tokens
                     )
                 except TransientError as exc:
                     error = f"judge call failed: {exc}"
@@ -226,7 +220,7 @@ class MRGSM8KBenchmark(Benchmark):
         cfg = plan.config
         prompt = prompts_of(cfg).prompt
         prompts = ([{"role": "user", "content": prompt(it.payload["item"], it.payload["demos"],
-                                                       cfg["shots"])}]
+                                                       opts.shots)}]
                    for it in plan.items)
         return estimate_results(self.name, single_request_estimate(
             prompts, completion_expected=EXPECTED_REPLY_TOKENS,

@@ -34,10 +34,10 @@ def results_of_records(records: list[dict[str, Any]], plan: RunPlan) -> Results:
 
     out = Results("sort")
     ok = [r for r in records if "error" not in r]
-    cfg = plan.config
-    out.detail = {"n_rows": len(ok), "prompt": cfg.get("prompt"), "condition":
-                  cfg.get("condition"), "task": cfg.get("task"), "split": cfg.get("split"),
-                  "scoring": cfg.get("scoring"), "skipped_conditions": cfg.get("skipped") or []}
+    cfg, opts = plan.config, plan.options
+    out.detail = {"n_rows": len(ok), "prompt": opts.prompt, "condition": opts.condition,
+                  "task": opts.task, "split": opts.split, "scoring": opts.scoring,
+                  "skipped_conditions": cfg.get("skipped") or []}
     if not ok:
         out.warnings.append("no finished rows to analyse")
         return out
@@ -54,8 +54,8 @@ def results_of_records(records: list[dict[str, Any]], plan: RunPlan) -> Results:
                       micro_ci=[float(top["ci_low"]), float(top["ci_high"])])
     view = {"percent": PERCENT, "index": False, "intervals": {"95% CI": ("ci_low", "ci_high")},
             "short": SHORT, "percent_in_title": True}
-    out.add_table("overall", _clean(m.overall), f"SORT {cfg.get('condition')} · "
-                  f"{cfg.get('prompt')} · task {cfg.get('task')} · {len(ok)} rows (%; micro "
+    out.add_table("overall", _clean(m.overall), f"SORT {opts.condition} · "
+                  f"{opts.prompt} · task {opts.task} · {len(ok)} rows (%; micro "
                   "accuracy with Wilson 95% CI)", hidden=HIDDEN,
                   **{**view, "short": {**SHORT, "macro_accuracy": "macro acc",
                                        "accuracy": "micro acc"}})
@@ -78,7 +78,7 @@ def results_of_records(records: list[dict[str, Any]], plan: RunPlan) -> Results:
     out.invalid_kinds = invalid_kinds(ok)
     missing = sum(1 for r in ok if r.get("logprobs_missing"))
     if x:
-        why = ("the reply names neither label" if cfg.get("scoring") == "text" else
+        why = ("the reply names neither label" if opts.scoring == "text" else
                "neither label among the top-20 tokens"
                + (f"; the backend returned no log-probs for {missing}" if missing else ""))
         out.warnings.append(f"{x} of {len(ok)} rows have no answer (X: {why}); X counts as "
@@ -86,7 +86,7 @@ def results_of_records(records: list[dict[str, Any]], plan: RunPlan) -> Results:
     if not single:
         out.notes.append("no CI for the macro accuracy (a mean over conditions of unequal "
                          "size); the micro accuracy and each condition carry Wilson 95% CIs")
-    if cfg.get("scoring") == "text":
+    if opts.scoring == "text":
         out.notes.append("scored by parsing the reply text (--scoring text), not by "
                          "log-probabilities as upstream")
     for s in cfg.get("skipped") or []:

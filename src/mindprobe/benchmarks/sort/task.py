@@ -195,12 +195,12 @@ class SortBenchmark(Benchmark):
         recorded in the manifest with how it was decided."""
         from mindprobe.benchmarks.sort.prompts import needs_space
 
-        cfg = plan.config
+        cfg, opts = plan.config, plan.options
         rule = None
         if model.can("tokenize"):
             rule = await needs_space(model.tokenize, self._wording[1].whitespace_probe)
-        if cfg.get("space", "auto") != "auto":
-            add, how = cfg["space"] == "yes", f"--space {cfg['space']}"
+        if opts.space != "auto":
+            add, how = opts.space == "yes", f"--space {opts.space}"
             if rule is not None and rule != add:
                 how += f" (upstream's rule on this model's tokenizer: {'yes' if rule else 'no'})"
         elif rule is not None:
@@ -212,15 +212,15 @@ class SortBenchmark(Benchmark):
                                "decides for OpenAI's tiktoken and for tokenizers that merge "
                                "spaces into words); override with --space yes")
         cfg["extra_space"], cfg["extra_space_decided_by"] = add, how
-        cfg["request_path"] = path = request_path(model, cfg["scoring"])
+        cfg["request_path"] = path = request_path(model, opts.scoring)
         notes = [PATHS[path]] if path != "prompt" else []
         if rule is None or rule != add:
             notes.append(f"the space after the answer prefix: {how}")
-        if cfg["scoring"] == "text":
+        if opts.scoring == "text":
             notes.append("answers parsed from the reply text (upstream scores log-probs)")
-        if cfg["task"] != "first":
-            notes.append(f"--task {cfg['task']} (upstream asks for the first segment)")
-        if cfg["condition"] == "retrieval":
+        if opts.task != "first":
+            notes.append(f"--task {opts.task} (upstream asks for the first segment)")
+        if opts.condition == "retrieval":
             notes.append("retrieved passages replace the excerpt (mindprobe's condition)")
         if notes:
             cfg[DEVIATIONS] = notes
@@ -230,17 +230,18 @@ class SortBenchmark(Benchmark):
         from mindprobe.benchmarks.sort.scoring import score_logprobs, score_text
 
         row, cfg = item.payload, session.config
+        opts: SortOptions = session.options
         config, code = self._wording
-        in_context = cfg["condition"] not in NO_EXCERPT
-        prompt = render_prompt(config, row, in_context=in_context, task_type=cfg["task"],
+        in_context = opts.condition not in NO_EXCERPT
+        prompt = render_prompt(config, row, in_context=in_context, task_type=opts.task,
                                excerpt=row.get("retrieved"), code=code)
         if in_context:  # the excerpt is quoted by several questions
             session.share_text(published_excerpt(str(row.get("retrieved")
                                                       or row["excerpt_text"])))
         space = bool(cfg.get("extra_space"))
         model = session.model()
-        logprob = cfg["scoring"] == "logprob"
-        path = cfg.get("request_path") or request_path(model, cfg["scoring"])
+        logprob = opts.scoring == "logprob"
+        path = cfg.get("request_path") or request_path(model, opts.scoring)
         sampling: dict[str, Any] = {"max_tokens": MAX_TOKENS, "temperature": 0.0,
                                     "logprobs": TOP_LOGPROBS, "choices": ["A", "B"]}
         if not logprob:
@@ -256,12 +257,12 @@ class SortBenchmark(Benchmark):
         comp = await session.generate(req)
         if logprob:
             top = comp.logprobs[0]["top"] if comp.logprobs else None
-            scored = score_logprobs(top, row["present_seg1_first"], task_type=cfg["task"],
+            scored = score_logprobs(top, row["present_seg1_first"], task_type=opts.task,
                                     space_appended=space)
         else:
-            scored = score_text(comp.text, row["present_seg1_first"], task_type=cfg["task"])
+            scored = score_text(comp.text, row["present_seg1_first"], task_type=opts.task)
         rec = {k: v for k, v in row.items() if k not in (*SEGMENT_FIELDS, "retrieved")}
-        rec.update(scored.as_dict(), context=cfg["condition"], prompt=cfg["prompt"],
+        rec.update(scored.as_dict(), context=opts.condition, prompt=opts.prompt,
                    logprobs_missing=logprob and not comp.logprobs)
         return rec
 
@@ -278,13 +279,12 @@ class SortBenchmark(Benchmark):
         from mindprobe.benchmarks.sort.prompts import render_prompt
         from mindprobe.core.estimate import estimate_results, single_request_estimate
 
-        cfg = plan.config
         config, code = self._wording
         prompts = (render_prompt(config, it.payload,
-                                 in_context=cfg["condition"] not in NO_EXCERPT,
-                                 task_type=cfg["task"], excerpt=it.payload.get("retrieved"),
+                                 in_context=opts.condition not in NO_EXCERPT,
+                                 task_type=opts.task, excerpt=it.payload.get("retrieved"),
                                  code=code).template_messages() for it in plan.items)
-        cap = 1 if cfg["scoring"] == "logprob" else 8
+        cap = 1 if opts.scoring == "logprob" else 8
         return estimate_results(self.name, single_request_estimate(
             prompts, completion_expected=1, completion_max=cap,
             note="the answer letter: 1 token expected"))

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
 from pathlib import Path
 from typing import Any
@@ -154,8 +155,8 @@ def analyse_runs(args: Any, err: Any) -> int | None:
     runs = [load_run(r, "sort") for r in args.run]
     records = [rec for run in runs for rec in labelled_records(run)]
     plan = runs[0].plan()
-    plan.config = {**plan.config, "condition": "+".join(
-        sorted({str(r.manifest.get("config", {}).get("condition")) for r in runs}))}
+    plan.options = dataclasses.replace(plan.options, condition="+".join(
+        sorted({str(r.plan().options.condition) for r in runs})))
     res = results_of_records(records, plan)
     doc: dict[str, Any] = {"runs": list(args.run)}
     if n == 2:

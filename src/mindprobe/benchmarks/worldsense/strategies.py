@@ -57,8 +57,6 @@ DEFAULT_SHOTS = 3
 #: Default --max-tokens: a bare answer, or a chain of thought ending in `Answer: X`.
 ANSWER_MAX_TOKENS = 16
 COT_MAX_TOKENS = 1024
-#: Extra room a reasoning model gets for its thinking when --max-tokens is not given.
-THINKING_ROOM = 4096
 
 TRAINING_FILE = "training_set/trials_10k.jsonl.bz2"
 #: Seed offset of the generated example pool (the questions use the run's seed itself).

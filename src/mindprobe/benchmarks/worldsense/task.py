@@ -11,16 +11,15 @@ with `--scoring logprob` the allowed answer with the highest log-probability is 
 Reasoning models: only the answer part of a reply (never its `<think>` block or the backend's
 reasoning_content) is parsed; the thinking is kept in the record. A reply cut off while still
 thinking is recorded as `truncated_in_reasoning` (counted on its own, not as an invalid
-answer) and not re-asked. When --max-tokens is not given, a model known to think (`--reasoning`,
-or once one of its replies showed thinking) gets THINKING_ROOM more tokens, and a reply cut off
-in its thinking is asked again once with that room.
+answer) and not re-asked. The reply cap follows core's thinking policy (`core.thinking`): without
+--max-tokens a model known to think (`--reasoning`, or once one of its replies showed thinking)
+gets more room, and a reply cut off in its thinking is asked again once with that room.
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +49,7 @@ from mindprobe.core.data import (
 )
 from mindprobe.core.results import Results
 from mindprobe.core.session import Session
+from mindprobe.core.thinking import ReplyBudget, generate_with_room
 from mindprobe.errors import DataError, UsageError
 from mindprobe.models.base import Request
 
@@ -187,11 +187,8 @@ class WorldSenseBenchmark(Benchmark):
         else:
             items = [Item(str(t["Key"]), t) for t in chosen]
         default = st.COT_MAX_TOKENS if strategy == "cot" else st.ANSWER_MAX_TOKENS
-        thinking = ctx.max_tokens or default + st.THINKING_ROOM
-        thinks = "reasoning" in ctx.model.capabilities
-        config = {"seed": seed, "reasks": opts.reasks,
-                  "max_tokens": ctx.max_tokens or (thinking if thinks else default),
-                  "max_tokens_thinking": thinking, "scoring": scoring,
+        budget = ReplyBudget.plan(default, ctx.max_tokens, "reasoning" in ctx.model.capabilities)
+        config = {"seed": seed, "reasks": opts.reasks, **budget.config(), "scoring": scoring,
                   "prompt": st.describe(strategy, opts.shots, examples_info)}
         label = st.label_of(strategy)
         if scoring == "logprob":
@@ -247,10 +244,10 @@ class WorldSenseBenchmark(Benchmark):
 
     async def run_item(self, item: Item, session: Session) -> dict[str, Any]:
         t = item.payload
+        opts: WorldSenseOptions = session.options
         cfg = session.config
         allowed = t["expectedresp"]
-        strategy = (cfg.get("prompt") or {}).get("strategy") or (
-            "constrained" if session.prompting == "constrained" else "basic")
+        strategy = opts.prompting
         examples = t.get("_examples") or []
         messages = st.render(strategy, t, examples)
         rec = {k: t.get(k) for k in META}
@@ -263,22 +260,16 @@ class WorldSenseBenchmark(Benchmark):
             rec.update(resp=resp, logprobs=dict(zip(allowed, scores.full, strict=True)),
                        scoring=scores.method, correct=is_correct(resp, t["goldresp"]))
             return rec
-        max_tokens = cfg.get("max_tokens", st.ANSWER_MAX_TOKENS)
-        room = cfg.get("max_tokens_thinking", max_tokens)
+        budget = ReplyBudget.of(cfg, st.ANSWER_MAX_TOKENS)
         thoughts: list[str | None] = []
         resp, truncated = "", False
-        attempts = 1 + cfg.get("reasks", 1)
+        attempts = 1 + opts.reasks
         for attempt in range(attempts):
-            if session.model().can("reasoning"):
-                max_tokens = max(max_tokens, room)
-            req = Request(messages=list(messages), max_tokens=max_tokens, temperature=0.0,
-                          choices=st.reply_choices(strategy, allowed),
+            req = Request(messages=list(messages), max_tokens=budget.max_tokens,
+                          temperature=0.0, choices=st.reply_choices(strategy, allowed),
                           constrain=strategy == "constrained",
                           human_wrap=st.human_wrap(strategy))
-            comp = await session.generate(req)
-            if comp.truncated_in_reasoning and room > req.max_tokens:
-                # cut off while still thinking: once more with the larger budget allowed
-                comp = await session.generate(replace(req, max_tokens=room))
+            comp = await generate_with_room(session, req, budget.room)
             thoughts.append(comp.reasoning)
             if comp.truncated_in_reasoning:
                 truncated = True  # no answer at all; re-asking would be cut off again
@@ -316,7 +307,7 @@ class WorldSenseBenchmark(Benchmark):
         est = single_request_estimate(
             prompts(), completion_expected=300 if cot else 3,
             completion_max=1 if logprob else plan.config["max_tokens"],
-            requests_per_item=1 if logprob else 1 + plan.config["reasks"],
+            requests_per_item=1 if logprob else 1 + opts.reasks,
             note="a text answer: ~3 tokens expected (CoT ~300), answered at once; the bound: "
             "every answer re-asked, every reply at its cap")
         if logprob:
