@@ -92,7 +92,7 @@ def test_a_server_that_fails_every_request_counts_as_dead(fault):
     answer for a while, stop the run instead of retrying every item."""
     with TestServer(**{fault: 1.0}) as srv:
         model = _model(srv.base_url, max_attempts=6)
-        model.DEAD_STREAK, model.BROKEN_SECONDS = 8, 0.05
+        model.retry.dead_streak, model.retry.broken_window = 8, 0.05
         with pytest.raises(ModelError, match="stopped answering .* failed requests in a row"):
             _ask(model, n=8)
 
@@ -100,7 +100,8 @@ def test_a_server_that_fails_every_request_counts_as_dead(fault):
 def test_rate_limits_alone_never_count_as_a_dead_server():
     with TestServer(fault_429=1.0, retry_after=0) as srv:
         model = _model(srv.base_url, max_attempts=3)
-        model.DEAD_STREAK, model.DEAD_SECONDS, model.BROKEN_SECONDS = 2, 0.0, 0.0
+        model.retry.dead_streak, model.retry.refused_window, model.retry.broken_window = (
+            2, 0.0, 0.0)
         with pytest.raises(TransientError, match="after 3 attempts"):
             _ask(model, n=4)
 
@@ -133,7 +134,8 @@ def test_a_server_still_loading_with_retry_after_is_waited_for():
         await site.start()
         port = site._server.sockets[0].getsockname()[1]
         model = _model(f"http://127.0.0.1:{port}/v1", max_attempts=10)
-        model.DEAD_STREAK, model.DEAD_SECONDS, model.BROKEN_SECONDS = 2, 0.0, 0.0
+        model.retry.dead_streak, model.retry.refused_window, model.retry.broken_window = (
+            2, 0.0, 0.0)
         await model.start()
         try:
             return await asyncio.gather(*(model.complete(

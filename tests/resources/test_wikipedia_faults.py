@@ -111,10 +111,10 @@ def test_retry_after_parsing():
 def test_backoff_is_jittered_exponential_with_retry_after_as_floor():
     api = MediaWikiAPI(backoff_base=1.0, backoff_max=8.0)
     for attempt, (low, high) in enumerate([(0.5, 1), (1, 2), (2, 4), (4, 8), (4, 8)]):
-        waits = {api._backoff(attempt, None) for _ in range(20)}
+        waits = {api.retry.delay(attempt, None) for _ in range(20)}
         assert all(low <= w <= high for w in waits) and len(waits) > 1
-    assert api._backoff(0, 5.0) == 5.0
-    assert api._backoff(0, 10_000.0) == 120.0  # a silly Retry-After is capped
+    assert api.retry.delay(0, 5.0) == 5.0
+    assert api.retry.delay(0, 10_000.0) == 120.0  # a silly Retry-After is capped
 
 
 def test_rate_limits_are_waited_out_without_using_attempts_or_counting_as_dead(make_client, run):
@@ -123,7 +123,8 @@ def test_rate_limits_are_waited_out_without_using_attempts_or_counting_as_dead(m
     with MediaWikiServer(retry_after=0) as srv:
         srv.inject("429", "ratelimited", "429", "ratelimited", "429")
         client = make_client(srv.api_url, max_attempts=2)
-        client.api.DEAD_STREAK, client.api.DEAD_SECONDS, client.api.BROKEN_SECONDS = 1, 0, 0
+        retry = client.api.retry
+        retry.dead_streak, retry.refused_window, retry.broken_window = 1, 0, 0
         hits = run(client, lambda c: c.search("python"))
         assert [h.title for h in hits][:1] == ["Python"]
         assert [r["fault"] for r in srv.requests()] == [
@@ -137,7 +138,7 @@ def test_a_dead_api_stops_the_run_naming_the_host_and_the_fixes(make_client, run
 
     url = f"http://127.0.0.1:{closed_port()}/w/api.php"
     client = make_client(url)
-    client.api.DEAD_SECONDS = 0.0  # dead by the failure streak alone: no race with the retries
+    client.api.retry.refused_window = 0.0  # dead by the failure streak alone (no race)
 
     async def work(c):
         return await asyncio.gather(*(c.search(f"q{i}") for i in range(8)))

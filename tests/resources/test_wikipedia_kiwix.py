@@ -131,7 +131,7 @@ def test_an_unreachable_kiwix_stops_the_run_in_seconds(client):
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     c = client(kiwix_url=f"http://127.0.0.1:{port}", backoff_base=0.05, backoff_max=0.1)
-    c.api.DEAD_SECONDS = 0.1
+    c.api.retry.refused_window = 0.1
 
     async def work(c: WikipediaClient):
         return await asyncio.gather(*(c.content(Evidence(i, i, f"Page {i}", "u"))
@@ -153,7 +153,7 @@ def test_start_probes_the_source_unknown_book_and_nothing_listening(client):
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     c = client(kiwix_url=f"http://127.0.0.1:{port}")
-    c.api.DEAD_SECONDS = 0.3
+    c.api.retry.refused_window = 0.3
     with pytest.raises(WikipediaUnreachable, match="does not answer.*kiwix-serve --port"):
         asyncio.run(_start(c))
     asyncio.run(_start(client()))  # the real server and book: no error

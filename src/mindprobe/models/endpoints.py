@@ -23,6 +23,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mindprobe.core.retry import backoff_delay
 from mindprobe.errors import ModelError, UsageError
 
 #: The group of endpoints given without a name (inline URL lists, files without `group =`).
@@ -190,9 +191,9 @@ class Health:
         self.cooldowns = 0
 
     def _cool(self, now: float) -> None:
-        wait = min(self.cap, self.base * 2 ** self.cooldowns)
+        wait = backoff_delay(self._rng, self.cooldowns, self.base, self.cap, jitter=0.25)
         self.cooldowns += 1
-        self.until = now + self._rng.uniform(0.75 * wait, wait)
+        self.until = now + wait
 
     @property
     def state(self) -> str:

@@ -7,16 +7,14 @@ unknown model) stop the run at once with one clear message.
 
 from __future__ import annotations
 
-import asyncio
 import json
-import random
 import time
 from typing import Any
 
 import aiohttp
 import orjson
 
-from mindprobe.core.retry import Liveness, backoff_delay
+from mindprobe.core.retry import RetryPolicy
 from mindprobe.errors import ModelError
 from mindprobe.models.base import (
     NO_REASONING,
@@ -72,9 +70,10 @@ class OpenAICompatModel(LlamaServerTools, Model):
         self.spec = spec
         self.label = label
         self.timeout = timeout
-        self.max_attempts = max(1, max_attempts)
-        self.backoff_base = backoff_base
-        self.backoff_max = backoff_max
+        #: Attempts, backoff and when the server counts as dead (`core.retry`): a failed
+        #: request in a streak of 24, with 8 s of silence when nothing listens or a minute of
+        #: 5xx / timeouts / garbled bodies (a restart or short outage is ridden out).
+        self.retry = RetryPolicy(max_attempts, backoff_base, backoff_max)
         self.grammar = grammar  # "llama", "vllm" or None
         caps = {"logprobs"} | ({"grammar"} if grammar else set())
         if grammar in ("llama", "vllm"):
@@ -94,11 +93,9 @@ class OpenAICompatModel(LlamaServerTools, Model):
         self._headers = {"Content-Type": "application/json"}
         if api_key:
             self._headers["Authorization"] = f"Bearer {api_key}"
-        self._rng = random.Random()
         #: A grammar mechanism given by the caller (local engine) is not re-detected.
         self.grammar_fixed = False
         self._offered: list[str] = []
-        self._liveness = Liveness()
         #: What the server reports about the model it serves (see `served_identity`).
         self.served: dict[str, Any] = {}
 
@@ -106,7 +103,7 @@ class OpenAICompatModel(LlamaServerTools, Model):
     async def start(self) -> None:
         if self.base_url == OPENAI_URL and not self._api_key:
             raise ModelError(f"{self.spec} needs an API key: set OPENAI_API_KEY")
-        self._liveness.restart()  # silence counts from the start, not construction
+        self.retry.started()  # silence counts from the start, not construction
         if self._session is None:
             connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300)
             self._session = aiohttp.ClientSession(
@@ -266,7 +263,7 @@ class OpenAICompatModel(LlamaServerTools, Model):
         url = self.base_url + path
         last = "no attempt made"
         kind = "other"
-        for attempt in range(self.max_attempts):
+        for attempt in range(self.retry.max_attempts):
             t0 = time.perf_counter()
             delay: float | None = None
             kind = "other"
@@ -282,7 +279,7 @@ class OpenAICompatModel(LlamaServerTools, Model):
                         comp = self._parse(payload, path, time.perf_counter() - t0)
                         if request.constrain and self.grammar == "openai":
                             comp.text = json_answer(comp.text)
-                        self._liveness.answered()
+                        self.retry.answered()
                         return comp
                     except (ValueError, KeyError, IndexError, TypeError) as exc:
                         last = f"malformed response body ({type(exc).__name__}: {exc})"
@@ -301,9 +298,9 @@ class OpenAICompatModel(LlamaServerTools, Model):
             # the server at work: it never counts towards a dead server.
             if delay is None and not last.startswith("HTTP 429"):
                 self._note_failure(last, kind == "connection")
-            if attempt + 1 < self.max_attempts:
-                await asyncio.sleep(self._backoff(attempt, delay))
-        raise TransientError(f"gave up after {self.max_attempts} attempts: {last}", kind)
+            if not self.retry.exhausted(attempt + 1):
+                await self.retry.wait(attempt, delay)
+        raise TransientError(f"gave up after {self.retry.max_attempts} attempts: {last}", kind)
 
     async def score_choices(self, request: Request, candidates: list[str],
                             ctx: CallContext) -> ChoiceScores:
@@ -317,25 +314,12 @@ class OpenAICompatModel(LlamaServerTools, Model):
                                                                       strict=True)]
         return ChoiceScores(list(candidates), first, full, top, "first-token top-20", 1, comp)
 
-    #: Failed requests in a row (over all requests) and seconds without any good answer after
-    #: which the server counts as dead or broken, so the run stops instead of retrying every
-    #: item: soon for refused connections (nothing listens), after a minute for 5xx, timeouts
-    #: and garbled bodies (a restart or a short outage is ridden out by the retries).
-    DEAD_STREAK = 24
-    DEAD_SECONDS = 8.0
-    BROKEN_SECONDS = 60.0
-
     def _note_failure(self, last: str, refused: bool) -> None:
-        dead = self._liveness.failed(refused, self.DEAD_STREAK, self.DEAD_SECONDS,
-                                     self.BROKEN_SECONDS)
+        dead = self.retry.failed(refused)
         if dead:
             raise ModelError(
                 f"the model server at {self.base_url} stopped answering ({dead}; last: {last})"
             )
-
-    def _backoff(self, attempt: int, retry_after: float | None) -> float:
-        return backoff_delay(self._rng, attempt, self.backoff_base, self.backoff_max,
-                             retry_after)
 
     def _raise_fatal(self, status: int, raw: bytes) -> None:
         if status in (401, 403):

@@ -32,13 +32,12 @@ import contextlib
 import itertools
 import logging
 import math
-import random
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import Any, Protocol
 
-from mindprobe.core.retry import backoff_delay
+from mindprobe.core.retry import RetryPolicy
 from mindprobe.errors import ModelError
 from mindprobe.models.base import (
     NO_REASONING,
@@ -110,7 +109,9 @@ class RouterModel(Model):
         self.label = label
         self.group = group
         self.timeout = timeout
-        self.max_attempts = max(1, max_attempts)
+        #: Attempts per request and the backoff before one goes to the same endpoint again
+        #: (`core.retry`); a dead endpoint is the health check's (cooldown, probe).
+        self.retry = RetryPolicy(max_attempts)
         self.all_down_after = all_down_after
         self.reasoning = reasoning
         self._specs = list(endpoints or [])
@@ -140,7 +141,6 @@ class RouterModel(Model):
         self._wake = asyncio.Event()
         self._all_down_since: float | None = None
         self._rr = 0
-        self._rng = random.Random()
         self._t0: float | None = None
         self._closed = False
         self._weights: dict[int, float] = {}
@@ -329,12 +329,12 @@ class RouterModel(Model):
                 last = f"{ep.spec.url}: {f}"
                 if ep.health.failure(f.kind, str(f), time.monotonic()):
                     self._went_down(ep)
-                if attempts >= self.max_attempts:
+                if self.retry.exhausted(attempts):
                     kind = "connection" if f.kind in ("refused", "dropped") else "other"
                     raise TransientError(f"gave up after {attempts} attempts: {last}",
                                          kind) from None
                 if ep.health.up:  # same endpoint again: back off; a move goes at once
-                    await asyncio.sleep(self._backoff(attempts - 1, f.retry_after))
+                    await self.retry.wait(attempts - 1, f.retry_after)
                 continue
             except TransientError:
                 ep.errors += 1
@@ -354,9 +354,6 @@ class RouterModel(Model):
                 ep.cached_prompt_tokens += c.cached_prompt_tokens
                 ep.completion_tokens += c.completion_tokens
             return result
-
-    def _backoff(self, attempt: int, retry_after: float | None) -> float:
-        return backoff_delay(self._rng, attempt, 0.5, 30.0, retry_after)
 
     def _went_down(self, ep: Endpoint) -> None:
         log.warning("endpoint %s taken out of rotation (%s); probing it again in %.1f s",

@@ -5,7 +5,7 @@ A request ends in one of four ways: the answer the source's ``interpret`` accept
 :class:`WikipediaRefused` when the source refuses what no retry can fix (wrong URL, unknown
 book, blocked User-Agent: the run stops); :class:`WikipediaUnreachable` when the source stopped
 answering altogether (the run stops within seconds, naming the source and the fixes, as for a
-dead model server: :class:`~mindprobe.core.retry.Liveness`); :class:`WikipediaError`, recorded
+dead model server: :class:`~mindprobe.core.retry.RetryPolicy`); :class:`WikipediaError`, recorded
 against the one item, when bounded retries gave no usable answer.
 
 Rate limiting is waited out politely: a 429, any answer with Retry-After, or an answer
@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
@@ -28,7 +27,7 @@ import aiohttp
 from multidict import CIMultiDictProxy
 
 from mindprobe import __version__
-from mindprobe.core.retry import Liveness, backoff_delay
+from mindprobe.core.retry import RetryPolicy
 from mindprobe.models.wire import RETRYABLE_STATUS, parse_retry_after
 from mindprobe.resources.wikipedia import WikipediaError, WikipediaUnreachable
 
@@ -76,12 +75,6 @@ class WikiHTTP:
     Retry-After header is a floor on the wait. ``name`` is how messages call the source.
     """
 
-    #: When the source counts as dead (see Liveness): a short silence for refused connections
-    #: and unknown hosts (no Wikipedia answers in seconds), a minute for 5xx and timeouts.
-    DEAD_STREAK = 6
-    DEAD_SECONDS = 5.0
-    BROKEN_SECONDS = 60.0
-
     def __init__(
         self,
         name: str,
@@ -99,18 +92,19 @@ class WikiHTTP:
         self.name, self.fixes = name, fixes
         self.max_concurrency = max_concurrency
         self.timeout = timeout
-        self.max_attempts = max(1, max_attempts)
-        self.backoff_base, self.backoff_max = backoff_base, backoff_max
+        #: Attempts, backoff and when the source counts as dead (`core.retry`): a short
+        #: silence for refused connections and unknown hosts (no Wikipedia answers in seconds),
+        #: a minute for 5xx and timeouts.
+        self.retry = RetryPolicy(max_attempts, backoff_base, backoff_max, dead_streak=6,
+                                 refused_window=5.0, broken_window=60.0)
         self.user_agent = user_agent or default_user_agent()
         self._session: aiohttp.ClientSession | None = None
         self._slots = asyncio.Semaphore(max_concurrency)
-        self._rng = random.Random()
-        self._liveness = Liveness()
         self._dead: WikipediaUnreachable | None = None
 
     async def start(self) -> None:
         if self._session is None:
-            self._liveness.restart()
+            self.retry.started()
             self._session = aiohttp.ClientSession(
                 connector=aiohttp.TCPConnector(limit=self.max_concurrency, ttl_dns_cache=300),
                 timeout=aiohttp.ClientTimeout(total=self.timeout),
@@ -146,22 +140,22 @@ class WikiHTTP:
                 if answer.status in RETRYABLE_STATUS or answer.status == 429:
                     raise Retry(f"HTTP {answer.status}", rate_limited)
                 result = interpret(answer)
-                self._liveness.answered()
+                self.retry.answered()
                 return result
             except Retry as exc:
                 last = exc.why
                 rate_limited = rate_limited or exc.rate_limited
                 if rate_limited:
-                    self._liveness.answered()  # the source is there, only busy
+                    self.retry.answered()  # the source is there, only busy
             except (TimeoutError, aiohttp.ClientError, OSError) as exc:
                 last = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
                 unreachable = isinstance(exc, (aiohttp.ClientConnectorError, OSError))
             if not rate_limited:
                 self._note_failure(last, unreachable)
                 attempt += 1
-                if attempt >= self.max_attempts:
+                if self.retry.exhausted(attempt):
                     break
-            delay = self._backoff(attempt if not rate_limited else 0, wait_at_least)
+            delay = self.retry.delay(attempt if not rate_limited else 0, wait_at_least)
             if rate_limited:
                 patience -= delay
                 if patience < 0:
@@ -179,7 +173,7 @@ class WikiHTTP:
     async def probe(self, url: str, params: dict[str, str] | None,
                     interpret: Callable[[Answer], T]) -> T | None:
         """One request before the run starts: a source that nothing answers for
-        DEAD_SECONDS (no network, nothing listening) stops the run before any model is
+        its refused window (no network, nothing listening) stops the run before any model is
         loaded; any HTTP answer is ``interpret``'s to judge (a 5xx or 429 is a source that is
         there: the run starts and its requests ride it out)."""
         if self._session is None:
@@ -200,23 +194,18 @@ class WikiHTTP:
             except (TimeoutError, aiohttp.ClientError):
                 return None  # there, if slow: its requests retry
             silent = asyncio.get_running_loop().time() - start
-            if silent >= self.DEAD_SECONDS:
+            if silent >= self.retry.refused_window:
                 self._dead = WikipediaUnreachable(
                     f"Wikipedia cannot be reached: {self.name} does not answer (nothing for "
                     f"{silent:.0f} s; last: {last}). {self.fixes}")
                 raise self._dead
-            await asyncio.sleep(min(0.5, self.DEAD_SECONDS / 4))
+            await asyncio.sleep(min(0.5, self.retry.refused_window / 4))
 
     def _note_failure(self, last: str, refused: bool) -> None:
-        dead = self._liveness.failed(refused, self.DEAD_STREAK, self.DEAD_SECONDS,
-                                     self.BROKEN_SECONDS)
+        dead = self.retry.failed(refused)
         if dead:
             self._dead = WikipediaUnreachable(
                 f"Wikipedia cannot be reached: {self.name} stopped answering ({dead}; last: "
                 f"{last}). {self.fixes}")
             raise self._dead
-
-    def _backoff(self, attempt: int, wait_at_least: float | None) -> float:
-        return backoff_delay(self._rng, attempt, self.backoff_base, self.backoff_max,
-                             wait_at_least)
 
