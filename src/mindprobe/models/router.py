@@ -35,7 +35,7 @@ import math
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
-from typing import Any, Protocol
+from typing import Any
 
 from mindprobe.core.retry import RetryPolicy
 from mindprobe.errors import ModelError
@@ -53,9 +53,16 @@ from mindprobe.models.endpoint_client import (
     Endpoint,
     EndpointClient,
     EndpointFailure,
-    LlamaEndpointClient,
     agreed_identity,
     local_reference,
+)
+from mindprobe.models.endpoint_pool import (
+    Launcher,
+    build_endpoints,
+    capacity_weights,
+    down_list,
+    endpoint_stats,
+    probe_all,
 )
 from mindprobe.models.endpoints import EndpointSpec
 
@@ -63,20 +70,6 @@ log = logging.getLogger("mindprobe.router")
 
 #: Items in flight per endpoint when neither the file nor the run says (the single-server default).
 DEFAULT_PER_ENDPOINT = 16
-
-
-class Launcher(Protocol):
-    """Starts the servers of a router (Ray replicas) and stops them again."""
-
-    n: int
-
-    async def start(self, slots: int, timeout: float) -> list[EndpointSpec]: ...
-
-    async def stop(self) -> None: ...
-
-    def identity(self) -> dict[str, Any]: ...
-
-    def pending(self) -> list[str]: ...
 
 
 class RouterModel(Model):
@@ -158,38 +151,11 @@ class RouterModel(Model):
         if self._launcher is not None:
             slots = max(1, math.ceil(self._concurrency / self._launcher.n))
             self._specs = await self._launcher.start(slots, self.timeout)
-        for i, s in enumerate(self._specs):
-            client: EndpointClient = (
-                LlamaEndpointClient(self.model, s, timeout=self.timeout,
-                                    reasoning=self.reasoning) if s.llama_slots
-                else EndpointClient(self.model, s, timeout=self.timeout, grammar="llama",
-                                    reasoning=self.reasoning))
-            if self._launcher is not None:
-                client.capabilities = self.capabilities
-            ep = Endpoint(i, s, client)
-            if isinstance(client, LlamaEndpointClient):
-                client.slot_pool = ep.free_slots  # prefix copies between its slots
-            self._eps.append(ep)
-        given = [s.concurrency for s in self._specs if s.concurrency]
-        mean = sum(given) / len(given) if given else 1.0
-        self._weights = {e.index: float(e.spec.concurrency or mean) for e in self._eps}
+        self._eps = build_endpoints(self.model, self._specs, self.timeout, self.reasoning,
+                                    self.capabilities if self._launcher is not None else None)
+        self._weights = capacity_weights(self._eps)
         try:
-            for e in self._eps:
-                await e.client.start()
-            outcomes = await asyncio.gather(*(e.client.probe() for e in self._eps),
-                                            return_exceptions=True)
-            for e, out in zip(self._eps, outcomes, strict=True):
-                if isinstance(out, EndpointFailure):
-                    e.health.down(str(out), time.monotonic())
-                elif isinstance(out, BaseException):
-                    raise out
-            if not any(e.health.up for e in self._eps):
-                raise ModelError(f"none of the {len(self._eps)} endpoints of {self.model} "
-                                 f"answers: {self._down_list()}")
-            for e in self._eps:
-                if not e.health.up:
-                    log.warning("endpoint %s does not answer (%s); probing it again later",
-                                e.spec.url, e.health.reason)
+            await probe_all(self.model, self._eps)
             if self._launcher is None:
                 self._identity_extra.update(agreed_identity(self.model, self._eps))
         except BaseException:
@@ -268,7 +234,7 @@ class RouterModel(Model):
         return left
 
     def _down_list(self) -> str:
-        return "; ".join(f"{e.spec.url} ({e.health.reason or 'down'})" for e in self._eps)
+        return down_list(self._eps)
 
     async def acquire_slot(self, group: str | None = None) -> int:
         """An item's conversation id; an item of a prefix group goes to the endpoint that
@@ -412,25 +378,4 @@ class RouterModel(Model):
             return [{"endpoint": s.url, "state": "not started", "concurrency": s.concurrency}
                     for s in self._specs]
         span = max(1e-9, time.monotonic() - self._t0) if self._t0 is not None else None
-        out = []
-        for e in self._eps:
-            out.append({
-                "endpoint": e.spec.url,
-                "source": e.spec.source,
-                "state": e.health.state,
-                "concurrency": e.spec.concurrency,
-                "items": e.items,
-                "moved_away": e.moved,
-                "requests": e.requests,
-                "ok": e.ok,
-                "errors": e.errors,
-                "downs": e.health.downs,
-                "last_error": e.health.reason or None,
-                "prompt_tokens": e.prompt_tokens,
-                "cached_prompt_tokens": e.cached_prompt_tokens,
-                "completion_tokens": e.completion_tokens,
-                "mean_latency_s": round(e.latency / e.ok, 4) if e.ok else None,
-                "requests_per_s": round(e.ok / span, 2) if span else 0.0,
-            })
-        return out
-
+        return [endpoint_stats(e, span) for e in self._eps]

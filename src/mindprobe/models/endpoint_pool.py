@@ -1,0 +1,113 @@
+"""The endpoints of a router as a pool: who starts them (a `Launcher`), their clients, the
+first probe that decides which are up, their capacities, and what the run summary says of each.
+
+The router (`router.py`) routes items over the pool and fails over between its endpoints; this
+module only builds, starts and describes it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any, Protocol
+
+from mindprobe.errors import ModelError
+from mindprobe.models.base import NO_REASONING, Reasoning
+from mindprobe.models.endpoint_client import (
+    Endpoint,
+    EndpointClient,
+    EndpointFailure,
+    LlamaEndpointClient,
+)
+from mindprobe.models.endpoints import EndpointSpec
+
+log = logging.getLogger("mindprobe.router")
+
+
+class Launcher(Protocol):
+    """Starts the servers of a router (Ray replicas) and stops them again."""
+
+    n: int
+
+    async def start(self, slots: int, timeout: float) -> list[EndpointSpec]: ...
+
+    async def stop(self) -> None: ...
+
+    def identity(self) -> dict[str, Any]: ...
+
+    def pending(self) -> list[str]: ...
+
+
+def build_endpoints(model: str, specs: list[EndpointSpec], timeout: float,
+                    reasoning: Reasoning = NO_REASONING,
+                    capabilities: frozenset[str] | None = None) -> list[Endpoint]:
+    """One client per endpoint (llama.cpp's with its slots where the file says so);
+    `capabilities`: what replicas started by mindprobe declare (else each server's own)."""
+    eps = []
+    for i, s in enumerate(specs):
+        client: EndpointClient = (
+            LlamaEndpointClient(model, s, timeout=timeout, reasoning=reasoning)
+            if s.llama_slots
+            else EndpointClient(model, s, timeout=timeout, grammar="llama",
+                                reasoning=reasoning))
+        if capabilities is not None:
+            client.capabilities = capabilities
+        ep = Endpoint(i, s, client)
+        if isinstance(client, LlamaEndpointClient):
+            client.slot_pool = ep.free_slots  # prefix copies between its slots
+        eps.append(ep)
+    return eps
+
+
+def capacity_weights(eps: list[Endpoint]) -> dict[int, float]:
+    """Each endpoint's share of the load: its `concurrency=N`, else the mean of those given."""
+    given = [e.spec.concurrency for e in eps if e.spec.concurrency]
+    mean = sum(given) / len(given) if given else 1.0
+    return {e.index: float(e.spec.concurrency or mean) for e in eps}
+
+
+async def probe_all(model: str, eps: list[Endpoint]) -> None:
+    """Start every client and probe it once: those that do not answer start out down (probed
+    again later by the router); none answering is a ModelError naming each."""
+    for e in eps:
+        await e.client.start()
+    outcomes = await asyncio.gather(*(e.client.probe() for e in eps), return_exceptions=True)
+    for e, out in zip(eps, outcomes, strict=True):
+        if isinstance(out, EndpointFailure):
+            e.health.down(str(out), time.monotonic())
+        elif isinstance(out, BaseException):
+            raise out
+    if not any(e.health.up for e in eps):
+        raise ModelError(f"none of the {len(eps)} endpoints of {model} answers: "
+                         f"{down_list(eps)}")
+    for e in eps:
+        if not e.health.up:
+            log.warning("endpoint %s does not answer (%s); probing it again later",
+                        e.spec.url, e.health.reason)
+
+
+def down_list(eps: list[Endpoint]) -> str:
+    return "; ".join(f"{e.spec.url} ({e.health.reason or 'down'})" for e in eps)
+
+
+def endpoint_stats(e: Endpoint, span: float | None) -> dict[str, Any]:
+    """One endpoint's line of the run summary (`span`: seconds since the first request)."""
+    return {
+        "endpoint": e.spec.url,
+        "source": e.spec.source,
+        "state": e.health.state,
+        "concurrency": e.spec.concurrency,
+        "items": e.items,
+        "moved_away": e.moved,
+        "requests": e.requests,
+        "ok": e.ok,
+        "errors": e.errors,
+        "downs": e.health.downs,
+        "last_error": e.health.reason or None,
+        "prompt_tokens": e.prompt_tokens,
+        "cached_prompt_tokens": e.cached_prompt_tokens,
+        "completion_tokens": e.completion_tokens,
+        "mean_latency_s": round(e.latency / e.ok, 4) if e.ok else None,
+        "requests_per_s": round(e.ok / span, 2) if span else 0.0,
+    }
