@@ -137,20 +137,12 @@ class WorldSenseBenchmark(Benchmark):
                 ctx.info("worldsense: answering by log-probability of the allowed options "
                          "(--scoring logprob, the default for the embedded base model; "
                          "--scoring text to parse its replies instead)")
-        if scoring == "logprob" and "logprobs" not in ctx.model.capabilities:
-            raise UsageError(f"--scoring logprob needs log-probabilities, which {ctx.model.spec} "
-                             "does not return; use --scoring text")
         if scoring == "logprob" and strategy == "constrained":
             raise UsageError("--scoring logprob already restricts answers to the allowed "
                              "options; use it with --prompting basic")
         if scoring == "logprob" and strategy == "cot":
             raise UsageError("--prompting cot needs the model to write its reasoning, which "
                              "--scoring logprob skips; use --scoring text")
-        if strategy == "constrained" and "grammar" not in ctx.model.capabilities:
-            raise UsageError(
-                "--prompting constrained needs a backend with grammars (local, openai:MODEL@URL "
-                "served by llama.cpp or vLLM); use --prompting basic for this model"
-            )
         seed = ctx.seed if ctx.seed is not None else sets.FRESH_SEED
         train: Path | None = None
         if strategy in st.INCONTEXT:  # before loading the trials: a missing file fails fast
@@ -193,13 +185,16 @@ class WorldSenseBenchmark(Benchmark):
         label = st.label_of(strategy)
         if scoring == "logprob":
             label = "logprob" if strategy == "basic" else f"{label}_logprob"
+        # What the model must offer, checked once it has started (`engine.run`): a server's
+        # real abilities are only known then.
         requires = {}
         if strategy == "constrained":
             requires["grammar"] = ("--prompting constrained needs a constrained-answer mechanism "
                                    "(llama.cpp grammar, vLLM guided choice, OpenAI structured "
-                                   "outputs)")
+                                   "outputs; use --prompting basic otherwise)")
         if scoring == "logprob":
-            requires["logprobs"] = "--scoring logprob needs log-probabilities"
+            requires["logprobs"] = ("--scoring logprob needs log-probabilities (use --scoring "
+                                    "text otherwise)")
         variant_label = None
         if opts.data_file:
             variant_label = f"file-{Path(opts.data_file).stem.split('.')[0]}-{provenance['sha256'][:8]}"
