@@ -71,9 +71,13 @@ class RetryPolicy:
     broken). The state of that rule lives here too, so a client has one object to ask.
     """
 
+    #: Tries per request (the first one included).
     max_attempts: int = 6
+    #: The wait after attempt n is up to min(backoff_max, backoff_base·2^n) seconds.
     backoff_base: float = 0.5
     backoff_max: float = 30.0
+    #: Dead: this many failed requests in a row, and no good answer for `refused_window`
+    #: seconds when nothing answers at all, `broken_window` when answers are broken.
     dead_streak: int = 24
     refused_window: float = 8.0
     broken_window: float = 60.0
