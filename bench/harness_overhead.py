@@ -81,13 +81,14 @@ def worldsense_bodies(url: str, n: int, data_dir: str) -> list[dict[str, Any]]:
                       max_tokens=None, model=ModelFacts(model.spec, model.label,
                                                         model.capabilities, None),
                       roles={}, warn=print, info=print)
-    plan = bench.plan(ctx, build_options(bench.Options, {"reasks": 0}, benchmark="worldsense"))
+    opts = build_options(bench.Options, {"reasks": 0}, benchmark="worldsense")
+    plan = bench.plan(ctx, opts)
 
     async def play_all() -> None:
         for it in plan.items:
             await bench.run_item(it, Session({"model": model}, it.id, seed=0, cache=None,
                                              identities={}, config=plan.config,
-                                             prompting=plan.prompting))
+                                             options=opts, prompting=plan.prompting))
 
     asyncio.run(play_all())
     return model.bodies

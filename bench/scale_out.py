@@ -42,7 +42,7 @@ def ast_oracle(body: dict) -> str:
 
 
 async def _drive(model: Model, items: list[Item], play: Any, concurrency: int,
-                 config: dict[str, Any] | None = None) -> float:
+                 config: dict[str, Any] | None = None, options: Any = None) -> float:
     """Play every item through Sessions like the runner does; return the seconds it took."""
     model.configure(concurrency)
     await model.start()
@@ -53,7 +53,8 @@ async def _drive(model: Model, items: list[Item], play: Any, concurrency: int,
         while todo:
             item = todo.pop()
             session = Session({"model": model}, item.id, seed=0, cache=None,
-                              identities={"model": model.identity()}, config=config)
+                              identities={"model": model.identity()}, config=config,
+                              options=options)
             try:
                 await play(item, session)
             finally:
@@ -132,7 +133,8 @@ async def prefill(args: argparse.Namespace) -> dict[str, dict[str, int]]:
             else:
                 model = RoundRobin([parse_model_spec(f"openai:test-model@{s.base_url}")
                                     for s in servers])
-            await _drive(model, plan.items, bench.run_item, args.chats, plan.config)
+            await _drive(model, plan.items, bench.run_item, args.chats, plan.config,
+                         opts)
             stats = [s.stats() for s in servers]
         prompt = sum(s["prompt_tokens"] for s in stats)
         cached = sum(s["cached_prompt_tokens"] for s in stats)

@@ -193,7 +193,7 @@ async def run_slice(sl: Slice, mode: str, data_root: Path, threads: int | None,
         store = RunStore(tmp / f"{sl.bench}-{mode}")
         store.open({"benchmark": sl.bench, "variant": sl.variant, "model": "local",
                     "config": plan.config, "data": plan.provenance})
-        settings = PassSettings(concurrency=concurrency, config=plan.config,
+        settings = PassSettings(concurrency=concurrency, config=plan.config, options=opts,
                                 prompting=plan.prompting, resources=plan.resources)
         for r in plan.resources.values():
             await r.start()
