@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from mindprobe.benchmarks.sort.options import DEFAULT_HELD_OUT
+from mindprobe.benchmarks.sort.options import DEFAULT_HELD_OUT, SortOptions
 from mindprobe.core.results import Headline, Results
 from mindprobe.core.stats import N_BOOT, paired_difference
 from mindprobe.errors import DataError, UsageError
@@ -37,16 +37,21 @@ BREAKDOWNS: dict[str, tuple[str, ...]] = {
 }
 
 
+def _options(run: Any) -> SortOptions:
+    """The typed options a run was made with (rebuilt from its manifest)."""
+    return run.plan().options
+
+
 def run_label(run: Any) -> str:
     """``model · condition``: what a run is called in paired and side-by-side tables."""
-    return f"{run.model_label} · {(run.manifest.get('config') or {}).get('condition', '?')}"
+    return f"{run.model_label} · {_options(run).condition}"
 
 
 def labelled_records(run: Any) -> list[dict[str, Any]]:
     """A run's records with ``model`` set for side-by-side tables: a long-term run is shown
     under the model it was fine-tuned from (``--base-model``) when it names one."""
-    cfg = run.manifest.get("config") or {}
-    model = cfg.get("base_model") if cfg.get("condition") == LONG_TERM else None
+    opts = _options(run)
+    model = opts.base_model if opts.condition == LONG_TERM else None
     return [{**r, "model": model or run.model_label} for r in run.records]
 
 
@@ -58,8 +63,8 @@ def order_runs(runs: Sequence[Any]) -> tuple[Any, Any]:
     return a, b
 
 
-def _condition(run: Any) -> str | None:
-    return (run.manifest.get("config") or {}).get("condition")
+def _condition(run: Any) -> str:
+    return _options(run).condition
 
 
 def held_out_of(a: Any, b: Any, given: list[int] | None) -> list[int]:
@@ -110,11 +115,12 @@ def paired_table(df: pd.DataFrame, by: Sequence[str] = ()) -> pd.DataFrame:
 
 def paired_results(a: Any, b: Any, held_out: list[int] | None = None) -> Results:
     """The comparison of run B against run A (both `mindprobe.core.store.Run`)."""
-    ca, cb = a.manifest.get("config") or {}, b.manifest.get("config") or {}
+    oa, ob = _options(a), _options(b)
     for key in ("prompt", "task", "scoring"):
-        if ca.get(key) != cb.get(key):
-            raise UsageError(f"the runs differ in {key} ({ca.get(key)} vs {cb.get(key)}): a "
-                             "paired comparison needs the same prompts; rerun one of them")
+        va, vb = getattr(oa, key), getattr(ob, key)
+        if va != vb:
+            raise UsageError(f"the runs differ in {key} ({va} vs {vb}): a paired comparison "
+                             "needs the same prompts; rerun one of them")
     control = held_out_of(a, b, held_out)
     df = paired_frame(a.records, b.records)
     df["held_out"] = df["book_idx"].isin(control) if "book_idx" in df else False
