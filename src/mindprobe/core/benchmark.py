@@ -291,10 +291,11 @@ class Benchmark(abc.ABC):
     #: The rule that picks a model's headline run for the profile, in words (shown on the page).
     setting_rule: str = "the paper's default prompting (basic); other settings below it"
 
-    def setting(self, variant: str, prompting: str, config: dict[str, Any]) -> dict[str, str]:
+    def setting(self, variant: str, plan: RunPlan) -> dict[str, str]:
         """What, beside variant and dataset version, must match for two runs to be compared
-        item by item: the prompting / solver and options that change what is sent."""
-        return {"prompting": prompting}
+        item by item: the prompting / solver and options that change what is sent (`plan`:
+        the stored run's, from `Run.plan()`, typed options included)."""
+        return {"prompting": plan.prompting}
 
     def setting_rank(self, variant: str, setting: dict[str, str]) -> int | None:
         """0 for the paper's default setting, more for others; None for a run that is never

@@ -74,8 +74,7 @@ class RunEntry:
 
         if self.benchmark not in BENCHMARKS:
             return {"prompting": self.run.prompting}
-        return get_benchmark(self.benchmark).setting(
-            self.run.variant, self.run.prompting, self.run.manifest.get("config") or {})
+        return get_benchmark(self.benchmark).setting(self.run.variant, self.run.plan())
 
     @property
     def dataset_version(self) -> str | None:
