@@ -168,8 +168,10 @@ def rebuild_options(cls: type, recorded: dict[str, Any] | None,
     if not dataclasses.is_dataclass(cls):
         return NoOptions()
     names = {f.name for f in dataclasses.fields(cls) if f.init}
-    values = {k: v for k, v in (config or {}).items() if k in names}
-    values.update({k: v for k, v in (recorded or {}).items() if k in names})
+    values: dict[str, Any] = {}
+    for source in (config, recorded):  # the recorded options win
+        if isinstance(source, dict):
+            values.update({k: v for k, v in source.items() if k in names})
     return cls(**values)
 
 
