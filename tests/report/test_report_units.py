@@ -7,6 +7,9 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from mindprobe.benchmarks.already_said_that.options import AlreadySaidThatOptions
+from mindprobe.core.benchmark import RunPlan
+from mindprobe.core.options import NoOptions
 from mindprobe.core.results import Headline, Results
 from mindprobe.core.stats import paired_bootstrap
 from mindprobe.errors import UsageError
@@ -18,9 +21,13 @@ from mindprobe.report.svg import Line, Series, bar_chart, interval_chart, line_c
 
 
 class FakeRun:
-    def __init__(self, model: str, variant: str = "v", records=None) -> None:
+    def __init__(self, model: str, variant: str = "v", records=None, options=None) -> None:
         self.model_label, self.variant, self.prompting = model, variant, "basic"
         self.records, self.manifest = records or [], {}
+        self.options = options if options is not None else NoOptions()
+
+    def plan(self) -> RunPlan:
+        return RunPlan(items=[], prompting=self.prompting, options=self.options)
 
 
 def test_nice_ticks():
@@ -87,7 +94,8 @@ def test_hooks_draw_from_results():
                  index=False)
     assert "S+R" in get_benchmark("mr_gsm8k").plots([FakeRun("m")], [mr])[0]
     ast = Results("already_said_that", headline=Headline("avg_num_turns", 2.0, 1.0, 3.0))
-    runs = [FakeRun("m", "first-letters", [{"num_turns": 1}, {"num_turns": 3}])]
+    runs = [FakeRun("m", "first-letters", [{"num_turns": 1}, {"num_turns": 3}],
+                    AlreadySaidThatOptions(max_turns=3))]
     svgs = get_benchmark("already_said_that").plots(runs, [ast])
     assert len(svgs) == 2 and "still going" in svgs[1]
 

@@ -250,7 +250,7 @@ def plots(runs: Sequence[Run], results: Sequence[Results | None]) -> list[str]:
                      if "error" not in r and num(r.get("num_turns")) is not None]
             if not turns:
                 continue
-            max_turns = int(run.manifest.get("config", {}).get("max_turns") or max(turns))
+            max_turns = int(run.plan().options.max_turns)
             top = max(top, max_turns)
             xs, ys = survival(turns, max_turns)
             lines.append(Line(f"{run.model_label} (n={len(turns)})", xs, ys,

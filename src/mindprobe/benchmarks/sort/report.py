@@ -185,7 +185,7 @@ def plots(runs: Sequence[Run], results: Sequence[Results | None]) -> list[str]:
     for run, res in zip(runs, results, strict=True):
         if res is None:
             continue
-        context = (run.manifest.get("config") or {}).get("condition", "?")
+        context = run.plan().options.condition
         key = f"{run.model_label} · {context}"
         for name, sink in (("by_condition", by_cond), ("distance_bin", by_bin)):
             t = res.tables.get(name)
