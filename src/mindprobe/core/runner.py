@@ -21,6 +21,7 @@ from rich.console import Console
 from mindprobe.core.benchmark import Item
 from mindprobe.core.cache import ResponseCache
 from mindprobe.core.progress import RunProgress
+from mindprobe.core.retry import RetryPolicy
 from mindprobe.core.session import Session, SlotLease
 from mindprobe.core.store import RunStore, encode_record
 from mindprobe.errors import MindprobeError, ModelError
@@ -53,7 +54,8 @@ class PassSettings:
     #: The role whose tokens the progress bar shows.
     progress_role: str = "model"
     debug: bool = False
-    #: Consecutive items failing on connections before the server counts as dead (0: auto).
+    #: Consecutive items failing on connections before the server counts as dead (0: auto):
+    #: the safety net for a model without a dead-server rule of its own (see `execute`).
     dead_after: int = 0
     #: A progress display shared by several passes at once (one line each); None: its own.
     progress: Any = None
@@ -244,15 +246,18 @@ async def execute(
     identities = {role: m.identity() for role, m in models.items()}
     new: dict[str, dict[str, Any]] = {}
     fatal: list[BaseException] = []
-    dead_after = settings.dead_after or max(12, 2 * settings.concurrency)
-    streak = 0
+    # The built-in clients stop a run by their own policy long before their items fail (their
+    # retries ride out an outage first); a plugin Model without one fails items fast. Items in a
+    # row that fail to connect, after whatever retries the model made, are the same dead-server
+    # rule (`core.retry`) with a streak only: the model already spent its patience.
+    dead = RetryPolicy(dead_streak=settings.dead_after or max(12, 2 * settings.concurrency),
+                       refused_window=0.0, broken_window=0.0)
     unreachable: list[dict[str, Any]] = []
 
     with RunProgress(console, description, total=len(items), done=len(items) - len(todo),
                      shared=settings.progress) as bar:
 
         async def one(item: Item, run: list[Item], lease: SlotLease) -> None:
-            nonlocal streak
             session = Session(
                 models, item.id, seed=settings.seed, cache=settings.cache,
                 identities=identities, config=settings.config, options=settings.options,
@@ -270,16 +275,15 @@ async def execute(
             if connection:
                 # Held back until the server answers again: if it turns out to be dead,
                 # these items stay unrecorded and a resume asks them again.
-                streak += 1
                 unreachable.append(rec)
-                if streak >= dead_after:
+                if dead.failed(refused=True):
                     exc = ModelError(
-                        f"the model server stopped answering: {streak} items in a row "
-                        f"failed to connect (last: {rec['error']})")
+                        f"the model server stopped answering: {len(unreachable)} items in a "
+                        f"row failed to connect (last: {rec['error']})")
                     fatal.append(exc)
                     raise exc
                 return
-            streak = 0
+            dead.answered()
             for held in [*unreachable, rec]:
                 out.add(held)
                 new[held["id"]] = held

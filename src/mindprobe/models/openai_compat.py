@@ -71,7 +71,7 @@ class OpenAICompatModel(LlamaServerTools, Model):
         self.label = label
         self.timeout = timeout
         #: Attempts, backoff and when the server counts as dead (`core.retry`): a failed
-        #: request in a streak of 24, with 8 s of silence when nothing listens or a minute of
+        #: request in a streak of 24, with an outage of 8 s when nothing listens or a minute of
         #: 5xx / timeouts / garbled bodies (a restart or short outage is ridden out).
         self.retry = RetryPolicy(max_attempts, backoff_base, backoff_max)
         self.grammar = grammar  # "llama", "vllm" or None
@@ -103,7 +103,7 @@ class OpenAICompatModel(LlamaServerTools, Model):
     async def start(self) -> None:
         if self.base_url == OPENAI_URL and not self._api_key:
             raise ModelError(f"{self.spec} needs an API key: set OPENAI_API_KEY")
-        self.retry.started()  # silence counts from the start, not construction
+        self.retry.started()  # a fresh start: earlier failures do not count
         if self._session is None:
             connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300)
             self._session = aiohttp.ClientSession(

@@ -15,8 +15,11 @@ How an endpoint is chosen:
   out of rotation at once; timeouts, dropped connections and 5xx after three in a row. It
   cools down (1 s, 2 s, 4 s … up to 60 s, jittered) and is probed (`GET /models`) before it
   gets items again. The items it held move to a live endpoint on their next request (their
-  prefix cache is lost, their answers are not). When every endpoint has been down for
-  `all_down_after` seconds the run stops with one ModelError; nothing unanswered is recorded.
+  prefix cache is lost, their answers are not). When every endpoint is down the pool is in an
+  outage, judged by the one dead-server rule of every client (`core.retry.Liveness`): it starts
+  with the failure that left no endpoint in rotation, goes on while probes fail, ends with any
+  answer, and after `all_down_after` seconds the run stops with one ModelError (a restart is
+  ridden out, however long the last generation took); nothing unanswered is recorded.
 
 What makes two responses interchangeable is the model and the deployment, not which replica
 answered: the cache key and the run directory use the model name and the endpoint group (a name
@@ -102,10 +105,13 @@ class RouterModel(Model):
         self.label = label
         self.group = group
         self.timeout = timeout
-        #: Attempts per request and the backoff before one goes to the same endpoint again
-        #: (`core.retry`); a dead endpoint is the health check's (cooldown, probe).
-        self.retry = RetryPolicy(max_attempts)
-        self.all_down_after = all_down_after
+        #: Attempts per request, the backoff before one goes to the same endpoint again and
+        #: when the pool is dead (`core.retry`): an endpoint out of rotation is its health
+        #: check's (cooldown, probe); the pool's liveness counts only failures that leave no
+        #: endpoint up (each endpoint needed its own to go down), so one starts the outage and
+        #: `all_down_after` seconds of it, whatever failed, end the run.
+        self.retry = RetryPolicy(max_attempts, dead_streak=1, refused_window=all_down_after,
+                                 broken_window=all_down_after)
         self.reasoning = reasoning
         self._specs = list(endpoints or [])
         self._launcher = launcher
@@ -132,7 +138,6 @@ class RouterModel(Model):
         self._homes: dict[str, Endpoint] = {}
         self._ids = itertools.count(1)
         self._wake = asyncio.Event()
-        self._all_down_since: float | None = None
         self._rr = 0
         self._t0: float | None = None
         self._closed = False
@@ -147,6 +152,7 @@ class RouterModel(Model):
             return
         self._eps, self._affinity, self._homes, self._t0 = [], {}, {}, None
         self._closed = False
+        self.retry.started()
         self._wake = asyncio.Event()
         if self._launcher is not None:
             slots = max(1, math.ceil(self._concurrency / self._launcher.n))
@@ -209,29 +215,33 @@ class RouterModel(Model):
 
     async def _choose(self, capped: bool = True) -> Endpoint:
         """The endpoint for a new item; waits while all are busy or down (and gives up when all
-        have been down for `all_down_after` seconds). Uncapped: a request outside any item."""
+        are down and the pool's outage has lasted its window). Uncapped: a request outside any
+        item."""
         while True:
             ep = self._pick(capped)
             if ep is not None:
                 return ep
-            left = self._all_down_left()
+            left = None if self._any_up() else self._outage_left()
             wake = self._wake
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(wake.wait(), left)
 
-    def _all_down_left(self) -> float | None:
-        if any(e.health.up for e in self._eps):
-            self._all_down_since = None
-            return None
-        now = time.monotonic()
-        if self._all_down_since is None:
-            self._all_down_since = now
-        left = self._all_down_since + self.all_down_after - now
-        if left <= 0:
-            raise ModelError(
-                f"all {len(self._eps)} endpoints of {self.model} are down (none has answered "
-                f"for {self.all_down_after:g} s): {self._down_list()}")
-        return left
+    def _any_up(self) -> bool:
+        return any(e.health.up for e in self._eps)
+
+    def _outage_left(self) -> float:
+        """How long to wait for an endpoint to come back; ModelError once the pool is dead."""
+        dead = self.retry.dead()
+        if dead:
+            raise ModelError(f"all {len(self._eps)} endpoints of {self.model} are down "
+                             f"({dead}): {self._down_list()}")
+        left = self.retry.outage_left()
+        return left if left is not None else self.retry.broken_window
+
+    def _pool_failed(self, refused: bool) -> None:
+        """A failure with no endpoint up: the pool's outage goes on (or starts)."""
+        if not self._any_up():
+            self.retry.failed(refused)
 
     def _down_list(self) -> str:
         return down_list(self._eps)
@@ -295,6 +305,8 @@ class RouterModel(Model):
                 last = f"{ep.spec.url}: {f}"
                 if ep.health.failure(f.kind, str(f), time.monotonic()):
                     self._went_down(ep)
+                if f.kind != "busy":  # a 429 is the server at work
+                    self._pool_failed(f.kind == "refused")
                 if self.retry.exhausted(attempts):
                     kind = "connection" if f.kind in ("refused", "dropped") else "other"
                     raise TransientError(f"gave up after {attempts} attempts: {last}",
@@ -308,6 +320,7 @@ class RouterModel(Model):
             finally:
                 ep.inflight -= 1
             ep.health.ok()
+            self.retry.answered()
             extra = result.requests - 1 if isinstance(result, ChoiceScores) else 0
             ep.requests += extra  # score_choices may send one request per candidate
             ep.ok += 1 + extra
@@ -335,9 +348,10 @@ class RouterModel(Model):
                 await ep.client.probe()
             except (EndpointFailure, ModelError) as exc:
                 ep.health.probe_failed(str(exc), time.monotonic())
+                self._pool_failed(getattr(exc, "kind", "") == "refused")
                 continue
             ep.health.back()
-            self._all_down_since = None
+            self.retry.answered()
             log.warning("endpoint %s answers again; back in rotation", ep.spec.url)
             self._notify()
             return

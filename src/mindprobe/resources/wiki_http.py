@@ -40,6 +40,9 @@ CONTACT_ENV = "MINDPROBE_WIKI_CONTACT"
 DEFAULT_CONTACT = f"contact: set {CONTACT_ENV} to your email or project URL"
 #: Seconds of rate-limit waits one request may spend before it counts as failed.
 RATE_LIMIT_PATIENCE = 600.0
+#: Seconds between the start's probes of a source that refuses them (shorter until the
+#: failures make a streak the dead-server rule counts; then up to five times this).
+PROBE_PAUSE = 0.1
 
 
 def default_user_agent(contact: str | None = None) -> str:
@@ -93,7 +96,7 @@ class WikiHTTP:
         self.max_concurrency = max_concurrency
         self.timeout = timeout
         #: Attempts, backoff and when the source counts as dead (`core.retry`): a short
-        #: silence for refused connections and unknown hosts (no Wikipedia answers in seconds),
+        #: outage for refused connections and unknown hosts (no Wikipedia answers in seconds),
         #: a minute for 5xx and timeouts.
         self.retry = RetryPolicy(max_attempts, backoff_base, backoff_max, dead_streak=6,
                                  refused_window=5.0, broken_window=60.0)
@@ -172,13 +175,20 @@ class WikiHTTP:
 
     async def probe(self, url: str, params: dict[str, str] | None,
                     interpret: Callable[[Answer], T]) -> T | None:
-        """One request before the run starts: a source that nothing answers for
-        its refused window (no network, nothing listening) stops the run before any model is
-        loaded; any HTTP answer is ``interpret``'s to judge (a 5xx or 429 is a source that is
-        there: the run starts and its requests ride it out)."""
+        """One request before the run starts: a source that nothing answers (no network,
+        nothing listening) stops the run before any model is loaded, by the policy's
+        dead-server rule (its refused window); any HTTP answer is ``interpret``'s to judge (a
+        5xx or 429 is a source that is there: the run starts and its requests ride it out)."""
         if self._session is None:
             raise RuntimeError("start() the transport before probing it")
-        start, last = asyncio.get_running_loop().time(), "no attempt made"
+        try:
+            return await self._probe(url, params, interpret)
+        finally:
+            self.retry.started()  # the requests' failures count from a fresh start
+
+    async def _probe(self, url: str, params: dict[str, str] | None,
+                     interpret: Callable[[Answer], T]) -> T | None:
+        assert self._session is not None
         while True:
             try:
                 async with self._slots, self._session.get(url, params=params) as resp:
@@ -193,13 +203,14 @@ class WikiHTTP:
                 last = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
             except (TimeoutError, aiohttp.ClientError):
                 return None  # there, if slow: its requests retry
-            silent = asyncio.get_running_loop().time() - start
-            if silent >= self.retry.refused_window:
+            dead = self.retry.failed(refused=True)
+            if dead:
                 self._dead = WikipediaUnreachable(
-                    f"Wikipedia cannot be reached: {self.name} does not answer (nothing for "
-                    f"{silent:.0f} s; last: {last}). {self.fixes}")
+                    f"Wikipedia cannot be reached: {self.name} does not answer ({dead}; "
+                    f"last: {last}). {self.fixes}")
                 raise self._dead
-            await asyncio.sleep(min(0.5, self.retry.refused_window / 4))
+            left = self.retry.outage_left()  # None until the streak is long enough
+            await asyncio.sleep(PROBE_PAUSE if left is None else min(PROBE_PAUSE * 5, left))
 
     def _note_failure(self, last: str, refused: bool) -> None:
         dead = self.retry.failed(refused)
