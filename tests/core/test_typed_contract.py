@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -130,7 +131,50 @@ def test_thinking_room_and_retry_policy_each_have_one_home():
                 bad.append(f"{rel} keeps its own dead-server rule")
             if "uniform" in calls and rel.startswith(("models/", "resources/")):
                 bad.append(f"{rel} jitters its own backoff")
+            if rel.startswith(SERVER_SIDE):
+                bad += [f"{rel}:{line} {why}" for line, why in _own_dead_rule(path)]
     assert bad == []
+
+
+#: Modules that talk to servers or run items: where a second "server is dead" rule would hide.
+SERVER_SIDE = ("models/", "resources/", "engine/", "core/runner.py", "core/session.py")
+#: The policy's thresholds: read only by the rule itself (constructors may set them).
+_THRESHOLDS = {"dead_streak", "refused_window", "broken_window"}
+_ORDER = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
+
+
+def _own_dead_rule(path: Path) -> list[tuple[int, str]]:
+    """Where a module judges a server dead itself: a `..._since` timer in arithmetic or a
+    comparison (an outage clock of its own), a count compared to a `dead...` threshold, or
+    the policy's thresholds read to decide outside `core.retry`."""
+    found: set[tuple[int, str]] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Attribute) and node.attr in _THRESHOLDS \
+                and isinstance(node.ctx, ast.Load):
+            found.add((node.lineno, f"reads the policy's {node.attr} to judge by itself"))
+        if not isinstance(node, (ast.BinOp, ast.Compare)):
+            continue
+        ids = {n.id if isinstance(n, ast.Name) else n.attr for n in ast.walk(node)
+               if isinstance(n, (ast.Name, ast.Attribute))}
+        if any(i.endswith("_since") for i in ids):
+            found.add((node.lineno, "keeps its own outage clock (a ..._since timer)"))
+        if isinstance(node, ast.Compare) and any(isinstance(op, _ORDER) for op in node.ops) \
+                and any(re.search(r"(^|_)dead(_|$)", i.lower()) for i in ids):
+            found.add((node.lineno, "compares against its own dead-server threshold"))
+    return sorted(found)
+
+
+def test_the_dead_rule_scan_finds_a_second_rule(tmp_path):
+    """The scan above fails on the router's and the runner's former rules."""
+    old = tmp_path / "old.py"
+    old.write_text(
+        "def left(self, now):\n"
+        "    return self._all_down_since + self.all_down_after - now\n"
+        "def stop(streak, dead_after):\n"
+        "    return streak >= dead_after\n"
+        "def probe(self, silent):\n"
+        "    return silent >= self.retry.refused_window\n")
+    assert [line for line, _ in _own_dead_rule(old)] == [2, 4, 6]
 
 
 def _model(url: str, max_attempts: int) -> OpenAICompatModel:

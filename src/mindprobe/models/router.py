@@ -229,19 +229,20 @@ class RouterModel(Model):
     def _any_up(self) -> bool:
         return any(e.health.up for e in self._eps)
 
-    def _outage_left(self) -> float:
-        """How long to wait for an endpoint to come back; ModelError once the pool is dead."""
+    def _outage_left(self) -> float | None:
+        """How long to wait for an endpoint to come back (None: until the next failure or
+        answer wakes us); ModelError once the pool is dead."""
         dead = self.retry.dead()
         if dead:
             raise ModelError(f"all {len(self._eps)} endpoints of {self.model} are down "
                              f"({dead}): {self._down_list()}")
-        left = self.retry.outage_left()
-        return left if left is not None else self.retry.broken_window
+        return self.retry.outage_left()
 
     def _pool_failed(self, refused: bool) -> None:
         """A failure with no endpoint up: the pool's outage goes on (or starts)."""
         if not self._any_up():
             self.retry.failed(refused)
+            self._notify()  # waiters look at the outage again
 
     def _down_list(self) -> str:
         return down_list(self._eps)
