@@ -250,8 +250,9 @@ async def execute(
     # retries ride out an outage first); a plugin Model without one fails items fast. Items in a
     # row that fail to connect, after whatever retries the model made, are the same dead-server
     # rule (`core.retry`) with a streak only: the model already spent its patience.
-    dead = RetryPolicy(dead_streak=settings.dead_after or max(12, 2 * settings.concurrency),
-                       refused_window=0.0, broken_window=0.0)
+    safety_net = RetryPolicy(
+        dead_streak=settings.dead_after or max(12, 2 * settings.concurrency),
+        refused_window=0.0, broken_window=0.0)
     unreachable: list[dict[str, Any]] = []
 
     with RunProgress(console, description, total=len(items), done=len(items) - len(todo),
@@ -276,14 +277,14 @@ async def execute(
                 # Held back until the server answers again: if it turns out to be dead,
                 # these items stay unrecorded and a resume asks them again.
                 unreachable.append(rec)
-                if dead.failed(refused=True):
+                if safety_net.failed(refused=True):
                     exc = ModelError(
                         f"the model server stopped answering: {len(unreachable)} items in a "
                         f"row failed to connect (last: {rec['error']})")
                     fatal.append(exc)
                     raise exc
                 return
-            dead.answered()
+            safety_net.answered()
             for held in [*unreachable, rec]:
                 out.add(held)
                 new[held["id"]] = held
