@@ -71,16 +71,16 @@ def test_the_model_client_rides_out_a_restart_after_a_slow_answer():
     model = OpenAICompatModel("test-model", srv.base_url, None, spec="t", label="t",
                               grammar="llama", max_attempts=40, backoff_base=0.02,
                               backoff_max=0.05)
-    model.retry.dead_streak, model.retry.refused_window = 3, 1.5
+    model.retry.dead_streak, model.retry.refused_window = 3, 2.0
     restarted: list[TestServer] = []
 
     async def go() -> list[str]:
         await model.start()
         try:
             first = await model.complete(ASK, CallContext("i", 0, 0))
-            await asyncio.sleep(2.0)  # quiet for longer than the window
+            await asyncio.sleep(2.3)  # quiet for longer than the window
             srv.stop()
-            t, servers = _restart_later(port, 0.5)
+            t, servers = _restart_later(port, 0.3)
             restarted.extend(servers)
             second = await model.complete(ASK, CallContext("i", 1, 0))
             t.join()
