@@ -5,7 +5,10 @@ A slot keeps the KV cache of the last prompt it served. An item of a prefix grou
 share a long prefix: SORT's questions on one excerpt, MR-GSM8K's demo block) therefore gets the
 free slot that last held its group, whose cache already holds the shared prefix; other items
 get the slot idle longest (first in, first out, as a plain queue would) among those holding
-no group's prefix. The pool also remembers each slot's last request, so that before an item's
+no group's prefix. While every slot is held, waiting items get a slot in the order they asked
+(a slot given back goes straight to the first waiter, never to an item that asks after it), so
+runs sharing one slot (the benchmarks of a profile on the embedded model) take turns item by
+item instead of one keeping the slot for all its items. The pool also remembers each slot's last request, so that before an item's
 first request a slot can be given the KV of the slot that shares most of its prompt (another
 chat's system prompt and example, a group's excerpt), copied instead of prefilled.
 """
@@ -45,18 +48,17 @@ def common_chars(a: list[str], b: list[str]) -> int:
 
 
 class SlotPool:
-    """`n` slots; `take` waits while all are held."""
+    """`n` slots; `take` waits while all are held, first come first served."""
 
     def __init__(self, n: int) -> None:
         self._free: list[int] = list(range(max(1, n)))
         self._group: dict[int, str] = {}
-        self._waiters: deque[asyncio.Future[None]] = deque()
+        self._waiters: deque[tuple[asyncio.Future[int], str | None]] = deque()
         self._fresh: set[int] = set()
         self._last: dict[int, list[str]] = {}
 
     def __len__(self) -> int:
         return len(self._free)
-
 
     def take_nowait(self, group: str | None = None) -> int | None:
         """A free slot (the group's own if free), or None when all are held."""
@@ -76,18 +78,19 @@ class SlotPool:
         return slot
 
     async def take(self, group: str | None = None) -> int:
-        while True:
+        """A slot; when all are held, the next one given back after every earlier waiter's."""
+        if not self._waiters:
             slot = self.take_nowait(group)
             if slot is not None:
                 return slot
-            waiter = asyncio.get_running_loop().create_future()
-            self._waiters.append(waiter)
-            try:
-                await waiter
-            except asyncio.CancelledError:
-                if waiter.done() and not waiter.cancelled():
-                    self._wake()  # it was woken for a slot it will not take: pass it on
-                raise
+        waiter: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        self._waiters.append((waiter, group))
+        try:
+            return await waiter
+        except asyncio.CancelledError:
+            if waiter.done() and not waiter.cancelled():
+                self.give(waiter.result())  # handed a slot it will not use: pass it on
+            raise
 
     def copy_source(self, slot: int, parts: list[str]) -> int | None:
         """On a slot's first request since it was taken: the other slot whose last prompt
@@ -109,12 +112,11 @@ class SlotPool:
         self._last[slot] = parts
 
     def give(self, slot: int) -> None:
+        """Free `slot`, or hand it (or the waiter's group's own free slot) to the first
+        waiter still waiting."""
         self._free.append(slot)
-        self._wake()
-
-    def _wake(self) -> None:
         while self._waiters:
-            waiter = self._waiters.popleft()
+            waiter, group = self._waiters.popleft()
             if not waiter.done():
-                waiter.set_result(None)
+                waiter.set_result(self.take_nowait(group))  # type: ignore[arg-type]
                 return
