@@ -68,6 +68,7 @@ def test_estimate_tokens_closed_form(shared_data):
     samples = select_samples(load_samples(root), 3, 1)
     pool, _ = load_distractors(root, "distractorless")
     est = estimate_tokens("distractorless", samples, pool, "S", 1, count_tokens=lambda s: 1,
+                          per_message=0,
                           max_turns=10)
     # One token per message: system + t user + (t-1) replies at turn t; prefill 2 per turn.
     assert est == {
@@ -82,6 +83,7 @@ def test_estimate_tokens_closed_form(shared_data):
     # CoT: two calls per turn, the second re-sending the first plus reasoning (5 tokens) and
     # the answer message; the history keeps only the answers.
     cot = estimate_tokens("distractorless", samples, pool, "S", 1, count_tokens=lambda s: 1,
+                          per_message=0,
                           max_turns=10, cot_messages={"reason": "r", "answer": "a"},
                           cot_reasoning_tokens=5)
     first = [2 * t + 1 for t in range(1, 11)]

@@ -23,7 +23,8 @@ class _Server:
 
     def __init__(self) -> None:
         self.proc = subprocess.Popen([sys.executable, "-m", "mindprobe.testing.server",
-                                      "--port", "0", "--models", "test"],
+                                      "--port", "0", "--models", "test",
+                                      "--prefix-cache"],
                                      stdout=subprocess.PIPE, text=True)
         line = self.proc.stdout.readline().strip()  # READY <base_url>
         assert line.startswith("READY "), line
@@ -51,6 +52,23 @@ def _requests(srv) -> int:
     return int(srv.stats()["requests_total"])
 
 
+def _completions(srv) -> int:
+    """Completion requests only (a plan may ask the server's /models and /tokenize)."""
+    return sum(n for path, n in srv.stats()["requests"].items() if "completions" in path)
+
+
+def _usage(folder) -> dict[str, dict[str, int]]:
+    """Each benchmark's recorded usage, summed over its runs' manifests."""
+    out: dict[str, dict[str, int]] = {}
+    for m in folder.glob("runs/*/**/manifest.json"):
+        usage = json.loads(m.read_text())["summary"]["usage"]
+        name = m.relative_to(folder / "runs").parts[0]
+        for k in ("requests", "prompt_tokens", "cached_prompt_tokens", "completion_tokens"):
+            out.setdefault(name, {}).setdefault(k, 0)
+            out[name][k] += usage[k]
+    return out
+
+
 def _args(srv, data, runs, *extra):
     return ("profile", "--model", f"openai:test@{srv.base_url}", "--size", "quick",
             "--data-dir", data, "--runs-dir", runs, "--concurrency", 32, "--json", *extra)
@@ -65,11 +83,12 @@ def test_quick_profile_plans_runs_all_five_then_resumes_sending_nothing(cli, ser
     sample = root / "mr_gsm8k" / "sample_records.jsonl"
     mr = ("-O", f"mr_gsm8k.data_file={sample}")  # the official file is not shipped
     runs = tmp_path / "runs"
-    # the plan: nothing sent, nothing written
-    before = _requests(server)
+    # the plan: no completion requested (the server's tokenizer counts a sample), nothing written
+    before, asked = _requests(server), _completions(server)
     code, plan, err = cli(*_args(server, root, runs, *mr, "--dry-run", "--price", "1,4"))
     assert code == 0, err
-    assert _requests(server) == before and not runs.exists()
+    assert _completions(server) == asked and not runs.exists()
+    assert plan["tokens counted"].startswith("counted with the server's tokenizer"), err
     rows = {r["benchmark"]: r for r in plan["plan"]}
     assert set(rows) == {"worldsense", "already_said_that", "mr_gsm8k", "sort", "fanoutqa"}
     assert all(r["status"] == "runs" for r in rows.values()) and plan["fetch"] is None
@@ -87,6 +106,23 @@ def test_quick_profile_plans_runs_all_five_then_resumes_sending_nothing(cli, ser
     assert "closed-book: no Wikipedia source" in err
     assert _requests(server) > before
     folder = runs / "profile-quick___test"  # the model, not its address
+    # the plan's tokens against what the run used: one request per item, within 20% (prefill:
+    # the server's prefix cache against the estimate's reuse of each previous prompt)
+    used = _usage(folder)
+    for name in ("fanoutqa", "mr_gsm8k", "sort"):
+        r, u = rows[name], used[name]
+        assert u["requests"] == r["expected requests"], name
+        assert abs(u["prompt_tokens"] / r["expected prompt"] - 1) < 0.2, (name, u, r)
+        prefill = u["prompt_tokens"] - u["cached_prompt_tokens"]
+        assert abs(prefill / r["expected prefill"] - 1) < 0.2, (name, u, r)
+        assert u["completion_tokens"] <= r["completion tokens"]
+    # the test server's "OK" is no answer: WorldSense re-asks it, between expected (answered
+    # at once) and bound (every answer re-asked); Already Said That's chats end early
+    ws, u = rows["worldsense"], used["worldsense"]
+    assert ws["expected prompt"] < u["prompt_tokens"] <= ws["prompt tokens"]
+    assert u["requests"] <= ws["requests"]
+    u = used["already_said_that"]
+    assert u["prompt_tokens"] <= ast["prompt tokens"] and u["requests"] <= ast["requests"]
     manifest = json.loads((folder / "profile.json").read_text())
     assert manifest["size"] == "quick" and manifest["model_identity"]["model"] == "test"
     assert {b["status"] for b in manifest["benchmarks"].values()} == {"done"}

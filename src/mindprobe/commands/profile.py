@@ -131,7 +131,8 @@ def cmd_profile(args: argparse.Namespace, err: Console) -> int:
     print_plan(err, prof, rows)
     if args.dry_run:
         emit_json(args.json, {"profile": str(prof.dir), "size": prof.size, "dry_run": True,
-                              "plan": rows, "fetch": prof.fetch_command})
+                              "tokens counted": prof.counted, "plan": rows,
+                              "fetch": prof.fetch_command})
         return 0
     prun.execute(prof, req, reporter)
     prows = profile_rows(prof.entries, prof.results)
@@ -184,9 +185,10 @@ def print_plan(err: Console, prof: Any, rows: list[dict[str, Any]]) -> None:
         t.add_row(*cells)
     err.print(t)
     for r in rows:
-        if r["assumes"] and r["status"] != "done":
-            err.print(f"  {r['benchmark']}: tokens: {r['assumes']}", markup=False,
-                      highlight=False, soft_wrap=True)
+        if (r["assumes"] or r["tokens counted"]) and r["status"] != "done":
+            how = [f"counted with {r['tokens counted']}"] if r["tokens counted"] else []
+            err.print(f"  {r['benchmark']}: tokens: " + "; ".join(how + [r["assumes"] or ""]),
+                      markup=False, highlight=False, soft_wrap=True)
         if r["reason"]:
             err.print(f"  {r['benchmark']}: {r['status']}: {r['reason']}"
                       + (f" — enable with {r['enable']}" if r["enable"] else ""),
@@ -196,9 +198,10 @@ def print_plan(err: Console, prof: Any, rows: list[dict[str, Any]]) -> None:
                       soft_wrap=True)
     if prof.fetch_command:
         err.print(f"  missing data: {prof.fetch_command}", markup=False, highlight=False)
-    err.print("  ~ expected, ≤ upper bound (items still to run; ~4 characters per token); "
-              "prompt: re-sent every request (what an API bills), prefill: with prefix reuse; "
-              "±95% stated: the headline's 95% half-width planned for these items",
+    err.print(f"  ~ expected, ≤ upper bound (items still to run; tokens {prof.counted}; "
+              "completions: the expected value is the assumption stated above, the bound the "
+              "reply cap); prompt: re-sent every request (what an API bills), prefill: with "
+              "prefix reuse; ±95% stated: the headline's 95% half-width planned for these items",
               markup=False, highlight=False, soft_wrap=True)
 
 

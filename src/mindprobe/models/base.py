@@ -302,6 +302,17 @@ class Model(abc.ABC):
             m.get("content") or "" for m in messages)
         return max(1, (len(text) + 3) // 4) if text else 0
 
+    async def count_text(self, text: str) -> int | None:
+        """`text`'s tokens by the backend's own tokenizer, if it offers one (even without the
+        "tokenize" capability: a server's tokenize endpoint), else None. Plans use it to
+        count sampled prompts before a run; None: they count ~4 characters per token."""
+        return None
+
+    async def count_chat(self, messages: list[dict[str, str]]) -> int | None:
+        """A conversation's tokens as the backend renders it (chat template included), or
+        None (see `count_text`)."""
+        return None
+
     async def score_choices(self, request: Request, candidates: list[str],
                             ctx: CallContext) -> ChoiceScores:
         raise TypeError(f"{type(self).__name__} cannot score choices")

@@ -4,6 +4,7 @@ log-probabilities from grammar-forced continuations."""
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import replace
 from typing import Any
@@ -47,12 +48,57 @@ class LlamaServerTools:
             return await super().apply_template(messages)  # type: ignore[misc]
         return str((await self._post_root("/apply-template", {"messages": messages}))["prompt"])
 
+    #: Set when the server answered that it has no tokenizer: plans count ~4 chars per token.
+    _no_tokenizer = False
+
+    async def count_text(self, text: str) -> int | None:
+        """`text`'s tokens by the server's own tokenizer, no special tokens added: `POST
+        /tokenize` as llama.cpp ({"content"}) and vLLM ({"prompt"}) serve it, asked whether or
+        not the server was recognised (None: it has none, or it is OpenAI's API)."""
+        if self._no_tokenizer or self.base_url.startswith("https://api.openai.com"):
+            return None
+        body = {"model": getattr(self, "model", None), "content": text, "prompt": text,
+                "add_special": False, "add_special_tokens": False}
+        try:
+            n = _token_count(await self._post_root("/tokenize", body))
+        except TransientError:
+            n = None
+        if n is None or (text.strip() and n == 0):
+            self._no_tokenizer = True
+            return None
+        return n
+
+    async def count_chat(self, messages: list[dict[str, str]]) -> int | None:
+        """A conversation's tokens as the server renders it: vLLM's `POST /tokenize` of
+        {"messages"}, else llama.cpp's chat template (`/apply-template`) then its tokenizer."""
+        if await self.count_text("x") is None:
+            return None
+        body = {"model": getattr(self, "model", None), "messages": messages,
+                "add_generation_prompt": True}
+        with contextlib.suppress(TransientError):
+            n = _token_count(await self._post_root("/tokenize", body))
+            if n:  # llama.cpp answers no tokens for a body without "content"
+                return n
+        try:
+            prompt = (await self._post_root("/apply-template", {"messages": messages}))["prompt"]
+        except (TransientError, KeyError):
+            return None
+        return await self.count_text(str(prompt))
+
     async def count_tokens(self, messages: list[dict[str, str]] | str) -> int:
         """Tokens of the prompt exactly as the server would build it (chat template applied)."""
         if not self.can("tokenize"):
             return await super().count_tokens(messages)  # type: ignore[misc]
         text = messages if isinstance(messages, str) else await self.apply_template(messages)
         return len(await self.tokenize(text))
+
+
+def _token_count(out: dict[str, Any]) -> int | None:
+    """The count of a /tokenize answer (llama.cpp: "tokens"; vLLM: "count" and "tokens")."""
+    if isinstance(out.get("count"), int):
+        return int(out["count"])
+    tokens = out.get("tokens")
+    return len(tokens) if isinstance(tokens, list) else None
 
 
 class LlamaCppFeatures:

@@ -108,7 +108,7 @@ def plan_profile(size: str, settings: RunSettings, facts: ModelFacts, reporter: 
             entry.enable = f"-O {name}.OPTION=VALUE (the option the reason names)"
             continue
         _progress(entry, sub, facts.label)
-        entry.estimate = _estimate(entry)
+        entry.estimate = estimate_of(entry)
     return entries
 
 
@@ -131,8 +131,9 @@ def _progress(entry: Entry, settings: RunSettings, label: str) -> None:
         entry.status = RESUME
 
 
-def _estimate(entry: Entry) -> dict[str, Any]:
-    """Requests and tokens of the items still to run, from the benchmark's own estimate."""
+def estimate_of(entry: Entry) -> dict[str, Any]:
+    """Requests and tokens of the items still to run, from the benchmark's own estimate (with
+    the token counter in force, `core.estimate.counting`)."""
     assert entry.task is not None
     total: dict[str, Any] = {}
     for _, plan in entry.plans:

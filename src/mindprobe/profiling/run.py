@@ -65,6 +65,8 @@ class Profile:
     results: dict[str, dict[str, Results]] = field(default_factory=dict)
     report: Path | None = None
     code: int = 0
+    #: How the plan's tokens were counted (the model's tokenizer, or the heuristic).
+    counted: str = "heuristic: ~4 characters per token"
 
     @property
     def plan(self) -> list[dict[str, Any]]:
@@ -101,7 +103,44 @@ def plan(ps: ProfileRequest, reporter: Reporter) -> Profile:
     facts = ModelFacts(model.spec, model.label, model.capabilities, model.context_window)
     entries = plan_profile(ps.size, ps.run, facts, reporter, ps.options, ps.data_root,
                            ps.judge, where / "runs")
-    return Profile(where, model, ps.size, entries)
+    prof = Profile(where, model, ps.size, entries)
+    if any(e.runnable and e.estimate for e in entries):
+        prof.counted = run_blocking(_count_tokens(prof, ps, reporter))
+    return prof
+
+
+async def _count_tokens(prof: Profile, ps: ProfileRequest, reporter: Reporter) -> str:
+    """Re-make each estimate with the model's tokenizer, where it offers one (the model is
+    started for it and closed again; no completion is requested). Returns how tokens were
+    counted, for the plan."""
+    from mindprobe.core.estimate import HEURISTIC, counting
+    from mindprobe.profiling.plan import estimate_of
+    from mindprobe.profiling.tokens import measured_counter, template_tokens
+
+    model = prof.model
+    model.configure(ps.run.concurrency or model.default_concurrency)
+    try:
+        await model.start()
+        per_message = await template_tokens(model)
+        methods = set()
+        for e in prof.entries:
+            if not (e.runnable and e.estimate):
+                continue
+            counter = await measured_counter(model, lambda e=e: estimate_of(e), ps.run.seed or 0,
+                                             per_message)
+            if counter is None:
+                return HEURISTIC
+            with counting(counter):
+                e.estimate = estimate_of(e)
+            e.estimate["counted"] = counter.method
+            methods.add(counter.method.split(" on ")[0])
+        return f"counted with {', '.join(sorted(methods))} on sampled texts"
+    except MindprobeError as exc:
+        reporter.warn(f"tokens are estimated (~4 characters per token): the model's "
+                      f"tokenizer could not be asked ({exc})")
+        return HEURISTIC
+    finally:
+        await model.close()
 
 
 def _manifest(prof: Profile, ps: ProfileRequest) -> dict[str, Any]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mindprobe.core.estimate import HEURISTIC
 from mindprobe.core.results import Results
 from mindprobe.profiling.plan import Entry
 
@@ -28,6 +29,7 @@ def plan_rows(entries: list[Entry], price: tuple[float, float] | None) -> list[d
                                            est.get("completion_tokens")),
             "expected prefill": est.get("expected_prefill_tokens", est.get("prefill_tokens")),
             "assumes": est.get("expected_assumes") or est.get("note"),
+            "tokens counted": est.get("counted", HEURISTIC) if est else None,
             "±95% stated": e.half_width, "unit": e.settings.unit.strip(),
             "status": e.status, "reason": e.reason, "enable": e.enable, "notes": e.notes,
         }

@@ -7,6 +7,7 @@ import itertools
 import json
 import random
 import time
+import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -72,9 +73,11 @@ class ServerConfig:
     #: Keep one entry per answered completion in /stats (`log`): which conversation (a digest of
     #: its first two messages, or of the prompt's first 200 characters), its length and tokens.
     request_log: bool = False
-    #: llama.cpp's `POST /apply-template` ({"messages"} -> {"prompt"}) and `POST /tokenize`
-    #: ({"content", "add_special"} -> {"tokens"}), served when given: a chat template
-    #: (messages -> prompt text) and a tokenizer ((text, add_special) -> token ids).
+    #: llama.cpp's `POST /apply-template` ({"messages"} -> {"prompt"}), served when given, and
+    #: `POST /tokenize` ({"content", "add_special"} -> {"tokens"}): a chat template (messages
+    #: -> prompt text) and a tokenizer ((text, add_special) -> token ids). Without a tokenizer
+    #: /tokenize counts exactly as `usage` does (a word is a token), and also takes vLLM's
+    #: forms ({"prompt"}, or {"messages"}: the conversation as usage renders it).
     chat_template: Callable[[list[dict[str, Any]]], str] | None = None
     tokenizer: Callable[[str, bool], list[int]] | None = None
 
@@ -174,8 +177,7 @@ class Service:
         app.router.add_post("/reset-stats", self.reset_stats)
         if self.chat_template is not None:
             app.router.add_post("/apply-template", self.apply_template)
-        if self.tokenizer is not None:
-            app.router.add_post("/tokenize", self.tokenize)
+        app.router.add_post("/tokenize", self.tokenize)
         return app
 
     def _authorize(self, request: web.Request) -> None:
@@ -202,9 +204,17 @@ class Service:
 
     async def tokenize(self, request: web.Request) -> web.Response:
         body = json.loads(await request.read())
-        assert self.tokenizer is not None
-        tokens = self.tokenizer(body["content"], bool(body.get("add_special", False)))
-        return web.json_response({"tokens": tokens})
+        if self.tokenizer is not None:
+            tokens = self.tokenizer(body["content"], bool(body.get("add_special", False)))
+            return web.json_response({"tokens": tokens})
+        try:
+            text = CHAT.parse(body).text if "messages" in body else \
+                str(body.get("content", body.get("prompt", "")))
+        except ClientError as exc:
+            return error_response(exc.status, exc.message, code=exc.code)
+        ids = [zlib.crc32(t.encode()) % 50_000 for t in prompt_tokens(text)]
+        return web.json_response({"tokens": ids, "count": len(ids)})
+
     async def props(self, request: web.Request) -> web.Response:
         """llama.cpp's `/props` (only where a model file is configured; else 404 like vLLM)."""
         if self.props_body is None:

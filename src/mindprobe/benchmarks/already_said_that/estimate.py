@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from mindprobe.core.estimate import message_tokens, text_tokens
+
 from .episode import Episode
 
 #: Assumed reasoning tokens of one chain-of-thought turn (its first call's reply).
@@ -26,7 +28,8 @@ COT_REASONING_TOKENS = 100
 
 
 def _default_count(text: str) -> int:
-    return max(1, len(text) // 4)
+    """The counter in force (`core.estimate`: ~4 characters per token, or as a plan measured)."""
+    return text_tokens(text)
 
 
 def estimate_tokens(
@@ -39,6 +42,7 @@ def estimate_tokens(
     max_turns: int = 100,
     cot_messages: dict[str, str] | None = None,
     cot_reasoning_tokens: int = COT_REASONING_TOKENS,
+    per_message: int | None = None,
 ) -> dict[str, Any]:
     """Token totals for the selected `samples` (idx = position), counted per message.
 
@@ -46,11 +50,13 @@ def estimate_tokens(
     `prefill_tokens` (prefix-reusing backend), `completion_tokens`, `max_prompt_tokens`
     (largest single prompt, i.e. the context a backend must hold); with `cot_messages` (the
     CoT solver's reason/answer system messages) also `solver` and `reasoning_tokens` (the
-    assumed reasoning, included in `completion_tokens`). Chat-template overhead is not included.
+    assumed reasoning, included in `completion_tokens`). Each message in a prompt adds
+    `per_message` chat-template tokens (default: the counter in force's, `core.estimate`).
     """
     cot = cot_messages is not None
-    reason_msg = count_tokens(cot_messages["reason"]) if cot else 0
-    answer_msg = count_tokens(cot_messages["answer"]) if cot else 0
+    over = message_tokens(1) if per_message is None else per_message
+    reason_msg = count_tokens(cot_messages["reason"]) + over if cot else 0
+    answer_msg = count_tokens(cot_messages["answer"]) + over if cot else 0
     totals = {"turns": 0, "requests": 0, "prompt_tokens": 0, "prefill_tokens": 0,
               "completion_tokens": 0}
     reasoning_total = 0
@@ -60,10 +66,10 @@ def estimate_tokens(
             variant=variant, idx=idx, seed=seed, words=words, pool=pool, system=system,
             max_turns=max_turns,
         )
-        context = count_tokens(system)
+        context = count_tokens(system) + over
         new_tokens = context  # not yet prefilled
         while not episode.finished:
-            user = count_tokens(episode.next_user_message())
+            user = count_tokens(episode.next_user_message()) + over
             context += user
             new_tokens += user
             answer = f"[answer: {episode.expected}]"
@@ -85,8 +91,8 @@ def estimate_tokens(
                 max_prompt = max(max_prompt, context)
                 totals["completion_tokens"] += tag
             episode.observe(answer)
-            context += tag  # the answer enters the history, with either solver
-            new_tokens = tag  # next turn re-reads the answer before the new message
+            context += tag + over  # the answer enters the history, with either solver
+            new_tokens = tag + over  # next turn re-reads the answer before the new message
             totals["turns"] += 1
     out = {"samples": len(samples), **totals, "max_prompt_tokens": max_prompt}
     if cot:
