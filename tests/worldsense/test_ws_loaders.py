@@ -204,3 +204,25 @@ def test_integer_tuple_ids_sort_as_numbers():
         random.Random(seed).shuffle(ids)
         assert [t["tuple_ID"] for t in sample_tuples(Grouped.of(trials, tuple_of), seed, 3)] \
             == ids[:3]
+
+
+def test_limit_is_stratified_by_problem_family_with_whole_tuples():
+    """Each family gets its share of N trials (proportional to its trials), filled with whole
+    tuples; the same seed gives the same sample, and families alternate in the run order."""
+    from collections import Counter
+
+    from mindprobe.benchmarks.worldsense.task import sample_tuples, tuple_of
+    from mindprobe.core.data import Grouped
+
+    sizes = {"Infer.normal": (60, 3), "Consist.normal": (60, 2), "Compl.trivial": (20, 2)}
+    trials = [{"problemname": fam, "tuple_ID": f"{fam}-{t}", "Key": f"{fam}-{t}-{i}"}
+              for fam, (n, size) in sizes.items() for t in range(n) for i in range(size)]
+    g = Grouped.of(trials, tuple_of)
+    chosen = sample_tuples(g, 7, 100)  # of 340 trials: 180, 120 and 40 per family
+    per_family = Counter(t["problemname"] for t in chosen)
+    assert per_family == {"Infer.normal": 54, "Consist.normal": 36, "Compl.trivial": 12}
+    per_tuple = Counter(t["tuple_ID"] for t in chosen)
+    assert all(n == sizes[tid.rsplit("-", 1)[0]][1] for tid, n in per_tuple.items())
+    assert chosen == sample_tuples(g, 7, 100) != sample_tuples(g, 8, 100)
+    assert [t["problemname"] for t in chosen[:7:3]] == sorted(sizes)[:3]
+    assert len(sample_tuples(g, 7, None)) == len(trials)

@@ -145,6 +145,9 @@ class ProfileSettings:
     rationale: str = ""
     #: What the plan says about this setting (e.g. why it is not the richer one).
     note: str = ""
+    #: Items the setting means to run (None: all there are); the plan says when the data
+    #: holds fewer, and states the wider half-width of what it holds.
+    items: int | None = None
 
     def half_width(self, n: int) -> float | None:
         """The 95% half-width stated for `n` items (None without items)."""

@@ -108,6 +108,10 @@ def plan_profile(size: str, settings: RunSettings, facts: ModelFacts, reporter: 
             entry.enable = f"-O {name}.OPTION=VALUE (the option the reason names)"
             continue
         _progress(entry, sub, facts.label)
+        if ps.items and entry.items < ps.items:
+            entry.notes.append(f"the data holds {entry.items:,} of the {ps.items:,} items "
+                               f"--size {size} runs: its stated half-width is for "
+                               f"{entry.items:,} (give the full data file for the rest)")
         entry.estimate = estimate_of(entry)
     return entries
 

@@ -81,6 +81,12 @@ def call_settings(solver: ast_prompt.Solver, opts: AlreadySaidThatOptions, ctx: 
     return calls, deviations
 
 
+#: The largest spread (population sd, turns) of turns survived when each main-task turn fails
+#: with one constant probability: 35.7 at ~2% per turn (mean ~55 turns; simulated, 20,000
+#: chats per rate), against ~14 for a model whose chats last ~15 turns.
+AST_SD = 36.0
+
+
 class AlreadySaidThatBenchmark(Benchmark):
     name = "already_said_that"
     title = "working memory under distractors: turns survived in a 100-turn chat"
@@ -103,13 +109,28 @@ class AlreadySaidThatBenchmark(Benchmark):
 
     def profile_settings(self, size: str) -> ProfileSettings:
         """All five tasks (the paper's table), direct solver, 100 turns; quick and standard:
-        20 and 60 seeded chats per task instead of 250."""
+        20 and 60 seeded chats per task instead of 250.
+
+        Turns survived is a mean over chats, each ending at its first error: with a constant
+        error rate per main-task turn its spread is largest (36 turns, simulated) when chats
+        end anywhere in 0-100 (about 2% errors per turn, mean ~55); a weak model's chats end
+        early (mean 15: spread ~14). ±5 turns in that worst case needs (1.96·36/5)² ≈ 200
+        chats per task, nearly the paper's 250, at up to 100 requests each: more than every
+        other benchmark of the profile together. So quick and standard keep 20 and 60 chats
+        and state their wider worst-case half-widths; `--size paper` gives ±4.5."""
         n = {"quick": 20, "standard": 60}.get(size)
         return ProfileSettings(
-            "all", options={"n_samples": n} if n else {}, sd=30.0, unit=" turns",
-            rationale="turns survived is a mean over chats; with an assumed spread of 30 turns "
-            "per chat its 95% half-width is 1.96*30/sqrt(chats) turns per task (a chat is "
-            "up to 100 requests, so the sample is smaller than the other benchmarks')")
+            "all", options={"n_samples": n} if n else {}, sd=AST_SD, unit=" turns",
+            items=5 * (n or 250),
+            rationale=f"turns survived is a mean over chats; its spread is at most ~{AST_SD:.0f} "
+            f"turns per chat (a constant error rate per turn, chats ending anywhere in 0-100), "
+            f"so the 95% half-width is <= 1.96*{AST_SD:.0f}/sqrt(chats) per task; ±5 needs "
+            "~200 chats per task (nearly the paper's 250, up to 100 requests each), so quick "
+            "and standard trade precision for cost: ±16 and ±9 at worst (about ±6 and ±3.5 "
+            "for a model whose chats end by turn ~15); --size paper gives ±4.5",
+            note="its stated half-width is the worst case (spread 36 turns); ±5 turns needs "
+            "~200 chats per task, about the paper set (--size paper: ±4.5)"
+            if n else "")
 
     def plan(self, ctx: PlanContext, opts: AlreadySaidThatOptions) -> RunPlan:
         variant = ast_data.resolve_variant(ctx.variant)

@@ -125,7 +125,7 @@ class MRGSM8KBenchmark(Benchmark):
         stratified by question type and by the solution's correct/wrong label."""
         n = {"quick": 400, "standard": 2400}.get(size)
         return ProfileSettings(
-            "full", options={"sample": n} if n else {},
+            "full", options={"sample": n} if n else {}, items=n or 3000,
             rationale="MR-Score combines proportions (MCC, first-error-step and reason "
             "accuracy); its 95% half-width is taken as that of a proportion, <= "
             "98/sqrt(solutions) points; stratified by question type x label")

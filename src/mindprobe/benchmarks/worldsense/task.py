@@ -78,23 +78,37 @@ def read_trials(path: Path) -> list[dict[str, Any]]:
 
 
 def tuple_of(trial: dict[str, Any]) -> Any:
-    """A trial's tuple, as the file has it (sorted as such, so an int id sorts as a number)."""
-    return trial["tuple_ID"]
+    """A trial's tuple, as the file has it (sorted as such, so an int id sorts as a number),
+    under its problem family, so a sample can be stratified without decoding every trial."""
+    return (str(trial.get("problemname") or ""), trial["tuple_ID"])
 
 
 def sample_tuples(trials: Grouped, seed: int, limit: int | None) -> list[dict[str, Any]]:
-    """Whole tuples in a seeded shuffle of their ids, until `limit` trials are reached (the
-    last tuple completed), so `--limit N` is a random sample of whole tuples: incomplete tuples
-    would be dropped by the analysis. Only the chosen tuples are decoded."""
-    order = sorted(range(len(trials.keys)), key=trials.keys.__getitem__)
-    random.Random(seed).shuffle(order)
-    chosen, n = [], 0
-    for i in order:
-        if limit is not None and n >= limit:
-            break
-        chosen.append(trials.keys[i])
-        n += trials.sizes[i]
-    return trials.load(chosen)
+    """Whole tuples, stratified by problem family: each family gets its share of `limit`
+    trials (proportional to its trials, `core.sampling.allocate`) and fills it with its
+    tuples in a seeded shuffle of their ids, the last one completed, so `--limit N` is about
+    N trials with every family in proportion; incomplete tuples would be dropped by the
+    analysis. The tuples are interleaved across families (each family's first, then each
+    one's second…), so a run stopped early is still balanced. Only the chosen tuples are
+    decoded."""
+    from mindprobe.core.sampling import allocate
+
+    families: dict[str, list[int]] = {}
+    for i in sorted(range(len(trials.keys)), key=trials.keys.__getitem__):
+        families.setdefault(trials.keys[i][0], []).append(i)
+    quota = allocate({f: sum(trials.sizes[i] for i in ix) for f, ix in families.items()},
+                     limit) if limit is not None else None
+    rng = random.Random(seed)
+    ranked: list[tuple[int, int, Any]] = []
+    for rank_f, (family, order) in enumerate(sorted(families.items())):
+        rng.shuffle(order)
+        n = 0
+        for rank, i in enumerate(order):
+            if quota is not None and n >= quota[family]:
+                break
+            ranked.append((rank, rank_f, trials.keys[i]))
+            n += trials.sizes[i]
+    return trials.load(key for _, _, key in sorted(ranked, key=lambda r: r[:2]))
 
 
 class WorldSenseBenchmark(Benchmark):
@@ -111,19 +125,22 @@ class WorldSenseBenchmark(Benchmark):
     default_variant = "test_set"
     verbs = {"export": "export a run in the benchmark's upstream result format",
              "generate": "generate a fresh dataset"}
-    limit = ("a seeded random sample of whole tuples, about N trials (rounded up to the tuple "
-             "that reaches N: the analysis drops incomplete tuples)")
+    limit = ("a seeded random sample of whole tuples stratified by problem family, about N "
+             "trials (each family's share rounded up to the tuple that reaches it: the analysis "
+             "drops incomplete tuples)")
     Options = WorldSenseOptions
     data_files: list[DataFile] = sets.DATA_FILES
 
     def profile_settings(self, size: str) -> ProfileSettings:
         """The official test set with basic prompting (the paper's main table); quick and
-        standard: a seeded sample of whole tuples, about 400 and 2,400 trials (a proportion's
-        95% half-width is at most 98/sqrt(n) points: 4.9 and 2.0)."""
+        standard: a seeded sample of whole tuples stratified by problem family, about 400 and
+        2,400 trials (a proportion's 95% half-width is at most 98/sqrt(n) points: 4.9 and
+        2.0)."""
         return ProfileSettings(
             "test_set", limit={"quick": 400, "standard": 2400}.get(size), unit=" points",
             rationale="accuracy is a proportion: 95% half-width <= 98/sqrt(trials) points; "
-            "seeded sample of whole tuples (the analysis needs complete tuples)")
+            "seeded sample of whole tuples (the analysis needs complete tuples), each problem "
+            "family in proportion to its trials")
 
     def plan(self, ctx: PlanContext, opts: WorldSenseOptions) -> RunPlan:
         strategy = opts.prompting
@@ -152,7 +169,8 @@ class WorldSenseBenchmark(Benchmark):
             if not path.is_file():
                 raise UsageError(f"--data-file {path}: no such file")
             sha = _sha256(path)
-            trials = decoded_groups(path, sha, "worldsense-trials", read_trials, tuple_of)
+            trials = decoded_groups(path, sha, "worldsense-trials-by-family", read_trials,
+                                     tuple_of)
             provenance = {"file": str(path.resolve()), "sha256": sha}
         elif ctx.variant == "fresh":
             generated, provenance = sets.fresh_trials(seed)
@@ -160,8 +178,8 @@ class WorldSenseBenchmark(Benchmark):
         else:
             rel = sets.TRIALS_PATH[ctx.variant]
             path = resolve(self.name, self.data_files, rel, ctx.data_dir)  # sha256-verified
-            trials = decoded_groups(path, sets.sha256_of(rel), "worldsense-trials", read_trials,
-                                    tuple_of)
+            trials = decoded_groups(path, sets.sha256_of(rel), "worldsense-trials-by-family",
+                                    read_trials, tuple_of)
             # `path` lets `export` find the same file again without --data-dir.
             provenance = {"file": rel, "sha256": sets.sha256_of(rel), "path": str(path.resolve())}
         if not trials.keys:
