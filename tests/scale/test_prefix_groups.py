@@ -189,3 +189,48 @@ def test_slot_pool_hands_slots_over_in_arrival_order():
         assert await nxt == held
     asyncio.run(go())
     assert order == ["a0", "b0", "a1", "b1", "a2", "b2"]
+
+
+def test_a_run_hands_a_contended_slot_over_between_its_items(monkeypatch):
+    """A run of a prefix group keeps its slot while nobody waits, or until it has held it
+    SLOT_QUANTUM seconds past its first item; then, with another item waiting, it gives the
+    slot to that item (first come, first served) and queues again at its next request."""
+    from mindprobe.core import session as session_mod
+    from mindprobe.core.session import SlotLease
+
+    class OneSlot:
+        def __init__(self) -> None:
+            self.pool = SlotPool(1)
+
+        async def acquire_slot(self, group=None):
+            return await self.pool.take(group)
+
+        def release_slot(self, slot):
+            self.pool.give(slot)
+
+        def slots_contended(self):
+            return self.pool.waiting > 0
+
+    clock = [0.0]
+    monkeypatch.setattr(session_mod.time, "monotonic", lambda: clock[0])
+
+    async def go() -> None:
+        model = OneSlot()
+        lease = SlotLease({"model": model}, "excerpt 1")
+        slot = await lease.slot("model")
+        lease.between_items()  # its first item ended: the quantum starts
+        clock[0] += session_mod.SLOT_QUANTUM + 1
+        lease.between_items()  # nobody waits: it keeps the slot (and the prefix in it)
+        assert await lease.slot("model") == slot
+        other = asyncio.ensure_future(model.acquire_slot(None))
+        await asyncio.sleep(0)
+        assert not other.done()
+        clock[0] += 1
+        lease.between_items()  # spent, and an item waits: handed over
+        assert await other == slot
+        again = asyncio.ensure_future(lease.slot("model"))
+        await asyncio.sleep(0)
+        assert not again.done()  # queued behind the item it handed over to
+        model.release_slot(slot)
+        assert await again == slot
+    asyncio.run(go())

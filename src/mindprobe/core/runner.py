@@ -305,6 +305,7 @@ async def execute(
                             await one(item, run, lease)
                         finally:
                             queue.warmed(run)
+                        lease.between_items()
                 finally:
                     lease.release()
 

@@ -8,6 +8,7 @@ cached, which llama.cpp slot keeps this conversation's prefix) is decided here, 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -17,16 +18,41 @@ from mindprobe.core.requests import CallLog, TextStore, call_of
 from mindprobe.errors import ModelError, UsageError
 from mindprobe.models.base import CallContext, ChoiceScores, Completion, Model, Request, Usage
 
+#: Seconds a run of items keeps a contended slot after the first of its items that took it
+#: ended: long enough for the group's next items to use the prefix that first one prefilled
+#: (a SORT excerpt: its questions then take a second or so each), short enough that the
+#: benchmarks of a profile on one slot take turns every half minute or so.
+SLOT_QUANTUM = 30.0
+
 
 class SlotLease:
     """The KV slots of a run of items played back to back (one prefix group's, or one item's):
     each role's slot is taken at its first request, with the group as a hint, and given back
-    when the run of items is over, so the group's shared prefix stays in one slot's cache."""
+    when the run of items is over, so the group's shared prefix stays in one slot's cache.
+    When other items wait for a slot, the run hands it over between its items once it has
+    held it SLOT_QUANTUM seconds past its first item there (`between_items`), and takes one
+    again, in arrival order, at its next request: runs sharing one slot take turns."""
 
     def __init__(self, models: dict[str, Model], group: str | None = None) -> None:
         self._models = models
         self.group = group
         self._slots: dict[str, int] = {}
+        self._since: float | None = None  # when the first item on the current slots ended
+
+    def between_items(self) -> None:
+        """After an item of the run: give contended slots back once the quantum is spent."""
+        if not self._slots:
+            return
+        now = time.monotonic()
+        if self._since is None:
+            self._since = now
+            return
+        if now - self._since < SLOT_QUANTUM:
+            return
+        for role in [r for r in self._slots if self._models[r].slots_contended()]:
+            self._models[role].release_slot(self._slots.pop(role))
+        if not self._slots:
+            self._since = None
 
     async def slot(self, role: str) -> int:
         if role not in self._slots:

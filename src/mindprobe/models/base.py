@@ -360,6 +360,11 @@ class Model(abc.ABC):
     async def complete(self, request: Request, ctx: CallContext) -> Completion:
         """One reply to `request` (retries are the backend's own business)."""
 
+    def slots_contended(self) -> bool:
+        """Whether items wait for a slot now (a run holding one then hands it over between
+        its items, `core.session.SlotLease`); False where slots never run out."""
+        return False
+
     async def acquire_slot(self, group: str | None = None) -> int:
         """Slot-capable backends hand out one KV-cache slot per live conversation; `group`
         (a prefix group) asks for the slot or server that last held that group's prefix."""

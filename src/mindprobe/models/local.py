@@ -282,3 +282,6 @@ class LocalModel(LlamaCppFeatures, OpenAICompatModel):
     def release_slot(self, slot: int) -> None:
         if self._slots is not None:
             self._slots.give(slot)
+
+    def slots_contended(self) -> bool:
+        return self._slots is not None and self._slots.waiting > 0

@@ -60,6 +60,11 @@ class SlotPool:
     def __len__(self) -> int:
         return len(self._free)
 
+    @property
+    def waiting(self) -> int:
+        """Items waiting for a slot."""
+        return sum(1 for w, _ in self._waiters if not w.done())
+
     def take_nowait(self, group: str | None = None) -> int | None:
         """A free slot (the group's own if free), or None when all are held."""
         if not self._free:
