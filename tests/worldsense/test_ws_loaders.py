@@ -207,8 +207,9 @@ def test_integer_tuple_ids_sort_as_numbers():
 
 
 def test_limit_is_stratified_by_problem_family_with_whole_tuples():
-    """Each family gets its share of N trials (proportional to its trials), filled with whole
-    tuples; the same seed gives the same sample, and families alternate in the run order."""
+    """Each family stays within a tuple of its share of N trials (proportional to its trials),
+    whole tuples, N overshot by less than a tuple; the same seed gives the same sample, and
+    families alternate in the run order."""
     from collections import Counter
 
     from mindprobe.benchmarks.worldsense.task import sample_tuples, tuple_of
@@ -220,9 +221,12 @@ def test_limit_is_stratified_by_problem_family_with_whole_tuples():
     g = Grouped.of(trials, tuple_of)
     chosen = sample_tuples(g, 7, 100)  # of 340 trials: 180, 120 and 40 per family
     per_family = Counter(t["problemname"] for t in chosen)
-    assert per_family == {"Infer.normal": 54, "Consist.normal": 36, "Compl.trivial": 12}
+    share = {"Infer.normal": 100 * 180 / 340, "Consist.normal": 100 * 120 / 340,
+             "Compl.trivial": 100 * 40 / 340}
+    assert all(abs(per_family[f] - share[f]) <= sizes[f][1] for f in share), per_family
+    assert 100 <= len(chosen) < 103
     per_tuple = Counter(t["tuple_ID"] for t in chosen)
     assert all(n == sizes[tid.rsplit("-", 1)[0]][1] for tid, n in per_tuple.items())
     assert chosen == sample_tuples(g, 7, 100) != sample_tuples(g, 8, 100)
-    assert [t["problemname"] for t in chosen[:7:3]] == sorted(sizes)[:3]
+    assert len({t["problemname"] for t in chosen[:8]}) == 3
     assert len(sample_tuples(g, 7, None)) == len(trials)

@@ -84,31 +84,37 @@ def tuple_of(trial: dict[str, Any]) -> Any:
 
 
 def sample_tuples(trials: Grouped, seed: int, limit: int | None) -> list[dict[str, Any]]:
-    """Whole tuples, stratified by problem family: each family gets its share of `limit`
-    trials (proportional to its trials, `core.sampling.allocate`) and fills it with its
-    tuples in a seeded shuffle of their ids, the last one completed, so `--limit N` is about
-    N trials with every family in proportion; incomplete tuples would be dropped by the
-    analysis. The tuples are interleaved across families (each family's first, then each
-    one's second…), so a run stopped early is still balanced. Only the chosen tuples are
-    decoded."""
-    from mindprobe.core.sampling import allocate
-
+    """Whole tuples, stratified by problem family, about `limit` trials: each family's tuples
+    in a seeded shuffle of their ids, and the next tuple always from the family that has the
+    smallest part of its share of `limit` (its share of all trials), until `limit` is reached (the last
+    tuple completed: the analysis drops incomplete tuples). So every family stays within a
+    tuple of its proportional share, the sample overshoots by less than one tuple, and a run
+    stopped early is still balanced. Only the chosen tuples are decoded."""
     families: dict[str, list[int]] = {}
     for i in sorted(range(len(trials.keys)), key=trials.keys.__getitem__):
         families.setdefault(trials.keys[i][0], []).append(i)
-    quota = allocate({f: sum(trials.sizes[i] for i in ix) for f, ix in families.items()},
-                     limit) if limit is not None else None
     rng = random.Random(seed)
-    ranked: list[tuple[int, int, Any]] = []
-    for rank_f, (family, order) in enumerate(sorted(families.items())):
+    for _, order in sorted(families.items()):
         rng.shuffle(order)
-        n = 0
-        for rank, i in enumerate(order):
-            if quota is not None and n >= quota[family]:
-                break
-            ranked.append((rank, rank_f, trials.keys[i]))
-            n += trials.sizes[i]
-    return trials.load(key for _, _, key in sorted(ranked, key=lambda r: r[:2]))
+    if limit is None:
+        return trials.load(trials.keys[i] for _, order in sorted(families.items())
+                           for i in order)
+    total = sum(trials.sizes)
+    share = {f: limit * sum(trials.sizes[i] for i in ix) / total for f, ix in families.items()}
+    taken = dict.fromkeys(families, 0)
+    nxt = dict.fromkeys(families, 0)
+    chosen, n = [], 0
+    while n < limit:
+        open_ = [f for f in sorted(families) if nxt[f] < len(families[f])]
+        if not open_:
+            break
+        fam = min(open_, key=lambda f: taken[f] / share[f])  # ties: the first by name
+        i = families[fam][nxt[fam]]
+        nxt[fam] += 1
+        chosen.append(trials.keys[i])
+        taken[fam] += trials.sizes[i]
+        n += trials.sizes[i]
+    return trials.load(chosen)
 
 
 class WorldSenseBenchmark(Benchmark):
@@ -126,8 +132,8 @@ class WorldSenseBenchmark(Benchmark):
     verbs = {"export": "export a run in the benchmark's upstream result format",
              "generate": "generate a fresh dataset"}
     limit = ("a seeded random sample of whole tuples stratified by problem family, about N "
-             "trials (each family's share rounded up to the tuple that reaches it: the analysis "
-             "drops incomplete tuples)")
+             "trials (rounded up to the tuple that reaches N: the analysis drops incomplete "
+             "tuples)")
     Options = WorldSenseOptions
     data_files: list[DataFile] = sets.DATA_FILES
 
