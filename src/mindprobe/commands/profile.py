@@ -16,8 +16,12 @@ SIZE_HELP = (
     "quick: seeded, stratified subsets sized for a 95% half-width of about ±5 points per "
     "headline (about 400 items where the headline is a proportion, worst case 98/sqrt(n)); "
     "standard: about ±2 points (about 2,400 items); paper: the full official sets and "
-    "settings. A benchmark whose items are costly (many requests each) or few says so below. "
-    "The plan states each benchmark's half-width for its planned items before anything is sent")
+    "settings. The exception is a trade-off: Already Said That's turns survived spreads up to "
+    "~36 turns per chat, so ±5 turns would need ~200 chats per task, nearly the paper's 250 "
+    "at up to 100 requests each (more than the rest of the profile together); quick and "
+    "standard run 20 and 60 chats per task, ±16 and ±9 turns at worst, and --size paper "
+    "gives ±4.5. The plan states each benchmark's half-width for its planned items before "
+    "anything is sent, and says where the data holds fewer items than the size runs")
 
 
 DESCRIPTION = (
@@ -78,7 +82,9 @@ def add_profile_parser(sub: Any, detailed: bool = False) -> argparse.ArgumentPar
     p.add_argument("--max-attempts", type=int, default=6, help="attempts per request")
     p.add_argument("--price", metavar="IN,OUT", help="USD per million prompt,completion "
                    "tokens: the plan shows the cost")
-    p.add_argument("--dry-run", action="store_true", help="print the plan and stop")
+    p.add_argument("--dry-run", action="store_true", help="print the plan and stop (no "
+                   "completion is requested; a model with a tokenizer, e.g. a llama.cpp or "
+                   "vLLM server's /tokenize, counts a sample of the prompts)")
     p.add_argument("--strict", action="store_true", help="refuse to start when a benchmark "
                    "lacks data or cannot run for this model")
     p.add_argument("--json", action="store_true", help="print only JSON on stdout")

@@ -95,7 +95,8 @@ def profile_dir(runs_dir: str | Path, label: str, size: str) -> Path:
 
 
 def plan(ps: ProfileRequest, reporter: Reporter) -> Profile:
-    """Build the model (not started) and plan every benchmark; nothing is sent."""
+    """Build the model and plan every benchmark; no completion is requested (where work is
+    left, the model is started to count sampled prompts with its tokenizer, then closed)."""
     ps.check()
     folder = Path(ps.run.runs_dir)
     model = build_model(ps.run.model, ps.run)

@@ -1,4 +1,4 @@
-"""The profile's two tables as rows: the plan (before anything is sent) and the profile (one
+"""The profile's two tables as rows: the plan (before any completion is requested) and the profile (one
 headline per benchmark and variant, with its interval and the half-width stated in advance)."""
 
 from __future__ import annotations

@@ -327,7 +327,9 @@ class WorldSenseBenchmark(Benchmark):
             prompts(), completion_expected=300 if cot else 3,
             completion_max=1 if logprob else plan.config["max_tokens"],
             requests_per_item=1 if logprob else 1 + opts.reasks,
-            note="a text answer: ~3 tokens expected (CoT ~300), answered at once; the bound: "
+            note="log-probability scoring: no reply, one request per trial (a llama.cpp "
+            "backend asks once per candidate token, re-reading the cached prompt)" if logprob
+            else "a text answer: ~3 tokens expected (CoT ~300), answered at once; the bound: "
             "every answer re-asked, every reply at its cap")
         if logprob:
             est.update(requests=len(plan.items), expected_requests=len(plan.items),
