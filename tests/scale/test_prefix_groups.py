@@ -234,3 +234,41 @@ def test_a_run_hands_a_contended_slot_over_between_its_items(monkeypatch):
         model.release_slot(slot)
         assert await again == slot
     asyncio.run(go())
+
+
+def test_a_worker_of_single_items_keeps_a_contended_slot_for_its_quantum(monkeypatch):
+    """Items of no group: the worker carries its lease to its next item while others wait
+    and the quantum lasts, then gives it back; nobody waiting, it gives it back at once."""
+    from mindprobe.core import session as session_mod
+    from mindprobe.core.session import SlotLease
+
+    class OneSlot:
+        def __init__(self) -> None:
+            self.pool = SlotPool(1)
+
+        async def acquire_slot(self, group=None):
+            return await self.pool.take(group)
+
+        def release_slot(self, slot):
+            self.pool.give(slot)
+
+        def slots_contended(self):
+            return self.pool.waiting > 0
+
+    clock = [0.0]
+    monkeypatch.setattr(session_mod.time, "monotonic", lambda: clock[0])
+
+    async def go() -> None:
+        model = OneSlot()
+        lease = SlotLease({"model": model})
+        await lease.slot("model")
+        lease.between_items()
+        assert not lease.keep()  # nobody waits
+        other = asyncio.ensure_future(model.acquire_slot(None))
+        await asyncio.sleep(0)
+        assert lease.keep()  # someone waits, the quantum lasts
+        clock[0] += session_mod.SLOT_QUANTUM
+        assert not lease.keep()
+        lease.release()
+        assert await other == 0
+    asyncio.run(go())

@@ -292,12 +292,17 @@ async def execute(
             unreachable.clear()
 
         async def worker() -> None:
-            while not fatal:
-                run = await queue.next()
-                if run is None:
-                    return
-                lease = SlotLease(models, run[0].prefix_group)
-                try:
+            lease: SlotLease | None = None
+            try:
+                while not fatal:
+                    run = await queue.next()
+                    if run is None:
+                        return
+                    group = run[0].prefix_group
+                    if lease is not None and (group is not None or lease.group is not None):
+                        lease.release()
+                        lease = None
+                    lease = lease or SlotLease(models, group)
                     for item in run:
                         if fatal:
                             break
@@ -306,7 +311,11 @@ async def execute(
                         finally:
                             queue.warmed(run)
                         lease.between_items()
-                finally:
+                    if group is not None or not lease.keep():
+                        lease.release()
+                        lease = None
+            finally:
+                if lease is not None:
                     lease.release()
 
         out = _Writer(store)

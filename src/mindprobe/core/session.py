@@ -31,7 +31,10 @@ class SlotLease:
     when the run of items is over, so the group's shared prefix stays in one slot's cache.
     When other items wait for a slot, the run hands it over between its items once it has
     held it SLOT_QUANTUM seconds past its first item there (`between_items`), and takes one
-    again, in arrival order, at its next request: runs sharing one slot take turns."""
+    again, in arrival order, at its next request; a worker playing items of no group one by
+    one carries its lease from item to item for the quantum (`keep`). So runs sharing one
+    slot (the benchmarks of a profile on the embedded model) take turns of about a quantum
+    each, in the order they asked."""
 
     def __init__(self, models: dict[str, Model], group: str | None = None) -> None:
         self._models = models
@@ -53,6 +56,17 @@ class SlotLease:
             self._models[role].release_slot(self._slots.pop(role))
         if not self._slots:
             self._since = None
+
+    def keep(self) -> bool:
+        """Whether a worker may carry these slots on to its next run of plain items: items
+        wait for them and the quantum is not spent (so a benchmark of single items keeps
+        its turn for a quantum too). Where nobody waits, giving them back costs nothing and
+        lets a router balance its endpoints."""
+        if not self._slots or self._since is None:
+            return False
+        if time.monotonic() - self._since >= SLOT_QUANTUM:
+            return False
+        return any(self._models[r].slots_contended() for r in self._slots)
 
     async def slot(self, role: str) -> int:
         if role not in self._slots:
