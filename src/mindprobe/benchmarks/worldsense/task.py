@@ -90,15 +90,16 @@ def sample_tuples(trials: Grouped, seed: int, limit: int | None) -> list[dict[st
     tuple completed: the analysis drops incomplete tuples). So every family stays within a
     tuple of its proportional share, the sample overshoots by less than one tuple, and a run
     stopped early is still balanced. Only the chosen tuples are decoded."""
+    if limit is None:  # every tuple, in a seeded shuffle of their ids
+        order = sorted(range(len(trials.keys)), key=lambda i: trials.keys[i][1])
+        random.Random(seed).shuffle(order)
+        return trials.load(trials.keys[i] for i in order)
     families: dict[str, list[int]] = {}
     for i in sorted(range(len(trials.keys)), key=trials.keys.__getitem__):
         families.setdefault(trials.keys[i][0], []).append(i)
     rng = random.Random(seed)
     for _, order in sorted(families.items()):
         rng.shuffle(order)
-    if limit is None:
-        return trials.load(trials.keys[i] for _, order in sorted(families.items())
-                           for i in order)
     total = sum(trials.sizes)
     share = {f: limit * sum(trials.sizes[i] for i in ix) / total for f, ix in families.items()}
     taken = dict.fromkeys(families, 0)
