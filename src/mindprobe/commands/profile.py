@@ -204,7 +204,7 @@ def print_plan(err: Console, prof: Any, rows: list[dict[str, Any]]) -> None:
                       soft_wrap=True)
     if prof.fetch_command:
         err.print(f"  missing data: {prof.fetch_command}", markup=False, highlight=False)
-    err.print(f"  ~ expected, ≤ upper bound (items still to run; tokens {prof.counted}; "
+    err.print(f"  ~ expected, ≤ upper bound (items still to run; tokens: {prof.counted}; "
               "completions: the expected value is the assumption stated above, the bound the "
               "reply cap); prompt: re-sent every request (what an API bills), prefill: with "
               "prefix reuse; ±95% stated: the headline's 95% half-width planned for these items",
