@@ -16,12 +16,11 @@ SIZE_HELP = (
     "quick: seeded, stratified subsets sized for a 95% half-width of about ±5 points per "
     "headline (about 400 items where the headline is a proportion, worst case 98/sqrt(n)); "
     "standard: about ±2 points (about 2,400 items); paper: the full official sets and "
-    "settings. The exception is a trade-off: Already Said That's turns survived spreads up to "
-    "~36 turns per chat, so ±5 turns would need ~200 chats per task, nearly the paper's 250 "
-    "at up to 100 requests each (more than the rest of the profile together); quick and "
-    "standard run 20 and 60 chats per task, ±16 and ±9 turns at worst, and --size paper "
-    "gives ±4.5. The plan states each benchmark's half-width for its planned items before "
-    "anything is sent, and says where the data holds fewer items than the size runs")
+    "settings. Where the aim would cost about as much as the paper's set (a benchmark whose "
+    "items are many requests each, or whose headline spreads widely), the benchmark trades "
+    "precision for cost and says so below, with its worst-case half-width per size. The "
+    "plan states each benchmark's half-width for its planned items before any completion is "
+    "requested, and says where the data holds fewer items than the size runs")
 
 
 DESCRIPTION = (
