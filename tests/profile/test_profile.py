@@ -179,3 +179,25 @@ def test_stratified_sample_keeps_every_stratum_share():
     assert got == sorted(got, key=items.index)  # original order kept
     assert got == stratified_sample(items, lambda x: x[0], 100, seed=1)
     assert sum(allocate({"x": 5, "y": 3, "z": 1}, 4).values()) == 4
+
+
+def test_without_a_tokenizer_the_plan_says_heuristic(cli, shared_data, tmp_path):
+    """A model with no tokenizer (random), or a server that cannot be reached: the plan
+    counts ~4 characters per token and says so (the latter with a warning), exit 0."""
+    import socket
+
+    root = shared_data("worldsense").parent
+    code, doc, err = cli("profile", "--model", "random", "--size", "quick", "--data-dir", root,
+                         "--runs-dir", tmp_path / "runs", "--dry-run", "--json")
+    assert code == 0, err
+    assert doc["tokens counted"].startswith("heuristic")
+    rows = [r for r in doc["plan"] if r["status"] == "runs"]
+    assert rows and all(r["tokens counted"].startswith("heuristic") for r in rows)
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    code, doc, err = cli("profile", "--model", f"openai:test@http://127.0.0.1:{port}/v1",
+                         "--size", "quick", "--data-dir", root, "--runs-dir", tmp_path / "r2",
+                         "--dry-run", "--json", "--max-attempts", 1, "--timeout", 5)
+    assert code == 0, err
+    assert doc["tokens counted"].startswith("heuristic") and "tokens are estimated" in err
