@@ -17,6 +17,7 @@ from typing import Any
 
 from mindprobe import __version__
 from mindprobe.core.benchmark import PROFILE_SIZES, ModelFacts
+from mindprobe.core.estimate import HEURISTIC
 from mindprobe.core.loop import run_blocking
 from mindprobe.core.progress import progress_display
 from mindprobe.core.results import Results
@@ -66,7 +67,7 @@ class Profile:
     report: Path | None = None
     code: int = 0
     #: How the plan's tokens were counted (the model's tokenizer, or the heuristic).
-    counted: str = "heuristic: ~4 characters per token"
+    counted: str = HEURISTIC
 
     @property
     def plan(self) -> list[dict[str, Any]]:
@@ -105,7 +106,9 @@ def plan(ps: ProfileRequest, reporter: Reporter) -> Profile:
     entries = plan_profile(ps.size, ps.run, facts, reporter, ps.options, ps.data_root,
                            ps.judge, where / "runs")
     prof = Profile(where, model, ps.size, entries)
-    if any(e.runnable and e.estimate for e in entries):
+    # only a backend that may have a tokenizer is started for it (not a router of replicas)
+    may_count = type(model).count_text is not Model.count_text
+    if may_count and any(e.runnable and e.estimate for e in entries):
         prof.counted = run_blocking(_count_tokens(prof, ps, reporter))
     return prof
 
@@ -114,7 +117,7 @@ async def _count_tokens(prof: Profile, ps: ProfileRequest, reporter: Reporter) -
     """Re-make each estimate with the model's tokenizer, where it offers one (the model is
     started for it and closed again; no completion is requested). Returns how tokens were
     counted, for the plan."""
-    from mindprobe.core.estimate import HEURISTIC, counting
+    from mindprobe.core.estimate import counting
     from mindprobe.profiling.plan import estimate_of
     from mindprobe.profiling.tokens import measured_counter, template_tokens
 
