@@ -147,6 +147,17 @@ def test_quick_profile_plans_runs_all_five_then_resumes_sending_nothing(cli, ser
     assert code == 0, err
     assert {r["benchmark"] for r in cmp["rows"]} == ran
     assert all(r["difference"] == 0 for r in cmp["rows"] if r["difference"] is not None)
+    # an item that ended in an error is unfinished: the next command asks it again, only it
+    records = next(folder.glob("runs/fanoutqa/**/records.jsonl"))
+    lines = records.read_text().splitlines()
+    again = json.loads(lines[0])["id"]
+    lines[0] = json.dumps({"id": again, "error": "connection dropped"})
+    records.write_text("\n".join(lines) + "\n")
+    code, doc3, err = cli(*_args(server, root, runs, *mr))
+    assert code == 0, err
+    assert [r["status"] for r in doc3["plan"] if r["benchmark"] == "fanoutqa"] == ["resumes"]
+    by_id = {r["id"]: r for r in map(json.loads, records.read_text().splitlines())}
+    assert len(by_id) == 310 and "error" not in by_id[again]  # asked (its reply was cached)
 
 
 def test_missing_data_is_one_fetch_command_and_strict_refuses(cli, server, tmp_path):

@@ -27,7 +27,8 @@ DESCRIPTION = (
     "Run every benchmark in its paper's default setting against --model as one unit: a plan "
     "(items, requests, tokens, cost, stated 95% half-widths) first, the runs at once under "
     "one --concurrency budget in one profile folder (<runs-dir>/profile-<size>___<model>, with "
-    "profile.json), then one report. Re-running resumes; a finished profile sends nothing. "
+    "profile.json), then one report. Re-running resumes (items that ended in an error are "
+    "asked again); a finished profile sends nothing. "
     + SIZE_HELP + ".")
 
 

@@ -84,8 +84,11 @@ def plan_profile(size: str, settings: RunSettings, facts: ModelFacts, reporter: 
         entries.append(entry)
         bench = get_benchmark(name)
         roles = {"judge": judge} if judge and "judge" in bench.roles else {}
+        # an item that ended in an error is unfinished (the plan counts it so): a re-run
+        # asks it again, as `run --retry-errors` does
         sub = RunSettings(**{**settings.__dict__, "roles": roles, "limit": ps.limit,
-                             "data_dir": data_root / name if data_root else None})
+                             "data_dir": data_root / name if data_root else None,
+                             "retry_errors": True})
         try:
             entry.task = prepare(f"{name}:{ps.variant}", _options(name, ps, options), sub)
             entry.plans = plan_all(entry.task, sub, facts, reporter)
