@@ -191,6 +191,22 @@ def test_slot_pool_hands_slots_over_in_arrival_order():
     assert order == ["a0", "b0", "a1", "b1", "a2", "b2"]
 
 
+class _OneSlot:
+    """The slot side of a model with one llama.cpp slot (the embedded model's pool)."""
+
+    def __init__(self) -> None:
+        self.pool = SlotPool(1)
+
+    async def acquire_slot(self, group=None):
+        return await self.pool.take(group)
+
+    def release_slot(self, slot):
+        self.pool.give(slot)
+
+    def slots_contended(self):
+        return self.pool.waiting > 0
+
+
 def test_a_run_hands_a_contended_slot_over_between_its_items(monkeypatch):
     """A run of a prefix group keeps its slot while nobody waits, or until it has held it
     SLOT_QUANTUM seconds past its first item; then, with another item waiting, it gives the
@@ -198,24 +214,11 @@ def test_a_run_hands_a_contended_slot_over_between_its_items(monkeypatch):
     from mindprobe.core import session as session_mod
     from mindprobe.core.session import SlotLease
 
-    class OneSlot:
-        def __init__(self) -> None:
-            self.pool = SlotPool(1)
-
-        async def acquire_slot(self, group=None):
-            return await self.pool.take(group)
-
-        def release_slot(self, slot):
-            self.pool.give(slot)
-
-        def slots_contended(self):
-            return self.pool.waiting > 0
-
     clock = [0.0]
     monkeypatch.setattr(session_mod.time, "monotonic", lambda: clock[0])
 
     async def go() -> None:
-        model = OneSlot()
+        model = _OneSlot()
         lease = SlotLease({"model": model}, "excerpt 1")
         slot = await lease.slot("model")
         lease.between_items()  # its first item ended: the quantum starts
@@ -242,24 +245,11 @@ def test_a_worker_of_single_items_keeps_a_contended_slot_for_its_quantum(monkeyp
     from mindprobe.core import session as session_mod
     from mindprobe.core.session import SlotLease
 
-    class OneSlot:
-        def __init__(self) -> None:
-            self.pool = SlotPool(1)
-
-        async def acquire_slot(self, group=None):
-            return await self.pool.take(group)
-
-        def release_slot(self, slot):
-            self.pool.give(slot)
-
-        def slots_contended(self):
-            return self.pool.waiting > 0
-
     clock = [0.0]
     monkeypatch.setattr(session_mod.time, "monotonic", lambda: clock[0])
 
     async def go() -> None:
-        model = OneSlot()
+        model = _OneSlot()
         lease = SlotLease({"model": model})
         await lease.slot("model")
         lease.between_items()
