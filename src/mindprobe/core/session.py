@@ -40,31 +40,31 @@ class SlotLease:
         self._models = models
         self.group = group
         self._slots: dict[str, int] = {}
-        self._since: float | None = None  # when the first item on the current slots ended
+        self._turn_start: float | None = None  # the first item on these slots ended
 
     def between_items(self) -> None:
         """After an item of the run: give contended slots back once the quantum is spent."""
         if not self._slots:
             return
         now = time.monotonic()
-        if self._since is None:
-            self._since = now
+        if self._turn_start is None:
+            self._turn_start = now
             return
-        if now - self._since < SLOT_QUANTUM:
+        if now - self._turn_start < SLOT_QUANTUM:
             return
         for role in [r for r in self._slots if self._models[r].slots_contended()]:
             self._models[role].release_slot(self._slots.pop(role))
         if not self._slots:
-            self._since = None
+            self._turn_start = None
 
     def keep(self) -> bool:
         """Whether a worker may carry these slots on to its next run of plain items: items
         wait for them and the quantum is not spent (so a benchmark of single items keeps
         its turn for a quantum too). Where nobody waits, giving them back costs nothing and
         lets a router balance its endpoints."""
-        if not self._slots or self._since is None:
+        if not self._slots or self._turn_start is None:
             return False
-        if time.monotonic() - self._since >= SLOT_QUANTUM:
+        if time.monotonic() - self._turn_start >= SLOT_QUANTUM:
             return False
         return any(self._models[r].slots_contended() for r in self._slots)
 
