@@ -89,7 +89,7 @@ def run_command(args: argparse.Namespace, err: Console, options: dict[str, Any] 
     reporter = Reporter(err)
     if getattr(args, "dry_run", False):
         model = build_model(settings.model, settings)
-        facts = ModelFacts(model.spec, model.label, model.capabilities, model.context_window)
+        facts = ModelFacts.of(model)
         plans = plan_all(task, settings, facts, reporter)
         return _dry_run(args, task, plans, model, err, embedded), {}
     outcome = run_task(task, settings, reporter)

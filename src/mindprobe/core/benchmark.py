@@ -48,6 +48,15 @@ class ModelFacts:
     label: str = "model"
     capabilities: frozenset[str] = frozenset()
     context_window: int | None = None
+    #: How the model's `score_choices` asks (its `Model.score_requests`): "one" request per
+    #: question, or "per-token" (one per candidate token, the prompt re-read from the cache).
+    score_requests: str = "one"
+
+    @classmethod
+    def of(cls, model: Any) -> ModelFacts:
+        """The facts of a built model (planning never holds the model itself)."""
+        return cls(model.spec, model.label, model.capabilities, model.context_window,
+                   getattr(model, "score_requests", "one"))
 
 
 @dataclass
@@ -99,6 +108,8 @@ class RunPlan:
     #: Model capabilities the episodes rely on, checked once the model has started (a server's
     #: real abilities are only known then), e.g. {"grammar"} or {"logprobs"}.
     requires: dict[str, str] = field(default_factory=dict)
+    #: The model the plan was made for: estimates follow the request path it takes.
+    model_facts: ModelFacts | None = None
 
 
 @dataclass

@@ -195,7 +195,7 @@ class Session:
             request.slot = await self._lease.slot(role)
         comp = await model.complete(request, self._context(role))
         self.sent.add(role, call_of(request), comp.text)
-        self._account(role, comp)
+        self._account(role, comp, requests=comp.requests)
         if self._on_reply is not None:
             self._on_reply()
         if request.constrain and request.choices:

@@ -125,6 +125,7 @@ def plan_all(task: Task, settings: RunSettings, facts: ModelFacts,
         if settings.limit is not None and not plan.limit_applied:
             plan.items = plan.items[: settings.limit]
         plan.model_label = facts.label
+        plan.model_facts = facts
         plans.append((v, plan))
     return plans
 
@@ -133,7 +134,7 @@ def run_task(task: Task, settings: RunSettings, reporter: Reporter,
              model: Model | None = None) -> Outcome:
     """Run (or resume) every variant of `task`; an interrupt leaves each run resumable."""
     model = model or build_model(settings.model, settings)
-    facts = ModelFacts(model.spec, model.label, model.capabilities, model.context_window)
+    facts = ModelFacts.of(model)
     # The plans' data (20,000 WorldSense trials, say) lives as long as the run: it is built
     # with the cyclic GC paused, then frozen out of its sight, so neither the catch-up
     # collection after the load nor the run's many small collections walk it. (Not frozen when

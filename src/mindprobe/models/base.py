@@ -166,6 +166,8 @@ class Completion:
     reasoning: str | None = None
     reasoning_tokens: int = 0
     truncated_in_reasoning: bool = False
+    #: Requests the reply took (a base model's reply generated in stages: one per stage).
+    requests: int = 1
 
     def to_cache(self) -> dict[str, Any]:
         return {
@@ -280,6 +282,9 @@ class Model(abc.ABC):
     #: How score_choices computes log-probs: part of its cache key, so a changed method is
     #: never answered from entries of the old one.
     score_method: str = "none"
+    #: How score_choices asks, for estimates made before it runs: "one" request per question,
+    #: or "per-token" (one per candidate token, the prompt re-read from the server's cache).
+    score_requests: str = "one"
     #: How count_tokens counts, named in results that depend on it.
     token_count_method: str = "estimate: 4 characters per token"
 

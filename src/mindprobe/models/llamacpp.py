@@ -110,6 +110,7 @@ class LlamaCppFeatures:
 
     token_count_method = "llama.cpp tokenizer of the GGUF"
     score_method = "llama.cpp forced canonical tokens (logit bias)"
+    score_requests = "per-token"  # `score_choices` below: one request per candidate token
     capabilities = frozenset({"logprobs", "prefix", "tokenize", "template", "grammar"})
     base_url: str
     _session: aiohttp.ClientSession | None
@@ -171,7 +172,7 @@ class LlamaCppFeatures:
         prompt = await self._rendered(request)
         text, stage, stage_start = "", 0, 0
         out: dict[str, Any] = {}
-        comp = Completion("", finish_reason="length")
+        comp = Completion("", finish_reason="length", requests=0)
         left = request.max_tokens
         while left > 0:
             body: dict[str, Any] = {"prompt": prompt + text, "n_predict": left,
@@ -184,6 +185,7 @@ class LlamaCppFeatures:
             t0 = time.perf_counter()
             out = await self._post_root("/completion", body)
             comp.latency += time.perf_counter() - t0
+            comp.requests += 1
             timings = out.get("timings") or {}
             cached = int(timings.get("cache_n", 0))
             comp.prompt_tokens += int(timings.get("prompt_n", 0)) + cached

@@ -122,6 +122,7 @@ class RouterModel(Model):
             own_gguf = getattr(launcher, "gguf", None) is not None
             self.capabilities = ref.capabilities - ({"base"} if own_gguf else set())
             self.token_count_method = ref.token_count_method
+            self.score_requests = ref.score_requests
             self.context_window = ref.context_window
             self.default_concurrency = launcher.n  # one slot per replica: reproducible replies
         else:  # what a single `openai:MODEL@URL` declares until the servers are probed

@@ -102,7 +102,7 @@ def plan(ps: ProfileRequest, reporter: Reporter) -> Profile:
     folder = Path(ps.run.runs_dir)
     model = build_model(ps.run.model, ps.run)
     where = profile_dir(folder, model.label, ps.size)
-    facts = ModelFacts(model.spec, model.label, model.capabilities, model.context_window)
+    facts = ModelFacts.of(model)
     entries = plan_profile(ps.size, ps.run, facts, reporter, ps.options, ps.data_root,
                            ps.judge, where / "runs")
     prof = Profile(where, model, ps.size, entries)

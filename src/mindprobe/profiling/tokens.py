@@ -57,12 +57,18 @@ async def measured_counter(model: Model, estimate: Callable[[], Any], seed: int,
                            per_message: float | None) -> TokenCounter | None:
     """The counter for one benchmark's estimate (`estimate` is called once, recording), or
     None when the model has no tokenizer."""
-    recorder = TokenCounter(seen=[])
+    recorder = TokenCounter(seen=[], pieces=set())
     with counting(recorder):
         estimate()
     picks = sample_texts(recorder.seen or [], SAMPLE, seed)
     if not picks:
         return None
+    exact = {}  # candidate answers, scored token by token: a handful, each counted exactly
+    for piece in sorted(recorder.pieces or ()):
+        n = await model.count_text(piece)
+        if n is None:
+            return None
+        exact[piece] = n
     counted: dict[str, int | None] = {}
     ratios = []
     for text in picks:
@@ -76,7 +82,7 @@ async def measured_counter(model: Model, estimate: Callable[[], Any], seed: int,
     method = (f"{_tokenizer_name(model)} on {len(counted)} sampled texts "
               f"({ratio:.2f}× the ~4-characters heuristic)")
     return TokenCounter(ratio=ratio, per_message=PER_MESSAGE if per_message is None
-                        else per_message, method=method)
+                        else per_message, method=method, exact=exact)
 
 
 def _tokenizer_name(model: Model) -> str:

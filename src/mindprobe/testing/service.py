@@ -164,6 +164,7 @@ class Service:
         ]
         self.models_body = json.dumps({"object": "list", "data": cards}).encode()
         self.chat_template, self.tokenizer = config.chat_template, config.tokenizer
+        self.owned_by = config.owned_by
         self.props_body = json.dumps({"model_path": config.model_file}).encode() \
             if config.model_file else None
 
@@ -178,6 +179,10 @@ class Service:
         if self.chat_template is not None:
             app.router.add_post("/apply-template", self.apply_template)
         app.router.add_post("/tokenize", self.tokenize)
+        if self.owned_by == "llamacpp":
+            from mindprobe.testing.llama_native import NATIVE_PATH, NativeCompletion
+
+            app.router.add_post(NATIVE_PATH, NativeCompletion(self).handle)
         return app
 
     def _authorize(self, request: web.Request) -> None:
@@ -204,8 +209,9 @@ class Service:
 
     async def tokenize(self, request: web.Request) -> web.Response:
         body = json.loads(await request.read())
-        if self.tokenizer is not None:
-            tokens = self.tokenizer(body["content"], bool(body.get("add_special", False)))
+        if self.tokenizer is not None:  # llama.cpp's: no tokens for a body without "content"
+            tokens = self.tokenizer(str(body.get("content", "")),
+                                    bool(body.get("add_special", False)))
             return web.json_response({"tokens": tokens})
         try:
             text = CHAT.parse(body).text if "messages" in body else \

@@ -214,7 +214,9 @@ class MRGSM8KBenchmark(Benchmark):
         return out
 
     def estimate(self, plan: RunPlan, opts: MRGSM8KOptions) -> Results:
-        """One request per solution (the judge's, for T2 hits, is the judge's cost)."""
+        """One request per solution (the judge's, for T2 hits, is the judge's cost); a base
+        model's reply (`answer_end` in the config) is generated stage by stage, each call
+        re-sending the prompt and the reply so far."""
         from mindprobe.core.estimate import estimate_results, single_request_estimate
 
         cfg = plan.config
@@ -222,11 +224,17 @@ class MRGSM8KBenchmark(Benchmark):
         prompts = ([{"role": "user", "content": prompt(it.payload["item"], it.payload["demos"],
                                                        opts.shots)}]
                    for it in plan.items)
+        stages = len(cfg.get("answer_end") or ())
+        note = (f"an evaluation of the steps: ~{EXPECTED_REPLY_TOKENS} tokens expected, the "
+                "reply cap as bound")
+        if stages > 1:
+            note += (f"; a base model's reply in {stages} stages (to "
+                     + " then ".join(repr(s[0]) for s in cfg["answer_end"])
+                     + "): expected one call per stage, the reply re-sent; bound: each stage "
+                     "once stopped blank (the number of calls depends on the model's replies)")
         return estimate_results(self.name, single_request_estimate(
             prompts, completion_expected=EXPECTED_REPLY_TOKENS,
-            completion_max=cfg["max_tokens"],
-            note=f"an evaluation of the steps: ~{EXPECTED_REPLY_TOKENS} tokens expected, the "
-            "reply cap as bound"))
+            completion_max=cfg["max_tokens"], note=note, stages=max(1, stages)))
 
     def results(self, records: list[dict[str, Any]], plan: RunPlan) -> Results:
         cfg = plan.config

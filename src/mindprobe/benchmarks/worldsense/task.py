@@ -310,31 +310,36 @@ class WorldSenseBenchmark(Benchmark):
         return rec
 
     def estimate(self, plan: RunPlan, opts: WorldSenseOptions) -> Results:
-        """One request per trial (a log-prob score: one per allowed answer); a text answer is
-        a word or two, re-asked at most `reasks` times (bound)."""
-        from mindprobe.core.estimate import estimate_results, single_request_estimate
+        """A text answer: one request per trial, a word or two, re-asked at most `reasks`
+        times (bound). A log-prob score: as the model's `score_choices` asks (one request, or
+        one per candidate token on llama.cpp), no reply."""
+        from mindprobe.core.estimate import (
+            estimate_results,
+            scoring_estimate,
+            single_request_estimate,
+        )
 
         strategy = opts.prompting
-        logprob = plan.config.get("scoring") == "logprob"
+
         def prompts() -> Any:
             for it in plan.items:
-                messages = st.render(strategy, it.payload, it.payload.get("_examples") or [])
-                # a log-prob score reads the prompt once per allowed answer (one request)
-                for _ in it.payload["expectedresp"] if logprob else [None]:
-                    yield messages
+                yield st.render(strategy, it.payload, it.payload.get("_examples") or [])
 
+        if plan.config.get("scoring") == "logprob":
+            facts = plan.model_facts
+            how = facts.score_requests if facts else "one"
+            note = ("log-probability scoring: one request per candidate answer token (llama.cpp "
+                    "forced tokens), each re-reading the cached prompt" if how == "per-token"
+                    else "log-probability scoring: one one-token request per trial")
+            est = scoring_estimate(((m, it.payload["expectedresp"]) for m, it in
+                                    zip(prompts(), plan.items, strict=True)), how, note)
+            return estimate_results(self.name, est)
         cot = strategy == "cot"
         est = single_request_estimate(
             prompts(), completion_expected=300 if cot else 3,
-            completion_max=1 if logprob else plan.config["max_tokens"],
-            requests_per_item=1 if logprob else 1 + opts.reasks,
-            note="log-probability scoring: no reply, one request per trial (a llama.cpp "
-            "backend asks once per candidate token, re-reading the cached prompt)" if logprob
-            else "a text answer: ~3 tokens expected (CoT ~300), answered at once; the bound: "
+            completion_max=plan.config["max_tokens"], requests_per_item=1 + opts.reasks,
+            note="a text answer: ~3 tokens expected (CoT ~300), answered at once; the bound: "
             "every answer re-asked, every reply at its cap")
-        if logprob:
-            est.update(requests=len(plan.items), expected_requests=len(plan.items),
-                       completion_tokens=0, expected_completion_tokens=0)
         return estimate_results(self.name, est)
 
     def results(self, records: list[dict[str, Any]], plan: RunPlan) -> Results:
