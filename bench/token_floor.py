@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import tempfile
 import time
 from dataclasses import dataclass, field, replace
@@ -64,7 +65,8 @@ SLICES = [
     Slice("sort 1000-20", "sort", "1000-20", {"books": "73017", "excerpts": 2}, data="sort"),
     Slice("worldsense in-context", "worldsense", "fresh",
           {"prompting": "incontext-iid", "shots": 2}, limit=8, max_tokens=16),
-    Slice("fanoutqa closedbook", "fanoutqa", "closedbook", {}, limit=24, max_tokens=48),
+    Slice("fanoutqa closedbook", "fanoutqa", "closedbook", {}, limit=24, max_tokens=48,
+          data="fanoutqa"),
 ]
 
 
@@ -98,7 +100,9 @@ class Recorder:
 
 
 class InProcessReplicas:
-    """A router launcher starting `n` embedded servers in this process (Ray's stand-in)."""
+    """A router launcher starting `n` embedded servers in this process (Ray's stand-in). They
+    are on one machine, so they save slots into one folder: a prefix one server prefilled is
+    restored by the other from its file instead of prefilled again."""
 
     gguf = None  # the embedded model: a base model, as `local`
 
@@ -106,21 +110,27 @@ class InProcessReplicas:
         self.n = n
         self.threads = threads
         self.models: list[LocalModel] = []
+        self._folder: tempfile.TemporaryDirectory[str] | None = None
 
     async def start(self, slots: int, timeout: float) -> list[EndpointSpec]:
+        self._folder = tempfile.TemporaryDirectory(prefix="mindprobe-slots-")
         for _ in range(self.n):
-            m = LocalModel(None, spec="local", threads=self.threads)
+            m = LocalModel(None, spec="local", threads=self.threads, slot_dir=self._folder.name)
             m.configure(slots)
             await m.start()
             self.models.append(m)
         return [EndpointSpec(url=m.base_url, concurrency=slots, key=m._api_key,
-                             source=f"in-process server {i + 1}", llama_slots=True)
+                             source=f"in-process server {i + 1}", llama_slots=True,
+                             slot_dir=self._folder.name)
                 for i, m in enumerate(self.models)]
 
     async def stop(self) -> None:
         for m in self.models:
             await m.close()
         self.models = []
+        if self._folder is not None:
+            self._folder.cleanup()
+            self._folder = None
 
     def identity(self) -> dict[str, Any]:
         return self.models[0].identity() if self.models else {}
@@ -266,6 +276,8 @@ async def main() -> None:
     ap.add_argument("--modes", default="c1,c4,2ep")
     ap.add_argument("--threads", type=int)
     a = ap.parse_args()
+    # Scoring reads gold data from the data folder too (FanOutQA's questions), as runs do.
+    os.environ.setdefault("MINDPROBE_DATA_DIR", str(Path(a.data_root).resolve()))
     modes = a.modes.split(",")
     slices = [s for s in SLICES if not a.only or s.bench in a.only.split(",")]
     rows = []

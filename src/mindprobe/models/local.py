@@ -192,8 +192,10 @@ class LocalModel(LlamaCppFeatures, OpenAICompatModel):
 
     def __init__(self, path: Path | None, *, spec: str, ctx_per_slot: int = 8192,
                  threads: int | None = None, batch: int | None = None,
-                 reasoning: Reasoning = NO_REASONING) -> None:
+                 reasoning: Reasoning = NO_REASONING, slot_dir: str | None = None) -> None:
         self._path_arg = path
+        #: A slot folder shared with other servers on this machine (else a private one).
+        self.slot_dir = slot_dir
         self.ctx_per_slot = ctx_per_slot
         self.threads = threads or default_threads()
         self.batch = batch or DEFAULT_BATCH
@@ -252,11 +254,13 @@ class LocalModel(LlamaCppFeatures, OpenAICompatModel):
             raise ModelError(f"GGUF file not found: {path} (use local:PATH/TO/model.gguf)")
         self.gguf = path
         self._sha = gguf_sha256(path)
-        self._slot_dir = tempfile.TemporaryDirectory(prefix="mindprobe-slots-")
+        if self.slot_dir is None:
+            self._slot_dir = tempfile.TemporaryDirectory(prefix="mindprobe-slots-")
         self._server, self.base_url, key = start_llama_server(
             path, embedded=self._path_arg is None, n_parallel=self.n_slots or 1,
             ctx_per_slot=self.ctx_per_slot, threads=self.threads, host="127.0.0.1",
-            batch=self.batch, slot_dir=self._slot_dir.name)
+            batch=self.batch,
+            slot_dir=self.slot_dir if self._slot_dir is None else self._slot_dir.name)
         self._api_key = key
         self._headers["Authorization"] = f"Bearer {key}"
         atexit.register(self._stop_server)
@@ -276,7 +280,8 @@ class LocalModel(LlamaCppFeatures, OpenAICompatModel):
 
     async def acquire_slot(self, group: str | None = None) -> int:
         if self._slots is None:
-            self._slots = self.slot_pool = SlotPool(self.n_slots or 1)
+            self._slots = SlotPool(self.n_slots or 1)
+            self._slots.attach(self)
         return await self._slots.take(group)
 
     def release_slot(self, slot: int) -> None:
