@@ -168,17 +168,26 @@ async def floor_tokens(tok: LocalModel, requests: list[tuple[str, int, Request,
                                                          list[str] | None, str]]) -> int:
     """Distinct-prefix prompt tokens of the requests as the server tokenizes them (in plan
     order, so every mode gets the same floor), not counting what the model generated."""
+    async def again(call: Any) -> Any:
+        for attempt in range(3):  # a kept-alive connection the server just closed: once more
+            try:
+                return await call()
+            except Exception:  # noqa: BLE001
+                if attempt == 2:
+                    raise
+
     async def tokens(text: str) -> list[int]:
-        out = await tok._post_root("/tokenize", {"content": text, "add_special": True})
+        out = await again(lambda: tok._post_root("/tokenize", {"content": text,
+                                                               "add_special": True}))
         return [int(t) for t in out.get("tokens") or []]
 
     trie = Trie()
     for _, _, req, candidates, reply in sorted(requests, key=lambda r: (r[0], r[1])):
-        text = await tok._rendered(req)
+        text = await again(lambda r=req: tok._rendered(r))
         ids = await tokens(text)
         trie.add(ids)
         for cand in candidates or []:  # each forced candidate token is one more prefix
-            trie.add(ids + await tok._candidate_tokens(cand))
+            trie.add(ids + await again(lambda c=cand: tok._candidate_tokens(c)))
         if reply:
             trie.add(await tokens(text + reply), count=False)
     return trie.nodes
