@@ -13,7 +13,8 @@ For each it reports
   over every request's prompt as the server tokenizes it, less those the model generated
   itself (a reply that a later prompt repeats is in the KV already): what no cache can avoid;
 * prefilled/floor, completion tokens, wall time, and whether records and metrics equal those
-  at concurrency 1 (llama.cpp batches concurrent requests, which can change greedy replies).
+  at concurrency 1 (the engine runs plain, not repacked, kernels so that batching concurrent
+  requests does not change greedy replies).
 
 Targets (design §7): prefilled/floor <= 1.10 at c1, <= 1.25 at c4 and on 2 endpoints.
 
