@@ -140,3 +140,48 @@ def test_engine_flags_need_the_embedded_engine(cli, tmp_path):
     code, _, err = cli("run", "worldsense:fresh", "--model", "local", "--threads", 0,
                        "--runs-dir", tmp_path)
     assert code == 2 and "--threads must be a positive number" in err
+
+
+def test_two_servers_sharing_a_slot_folder_restore_each_others_prefix(tmp_path):
+    """Two embedded servers saving slots into one folder: the second one's first request
+    restores the prefix the first one prefilled (a slot file), so it prefills only its own
+    tokens; replies at temperature 0 are those of a server that prefilled everything."""
+    from mindprobe.models.local import LocalModel
+    from mindprobe.models.slots import link_folders
+
+    system = "You answer questions about words. " * 40
+    req = [Request(messages=[{"role": "user", "content": system + q}], max_tokens=4,
+                   temperature=0.0) for q in ("Is a cat an animal?", "Is a dog a word?")]
+    folder = str(tmp_path / "slots")
+    (tmp_path / "slots").mkdir()
+
+    async def go() -> tuple[list, str]:
+        a, b = (LocalModel(None, spec="local", threads=1, slot_dir=folder) for _ in range(2))
+        for m in (a, b):
+            m.configure(1)
+            await m.start()
+        try:
+            slots = [await a.acquire_slot(), await b.acquire_slot()]
+            link_folders([(a._slots, folder), (b._slots, folder)])
+            comps = []
+            for m, slot, r in ((a, slots[0], req[0]), (b, slots[1], req[1])):
+                r.slot = slot
+                comps.append(await m.complete(r, None))
+            fresh = LocalModel(None, spec="local", threads=1)
+            fresh.configure(1)
+            await fresh.start()
+            try:
+                plain = await fresh.complete(Request(messages=req[1].messages, max_tokens=4,
+                                                     temperature=0.0), None)
+            finally:
+                await fresh.close()
+            return comps, plain.text
+        finally:
+            await a.close()
+            await b.close()
+
+    (first, second), plain = asyncio.run(go())
+    assert first.cached_prompt_tokens == 0
+    # the shared prefix (~240 tokens) came from a's slot file: only the question is prefilled
+    assert second.prompt_tokens - second.cached_prompt_tokens < 16, second
+    assert second.text == plain
