@@ -207,6 +207,7 @@ async def run_slice(sl: Slice, mode: str, data_root: Path, threads: int | None,
                           limit=sl.limit, max_tokens=sl.max_tokens, model=facts,
                           warn=lambda m: None, info=lambda m: None)
         plan = bench.plan(ctx, opts)
+        plan.options = opts  # as the engine does: results read the run's typed options
         if sl.limit is not None and not plan.limit_applied:
             plan.items = plan.items[: sl.limit]
         rec = Recorder(model)
