@@ -99,7 +99,7 @@ def test_manifest_says_whether_the_run_repeats(cli, tmp_path):
     from mindprobe.models import parse_model_spec
 
     assert parse_model_spec("local").deterministic(1) is True
-    assert parse_model_spec("local").deterministic(4) is True  # plain kernels: no batch effect
+    assert parse_model_spec("local").deterministic(2) is False
     args = ["run", "worldsense:fresh", "--limit", 10, "--runs-dir", tmp_path]
     assert cli(*args, "--model", "random", "--concurrency", 3)[0] == 0
     manifest = json.loads(next(tmp_path.rglob("manifest.json")).read_text())

@@ -159,8 +159,8 @@ def start_llama_server(path: Path, *, embedded: bool, n_parallel: int, ctx_per_s
     p.warmup = False
     # Plain (not repacked) weights: the repacked CPU kernels sum in another order for one row
     # than for four, so a greedy reply depended on which other slots' requests were batched
-    # with it (4 of 8 replies changed at 4 slots); plain kernels compute every row alike, and
-    # replies at any number of slots are those of one slot (8 of 8).
+    # with it (4 of 8 short-prompt replies changed at 4 slots; with plain kernels 8 of 8 were
+    # those of one slot).
     p.no_extra_bufts = True
     p.verbosity = -1
     if embedded:
@@ -189,9 +189,12 @@ class LocalModel(LlamaCppFeatures, OpenAICompatModel):
     supports_slots = True
 
     def deterministic(self, concurrency: int) -> bool | None:
-        """Measured on the embedded engine: with plain kernels (see `start_llama_server`)
-        greedy replies are the same whatever requests are batched together."""
-        return True
+        """Measured on the embedded engine: one request at a time, replies repeat exactly.
+        With plain kernels (see `start_llama_server`) short prompts batched together give
+        the same greedy replies too, but prompts longer than a batch step are cut into steps
+        shared with other slots' tokens, and how they are cut still changes a reply now and
+        then (7 of 8 equal for 1,355-token prompts at 4 slots)."""
+        return concurrency == 1
     default_concurrency = 1
     token_count_method = "llama.cpp tokenizer of the GGUF"
 
