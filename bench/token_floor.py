@@ -13,8 +13,9 @@ For each it reports
   over every request's prompt as the server tokenizes it, less those the model generated
   itself (a reply that a later prompt repeats is in the KV already): what no cache can avoid;
 * prefilled/floor, completion tokens, wall time, and whether records and metrics equal those
-  at concurrency 1 (the engine runs plain, not repacked, kernels so that batching concurrent
-  requests does not change greedy replies).
+  at concurrency 1 (the engine runs plain, not repacked, kernels, so batching short prompts
+  with other slots' requests does not change greedy replies; how a long prompt is cut into
+  batch steps shared with other slots still can, now and then).
 
 Targets (design §7): prefilled/floor <= 1.10 at c1, <= 1.25 at c4 and on 2 endpoints.
 
