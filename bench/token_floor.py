@@ -13,7 +13,9 @@ For each it reports
   over every request's prompt as the server tokenizes it, less those the model generated
   itself (a reply that a later prompt repeats is in the KV already): what no cache can avoid;
 * prefilled/floor, completion tokens, wall time, and whether records and metrics equal those
-  at concurrency 1 (llama.cpp batches concurrent requests, which can change greedy replies).
+  at concurrency 1 (the engine runs plain, not repacked, kernels, so batching short prompts
+  with other slots' requests does not change greedy replies; how a long prompt is cut into
+  batch steps shared with other slots still can, now and then).
 
 Targets (design §7): prefilled/floor <= 1.10 at c1, <= 1.25 at c4 and on 2 endpoints.
 
@@ -26,6 +28,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import tempfile
 import time
 from dataclasses import dataclass, field, replace
@@ -64,7 +67,8 @@ SLICES = [
     Slice("sort 1000-20", "sort", "1000-20", {"books": "73017", "excerpts": 2}, data="sort"),
     Slice("worldsense in-context", "worldsense", "fresh",
           {"prompting": "incontext-iid", "shots": 2}, limit=8, max_tokens=16),
-    Slice("fanoutqa closedbook", "fanoutqa", "closedbook", {}, limit=24, max_tokens=48),
+    Slice("fanoutqa closedbook", "fanoutqa", "closedbook", {}, limit=24, max_tokens=48,
+          data="fanoutqa"),
 ]
 
 
@@ -98,7 +102,9 @@ class Recorder:
 
 
 class InProcessReplicas:
-    """A router launcher starting `n` embedded servers in this process (Ray's stand-in)."""
+    """A router launcher starting `n` embedded servers in this process (Ray's stand-in). They
+    are on one machine, so they save slots into one folder: a prefix one server prefilled is
+    restored by the other from its file instead of prefilled again."""
 
     gguf = None  # the embedded model: a base model, as `local`
 
@@ -106,21 +112,27 @@ class InProcessReplicas:
         self.n = n
         self.threads = threads
         self.models: list[LocalModel] = []
+        self._folder: tempfile.TemporaryDirectory[str] | None = None
 
     async def start(self, slots: int, timeout: float) -> list[EndpointSpec]:
+        self._folder = tempfile.TemporaryDirectory(prefix="mindprobe-slots-")
         for _ in range(self.n):
-            m = LocalModel(None, spec="local", threads=self.threads)
+            m = LocalModel(None, spec="local", threads=self.threads, slot_dir=self._folder.name)
             m.configure(slots)
             await m.start()
             self.models.append(m)
         return [EndpointSpec(url=m.base_url, concurrency=slots, key=m._api_key,
-                             source=f"in-process server {i + 1}", llama_slots=True)
+                             source=f"in-process server {i + 1}", llama_slots=True,
+                             slot_dir=self._folder.name)
                 for i, m in enumerate(self.models)]
 
     async def stop(self) -> None:
         for m in self.models:
             await m.close()
         self.models = []
+        if self._folder is not None:
+            self._folder.cleanup()
+            self._folder = None
 
     def identity(self) -> dict[str, Any]:
         return self.models[0].identity() if self.models else {}
@@ -158,17 +170,26 @@ async def floor_tokens(tok: LocalModel, requests: list[tuple[str, int, Request,
                                                          list[str] | None, str]]) -> int:
     """Distinct-prefix prompt tokens of the requests as the server tokenizes them (in plan
     order, so every mode gets the same floor), not counting what the model generated."""
+    async def again(call: Any) -> Any:
+        for attempt in range(3):  # a kept-alive connection the server just closed: once more
+            try:
+                return await call()
+            except Exception:  # noqa: BLE001
+                if attempt == 2:
+                    raise
+
     async def tokens(text: str) -> list[int]:
-        out = await tok._post_root("/tokenize", {"content": text, "add_special": True})
+        out = await again(lambda: tok._post_root("/tokenize", {"content": text,
+                                                               "add_special": True}))
         return [int(t) for t in out.get("tokens") or []]
 
     trie = Trie()
     for _, _, req, candidates, reply in sorted(requests, key=lambda r: (r[0], r[1])):
-        text = await tok._rendered(req)
+        text = await again(lambda r=req: tok._rendered(r))
         ids = await tokens(text)
         trie.add(ids)
         for cand in candidates or []:  # each forced candidate token is one more prefix
-            trie.add(ids + await tok._candidate_tokens(cand))
+            trie.add(ids + await again(lambda c=cand: tok._candidate_tokens(c)))
         if reply:
             trie.add(await tokens(text + reply), count=False)
     return trie.nodes
@@ -187,6 +208,7 @@ async def run_slice(sl: Slice, mode: str, data_root: Path, threads: int | None,
                           limit=sl.limit, max_tokens=sl.max_tokens, model=facts,
                           warn=lambda m: None, info=lambda m: None)
         plan = bench.plan(ctx, opts)
+        plan.options = opts  # as the engine does: results read the run's typed options
         if sl.limit is not None and not plan.limit_applied:
             plan.items = plan.items[: sl.limit]
         rec = Recorder(model)
@@ -266,6 +288,8 @@ async def main() -> None:
     ap.add_argument("--modes", default="c1,c4,2ep")
     ap.add_argument("--threads", type=int)
     a = ap.parse_args()
+    # Scoring reads gold data from the data folder too (FanOutQA's questions), as runs do.
+    os.environ.setdefault("MINDPROBE_DATA_DIR", str(Path(a.data_root).resolve()))
     modes = a.modes.split(",")
     slices = [s for s in SLICES if not a.only or s.bench in a.only.split(",")]
     rows = []

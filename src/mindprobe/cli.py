@@ -132,7 +132,7 @@ def add_common_run_options(r: argparse.ArgumentParser, bench: str | None = None)
                    "`pip install 'mindprobe[ray]'`")
     r.add_argument("--threads", type=int, metavar="N",
                    help="CPU threads of the embedded llama.cpp engine (--model local[:PATH]; "
-                   "default: every CPU this process may use)")
+                   "default: half the CPUs this process may use, at least 1)")
     r.add_argument("--batch-size", type=int, metavar="N",
                    help="prompt tokens the embedded engine evaluates per step (default 512)")
     r.add_argument("--dry-run", action="store_true",

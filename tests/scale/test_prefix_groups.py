@@ -155,7 +155,7 @@ def test_a_fresh_slot_copies_from_the_slot_sharing_most_of_its_prompt():
         assert pool.copy_source(a, prompt_parts(req(system, "chat 1"))) is None  # nothing yet
         pool.served(a, prompt_parts(req(system, "chat 1")))
         b = await pool.take()
-        assert pool.copy_source(b, prompt_parts(req(system, "chat 2"))) == a
+        assert pool.copy_source(b, prompt_parts(req(system, "chat 2"))) == (pool, a)
         pool.served(b, prompt_parts(req(system, "chat 2")))
         assert pool.copy_source(b, prompt_parts(req(system, "chat 2", "turn 2"))) is None
         c = await pool.take()
@@ -261,4 +261,39 @@ def test_a_worker_of_single_items_keeps_a_contended_slot_for_its_quantum(monkeyp
         assert not lease.keep()
         lease.release()
         assert await other == 0
+
+
+def test_servers_sharing_a_slot_folder_copy_from_each_other_and_groups_copy_short_prefixes():
+    """Pools linked by one slot folder are peers: a slot of one server finds the prefix a
+    slot of the other holds (its own server first on a tie); a pool with a folder of its own
+    does not. A slot of a prefix group copies a shorter shared prefix from its group's slot."""
+    from mindprobe.models.slots import (
+        MIN_COPY_GAIN,
+        MIN_GROUP_COPY_GAIN,
+        link_folders,
+        prompt_parts,
+    )
+
+    def parts(*contents: str) -> list[str]:
+        return prompt_parts(Request(messages=[{"role": "user", "content": c} for c in contents]))
+
+    system = "x" * (MIN_COPY_GAIN + 10)
+    short = "y" * (MIN_GROUP_COPY_GAIN + 10)
+
+    async def go() -> None:
+        a, b, alone = SlotPool(2), SlotPool(3), SlotPool(1)
+        link_folders([(a, "/tmp/slots"), (b, "/tmp/slots"), (alone, "/tmp/other")])
+        assert a.tag != b.tag and a.peers == [a, b] and alone.peers == [alone]
+        s0 = await a.take()
+        a.served(s0, parts(system, "chat 1"))
+        s1 = await b.take()
+        assert b.copy_source(s1, parts(system, "chat 2")) == (a, s0)
+        t = await alone.take()
+        assert alone.copy_source(t, parts(system, "chat 3")) is None
+        g0 = await a.take("fanout")
+        a.served(g0, parts(short + "question 1"))
+        g1 = await b.take("fanout")
+        assert b.copy_source(g1, parts(short + "question 2")) == (a, g0)
+        n = await b.take()  # not of the group: the short prefix is not worth a copy
+        assert b.copy_source(n, parts(short + "question 3")) is None
     asyncio.run(go())

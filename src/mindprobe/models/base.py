@@ -45,6 +45,10 @@ class Request:
     #: the last (`(("]", "\n"),)`: the close of `[answer: ...]` or the end of the line).
     #: Chat models never see it: their requests stay upstream's.
     answer_end: tuple[tuple[str, ...], ...] | None = None
+    #: With `answer_end`: a regular expression (the benchmark's own answer parser) the reply
+    #: must match before the last stage's stop ends it; a stop reached before that (a `]` of
+    #: some other bracket) continues the reply, so stopping never changes what is parsed.
+    answer_pattern: str | None = None
 
     def wire_text(self) -> str:
         """The text the model sees last (for displays and simple responders)."""
@@ -359,6 +363,8 @@ class Model(abc.ABC):
                else {}),
             **({"answer_end": [list(stage) for stage in request.answer_end]}
                if request.answer_end and self.can("base") else {}),
+            **({"answer_pattern": request.answer_pattern}
+               if request.answer_end and request.answer_pattern and self.can("base") else {}),
         }
 
     @abc.abstractmethod

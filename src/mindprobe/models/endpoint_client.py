@@ -193,6 +193,8 @@ class Endpoint:
         self.active = 0  # items whose affinity is here
         self.inflight = 0
         self.free_slots = SlotPool(spec.concurrency or 1) if spec.llama_slots else None
+        if self.free_slots is not None and isinstance(client, LlamaEndpointClient):
+            self.free_slots.attach(client)  # prefix copies between its slots (and peers')
         self.requests = self.ok = self.errors = self.items = self.moved = 0
         self.prompt_tokens = self.cached_prompt_tokens = self.completion_tokens = 0
         self.latency = 0.0

@@ -21,6 +21,7 @@ from mindprobe.models.endpoint_client import (
     LlamaEndpointClient,
 )
 from mindprobe.models.endpoints import EndpointSpec
+from mindprobe.models.slots import link_folders
 
 log = logging.getLogger("mindprobe.router")
 
@@ -53,10 +54,9 @@ def build_endpoints(model: str, specs: list[EndpointSpec], timeout: float,
                                 reasoning=reasoning))
         if capabilities is not None:
             client.capabilities = capabilities
-        ep = Endpoint(i, s, client)
-        if isinstance(client, LlamaEndpointClient):
-            client.slot_pool = ep.free_slots  # prefix copies between its slots
-        eps.append(ep)
+        eps.append(Endpoint(i, s, client))  # a llama.cpp client copies between its slots
+    # ... and between those of servers that save slots into one folder
+    link_folders([(e.free_slots, e.spec.slot_dir) for e in eps if e.free_slots is not None])
     return eps
 
 

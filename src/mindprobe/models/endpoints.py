@@ -45,6 +45,9 @@ class EndpointSpec:
     source: str = ""
     #: llama.cpp servers take `id_slot`: one KV slot per live conversation (Ray replicas).
     llama_slots: bool = False
+    #: The folder a llama.cpp server saves slots into, when it shares it with others (several
+    #: servers on one machine): their slots can be restored from each other's files.
+    slot_dir: str | None = None
 
 
 def _normalise(url: str, where: str) -> str:

@@ -5,6 +5,7 @@ log-probabilities from grammar-forced continuations."""
 from __future__ import annotations
 
 import contextlib
+import re
 import time
 from dataclasses import replace
 from typing import Any
@@ -13,6 +14,21 @@ import aiohttp
 
 from mindprobe.models.base import CallContext, ChoiceScores, Completion, Request, TransientError
 from mindprobe.models.slots import SlotPool, prompt_parts
+
+
+def answer_stage(text: str, stages: tuple[tuple[str, ...], ...], stage: int, stage_start: int,
+                 pattern: re.Pattern[str] | None) -> tuple[int, int]:
+    """(stage, where it starts) after `text` reached a stop string of `stages[stage]`: the
+    next stage when this one has non-blank text of its own (and, for the last stage, the
+    text matches `pattern`), else the same one (generation goes on). Reaching
+    `len(stages)` means the answer is complete."""
+    stop = next((s for s in stages[stage] if text.endswith(s)), "")
+    own = text[stage_start:len(text) - len(stop)]
+    if not own.strip():
+        return stage, stage_start
+    if stage == len(stages) - 1 and pattern is not None and not pattern.search(text):
+        return stage, stage_start
+    return stage + 1, len(text)
 
 
 class LlamaServerTools:
@@ -134,19 +150,22 @@ class LlamaCppFeatures:
         """Before an item's first request on a slot, copy into it the KV of the slot that
         shares most of its prompt (llama.cpp's slot save and restore: tens of ms where
         prefilling takes seconds), so a prefix shared across slots (a group's excerpt, the
-        chats' system prompt) is prefilled once. A server without a slot folder refuses:
-        it then prefills, as before."""
+        chats' system prompt) is prefilled once; across servers too when they share a slot
+        folder (the source's server saves, this one restores). A server without a slot
+        folder refuses: it then prefills, as before."""
         pool, slot = self.slot_pool, request.slot
         if slot is None or pool is None:
             return
         parts = prompt_parts(request)
-        src = pool.copy_source(slot, parts)
+        found = pool.copy_source(slot, parts)
         pool.served(slot, parts)
-        if src is None or self.__dict__.get("_no_slot_copies"):
+        if found is None or self.__dict__.get("_no_slot_copies"):
             return
-        name = f"mindprobe-slot-{slot}.bin"  # one file per target slot, overwritten
+        src_pool, src = found
+        source = src_pool.server if src_pool.server is not None else self
+        name = f"mindprobe-slot-{pool.tag}-{slot}.bin"  # one file per target slot, overwritten
         try:
-            await self._post_root(f"/slots/{src}?action=save", {"filename": name})
+            await source._post_root(f"/slots/{src}?action=save", {"filename": name})
             await self._post_root(f"/slots/{slot}?action=restore", {"filename": name})
         except Exception:  # noqa: BLE001 - only a shortcut; the slot then prefills
             self.__dict__["_no_slot_copies"] = True
@@ -163,12 +182,13 @@ class LlamaCppFeatures:
 
     async def _complete_to_answer_end(self, request: Request) -> Completion:
         """Generate until the reply has passed every stage of `answer_end` in order, each
-        ending at one of its stop strings after some non-blank text of its own (llama.cpp's
-        `stop`; the stopping word is put back: it is the model's text). A stop reached too
-        early (a blank stage) or one ending an earlier stage continues the same reply on the
-        same slot, its prefix cached, so the text is what one long generation would have
-        written, cut at the answer's end."""
+        ending at one of its stop strings after some non-blank text of its own, the last one
+        once the reply matches `answer_pattern` (llama.cpp's `stop`; the stopping word is put
+        back: it is the model's text). A stop that does not end its stage continues the same
+        reply on the same slot, its prefix cached, so the text is what one long generation
+        would have written, cut at the answer's end (see `answer_stage`)."""
         stages = request.answer_end or ()
+        pattern = re.compile(request.answer_pattern) if request.answer_pattern else None
         prompt = await self._rendered(request)
         text, stage, stage_start = "", 0, 0
         out: dict[str, Any] = {}
@@ -197,13 +217,11 @@ class LlamaCppFeatures:
             if out.get("stop_type") != "word":
                 comp.finish_reason = "length" if out.get("stop_type") == "limit" else "stop"
                 break
-            blank = not text[stage_start:].strip()
             text += str(out.get("stopping_word") or stages[stage][0])
-            if not blank:
-                stage, stage_start = stage + 1, len(text)
-                if stage == len(stages):
-                    comp.finish_reason = "stop"
-                    break
+            stage, stage_start = answer_stage(text, stages, stage, stage_start, pattern)
+            if stage == len(stages):
+                comp.finish_reason = "stop"
+                break
         comp.text, comp.raw = text, out
         return comp
 

@@ -157,6 +157,11 @@ def start_llama_server(path: Path, *, embedded: bool, n_parallel: int, ctx_per_s
     p.swa_full = True
     p.cache_prompt = True
     p.warmup = False
+    # Plain (not repacked) weights: the repacked CPU kernels sum in another order for one row
+    # than for four, so a greedy reply depended on which other slots' requests were batched
+    # with it (4 of 8 short-prompt replies changed at 4 slots; with plain kernels 8 of 8 were
+    # those of one slot).
+    p.no_extra_bufts = True
     p.verbosity = -1
     if embedded:
         # The embedded GGUF is the base model and carries no chat template; use Gemma's turn
@@ -184,16 +189,21 @@ class LocalModel(LlamaCppFeatures, OpenAICompatModel):
     supports_slots = True
 
     def deterministic(self, concurrency: int) -> bool | None:
-        """Measured on the embedded engine: requests batched together change greedy answers
-        between identical runs; one at a time they repeat exactly."""
+        """Measured on the embedded engine: one request at a time, replies repeat exactly.
+        With plain kernels (see `start_llama_server`) short prompts batched together give
+        the same greedy replies too, but prompts longer than a batch step are cut into steps
+        shared with other slots' tokens, and how they are cut still changes a reply now and
+        then (7 of 8 equal for 1,355-token prompts at 4 slots)."""
         return concurrency == 1
     default_concurrency = 1
     token_count_method = "llama.cpp tokenizer of the GGUF"
 
     def __init__(self, path: Path | None, *, spec: str, ctx_per_slot: int = 8192,
                  threads: int | None = None, batch: int | None = None,
-                 reasoning: Reasoning = NO_REASONING) -> None:
+                 reasoning: Reasoning = NO_REASONING, slot_dir: str | None = None) -> None:
         self._path_arg = path
+        #: A slot folder shared with other servers on this machine (else a private one).
+        self.slot_dir = slot_dir
         self.ctx_per_slot = ctx_per_slot
         self.threads = threads or default_threads()
         self.batch = batch or DEFAULT_BATCH
@@ -252,11 +262,13 @@ class LocalModel(LlamaCppFeatures, OpenAICompatModel):
             raise ModelError(f"GGUF file not found: {path} (use local:PATH/TO/model.gguf)")
         self.gguf = path
         self._sha = gguf_sha256(path)
-        self._slot_dir = tempfile.TemporaryDirectory(prefix="mindprobe-slots-")
+        if self.slot_dir is None:
+            self._slot_dir = tempfile.TemporaryDirectory(prefix="mindprobe-slots-")
         self._server, self.base_url, key = start_llama_server(
             path, embedded=self._path_arg is None, n_parallel=self.n_slots or 1,
             ctx_per_slot=self.ctx_per_slot, threads=self.threads, host="127.0.0.1",
-            batch=self.batch, slot_dir=self._slot_dir.name)
+            batch=self.batch,
+            slot_dir=self.slot_dir if self._slot_dir is None else self._slot_dir.name)
         self._api_key = key
         self._headers["Authorization"] = f"Bearer {key}"
         atexit.register(self._stop_server)
@@ -276,7 +288,8 @@ class LocalModel(LlamaCppFeatures, OpenAICompatModel):
 
     async def acquire_slot(self, group: str | None = None) -> int:
         if self._slots is None:
-            self._slots = self.slot_pool = SlotPool(self.n_slots or 1)
+            self._slots = SlotPool(self.n_slots or 1)
+            self._slots.attach(self)
         return await self._slots.take(group)
 
     def release_slot(self, slot: int) -> None:

@@ -10,7 +10,9 @@ no group's prefix. While every slot is held, waiting items get a slot in the ord
 runs sharing one slot (the benchmarks of a profile on the embedded model) take turns item by
 item instead of one keeping the slot for all its items. The pool also remembers each slot's last request, so that before an item's
 first request a slot can be given the KV of the slot that shares most of its prompt (another
-chat's system prompt and example, a group's excerpt), copied instead of prefilled.
+chat's system prompt and example, a group's excerpt), copied instead of prefilled. Servers that
+save slots into one folder (several llama.cpp servers on one machine) are peers: a slot of one
+can be restored from a file another saved, so each prefix is prefilled once on the machine.
 """
 
 from __future__ import annotations
@@ -23,6 +25,10 @@ from typing import Any
 #: (about 100 tokens) than the slot's own cache: a copy costs tens of milliseconds, and may
 #: wait for the other slot's request to finish.
 MIN_COPY_GAIN = 400
+#: From a slot of the item's own prefix group, a shorter shared prefix is worth a copy (a
+#: FanOutQA instruction, ~50 tokens): the runner starts a group's runs one at a time, each
+#: once the previous one has an answer, so the copy waits for at most one request.
+MIN_GROUP_COPY_GAIN = 100
 
 
 def prompt_parts(request: Any) -> list[str]:
@@ -51,6 +57,12 @@ class SlotPool:
     """`n` slots; `take` waits while all are held, first come first served."""
 
     def __init__(self, n: int) -> None:
+        #: Pools of servers sharing this one's slot folder, itself first (see `link_folders`).
+        self.peers: list[SlotPool] = [self]
+        #: The client of this pool's server (it saves and restores the slots).
+        self.server: Any = None
+        #: Names this pool's files apart from its peers' in a shared folder.
+        self.tag = "0"
         self._free: list[int] = list(range(max(1, n)))
         self._group: dict[int, str] = {}
         self._waiters: deque[tuple[asyncio.Future[int], str | None]] = deque()
@@ -64,6 +76,11 @@ class SlotPool:
     def waiting(self) -> int:
         """Items waiting for a slot."""
         return sum(1 for w, _ in self._waiters if not w.done())
+
+    def attach(self, client: Any) -> None:
+        """`client` talks to this pool's server: it hands out its slots and copies into them."""
+        self.server = client
+        client.slot_pool = self
 
     def take_nowait(self, group: str | None = None) -> int | None:
         """A free slot (the group's own if free), or None when all are held."""
@@ -97,19 +114,25 @@ class SlotPool:
                 self.give(waiter.result())  # handed a slot it will not use: pass it on
             raise
 
-    def copy_source(self, slot: int, parts: list[str]) -> int | None:
-        """On a slot's first request since it was taken: the other slot whose last prompt
-        shares MIN_COPY_GAIN more characters with `parts` than this slot's own, if any."""
+    def copy_source(self, slot: int, parts: list[str]) -> tuple[SlotPool, int] | None:
+        """On a slot's first request since it was taken: the other slot, of this server or
+        of a peer (its own server first), whose last prompt shares MIN_COPY_GAIN more
+        characters with `parts` than this slot's own, if any."""
         if slot not in self._fresh:
             return None
         self._fresh.discard(slot)
         own = common_chars(self._last.get(slot, []), parts)
-        best, src = own + MIN_COPY_GAIN, None
-        for other, last in self._last.items():
-            if other != slot:
+        group = self._group.get(slot)
+        best, src = own, None
+        for pool in self.peers:
+            for other, last in pool._last.items():
+                if pool is self and other == slot:
+                    continue
+                gain = MIN_GROUP_COPY_GAIN if group is not None and \
+                    pool._group.get(other) == group else MIN_COPY_GAIN
                 shared = common_chars(last, parts)
-                if shared >= best:
-                    best, src = shared, other
+                if shared >= own + gain and shared > best:
+                    best, src = shared, (pool, other)
         return src
 
     def served(self, slot: int, parts: list[str]) -> None:
@@ -125,3 +148,16 @@ class SlotPool:
             if not waiter.done():
                 waiter.set_result(self.take_nowait(group))  # type: ignore[arg-type]
                 return
+
+
+def link_folders(pools: list[tuple[SlotPool, str | None]]) -> None:
+    """Make the pools whose servers save slots into the same folder (not None) peers, each
+    with its own file names."""
+    by_folder: dict[str, list[SlotPool]] = {}
+    for pool, folder in pools:
+        if folder is not None:
+            by_folder.setdefault(folder, []).append(pool)
+    for members in by_folder.values():
+        for i, pool in enumerate(members):
+            pool.tag = str(i)
+            pool.peers = [pool, *(p for p in members if p is not pool)]

@@ -39,7 +39,8 @@ class Reply:
 
 ReplyFn = Callable[[list[dict[str, str]]], Awaitable["str | Reply"]]
 
-_ANSWER_RE = re.compile(r"\[answer: ([^\]]+)\]")
+#: Upstream's reply parser (spec §7): the first match is the answer.
+ANSWER_RE = re.compile(r"\[answer: ([^\]]+)\]")
 _WORD_RE = re.compile(r"[A-Za-z]+(?:['`][A-Za-z]+)*")
 _DISTRACTOR_WEIGHTS = [1 / 3, 2 / 3]
 
@@ -51,7 +52,7 @@ def alpha_words(text: str) -> list[str]:
 
 def parse_reply(reply: str) -> str | None:
     """The first `[answer: ...]` payload, stripped and lowercased; None when there is none."""
-    match = _ANSWER_RE.search(reply)
+    match = ANSWER_RE.search(reply)
     return match.group(1).strip().lower() if match else None
 
 

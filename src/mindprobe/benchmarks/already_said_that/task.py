@@ -25,7 +25,12 @@ from typing import Any
 
 from mindprobe.benchmarks.already_said_that import data as ast_data
 from mindprobe.benchmarks.already_said_that import upstream as ast_prompt
-from mindprobe.benchmarks.already_said_that.episode import Reply, human_answer, run_episode
+from mindprobe.benchmarks.already_said_that.episode import (
+    ANSWER_RE,
+    Reply,
+    human_answer,
+    run_episode,
+)
 from mindprobe.benchmarks.already_said_that.estimate import estimate_tokens
 from mindprobe.benchmarks.already_said_that.options import AlreadySaidThatOptions
 from mindprobe.benchmarks.already_said_that.report import (
@@ -52,10 +57,12 @@ from mindprobe.models.base import Completion, Request
 
 DEFAULT_SEED = 20220722
 ANSWERS = ["[answer: yes]", "[answer: no]"]
-#: Where a direct reply is complete: the `]` closing its `[answer: ...]` tag, or the end of
-#: its line (a line without the tag is no answer, however it goes on). Base models on the
-#: completion path stop there; chat models are sent upstream's request unchanged.
-ANSWER_END = (("]", "\n"),)
+#: Where a direct reply is complete: the `]` that closes its first `[answer: ...]` tag, found
+#: by the parser's own pattern (a `]` before that goes on: the tag may come later, on any
+#: line, and only the first tag is scored). Base models on the completion path stop there;
+#: chat models are sent upstream's request unchanged.
+ANSWER_END = (("]",),)
+ANSWER_PATTERN = ANSWER_RE.pattern
 #: Turns a chat is assumed to last for the expected token count (the bound: all of them).
 EXPECTED_TURNS = 20
 HUMAN_HINT = "type y / n (or the answer to an unrelated question); no brackets needed"
@@ -157,6 +164,7 @@ class AlreadySaidThatBenchmark(Benchmark):
             "calls": calls, DEVIATIONS: deviations}
         if "base" in ctx.model.capabilities:  # stops the answer calls (not CoT's reasoning)
             config["answer_end"] = [list(stage) for stage in ANSWER_END]
+            config["answer_pattern"] = ANSWER_PATTERN
         if opts.solver == "cot":
             config["cot_messages"] = {"reason": wording["cot"].text,
                                       "answer": wording["extract_answer"].text}
@@ -184,7 +192,8 @@ class AlreadySaidThatBenchmark(Benchmark):
             req = Request(messages=messages, max_tokens=budget.max_tokens,
                           temperature=calls[kind]["temperature"], choices=ANSWERS,
                           human_wrap=human_answer, human_hint=HUMAN_HINT,
-                          answer_end=ANSWER_END if kind == "answer" else None)
+                          answer_end=ANSWER_END if kind == "answer" else None,
+                          answer_pattern=ANSWER_PATTERN if kind == "answer" else None)
             comp = await generate_with_room(session, req, budget.room)
             u = used[kind]
             u["requests"] += 1

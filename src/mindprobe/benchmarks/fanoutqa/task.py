@@ -171,8 +171,11 @@ class FanOutQABenchmark(Benchmark):
         # nov23 exactly where it was.
         prompting = ("paper" if opts.split == "dev" else "paper-test") + (
             f"-{version}" if version != LEGACY_VERSION else "")
+        # Closed and open book prompts open with the same instructions (then the question): one
+        # prefix group; evidence-provided prompts open with each question's own documents.
+        group = None if setting == "evidenceprovided" else f"{setting} instructions"
         return RunPlan(
-            items=[Item(q.id, q) for q in questions],
+            items=[Item(q.id, q, prefix_group=group) for q in questions],
             prompting=prompting,
             config=config,
             provenance=provenance,
