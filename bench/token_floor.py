@@ -263,7 +263,7 @@ def show(rows: list[Row], modes: list[str]) -> None:
         print(f"{row.name:24}{ratios}")
     print()
     head = (f"{'benchmark':24}{'mode':>5}{'sent':>9}{'prefilled':>10}{'floor':>8}{'ratio':>7}"
-            f"{'compl.':>8}{'wall s':>8}{'same as c1':>12}")
+            f"{'compl.':>8}{'wall s':>8}{'same as c1':>17}")
     print(head)
     for row in rows:
         base = row.by_mode.get("c1")
@@ -276,7 +276,7 @@ def show(rows: list[Row], modes: list[str]) -> None:
                 "metrics" if d["metrics"] == base["metrics"] else "differ")
             print(f"{row.name:24}{m:>5}{d['sent']:>9,}{d['prefilled']:>10,}{d['floor']:>8,}"
                   f"{d['prefilled'] / max(1, d['floor']):>6.2f}x{d['completion']:>8,}"
-                  f"{d['wall']:>8.1f}{same:>12}" + (f"  ({d['errors']} errors)"
+                  f"{d['wall']:>8.1f}{same:>17}" + (f"  ({d['errors']} errors)"
                                                      if d["errors"] else ""))
 
 
