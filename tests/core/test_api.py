@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import mindprobe
-from mindprobe.core.store import read_records
+from mindprobe.core.store import load_run, read_records
 from mindprobe.errors import UsageError
 from mindprobe.testing import TestServer
 
@@ -135,3 +135,62 @@ def test_evaluate_a_group_of_variants(tmp_path, shared_data):
                              progress=False)
     assert len(res.variants) == 5 and res.tables
     assert set(res.document["variants"]) == set(res.variants)
+
+
+#: Runs whose scores vary from item to item, so an order-dependent statistic would show.
+ORDER_CASES = {
+    "worldsense": ("worldsense:fresh", {"limit": 24}, None),
+    "already_said_that": ("already_said_that:which-is-heavier",
+                          {"options": {"n_samples": 6, "max_turns": 10}}, "already_said_that"),
+    "mr_gsm8k": ("mr_gsm8k:sample", {"limit": 8}, "mr_gsm8k"),
+    "sort": ("sort:250-20", {"limit": 12, "options": {"books": "73017"}}, "sort"),
+    "fanoutqa": ("fanoutqa", {"limit": 6, "max_tokens": 16}, "fanoutqa"),
+}
+
+
+@pytest.mark.parametrize("bench", list(ORDER_CASES))
+def test_results_do_not_depend_on_the_order_records_finished_in(bench, tmp_path, monkeypatch,
+                                                                shared_data):
+    """Records are written as items finish, an order concurrency changes: the numbers (every
+    interval included) must be the same for any order of the same records."""
+    import random
+
+    from mindprobe.registry import get_benchmark
+
+    task, kwargs, data = ORDER_CASES[bench]
+    if data is not None:
+        folder = shared_data(data)
+        monkeypatch.setenv("MINDPROBE_DATA_DIR", str(folder.parent))
+        kwargs = {**kwargs, "data_dir": folder}
+    monkeypatch.chdir(tmp_path)
+    with TestServer(reply="The answer is 42.") as srv:
+        model = f"openai:test-model@{srv.base_url}" if bench == "fanoutqa" else "random"
+        res = mindprobe.evaluate(task, model, runs_dir=tmp_path, cache=False, progress=False,
+                                 seed=3, **kwargs)
+    run = load_run(res.run_dir)
+    records, plan = list(run.records), run.plan()
+    benchmark = get_benchmark(bench)
+    first = json.dumps(benchmark.results(records, plan).to_json(), sort_keys=True, default=str)
+    for seed in range(4):
+        random.Random(seed).shuffle(records)
+        again = benchmark.results(records, plan).to_json()
+        assert json.dumps(again, sort_keys=True, default=str) == first, seed
+
+
+def test_bootstrap_intervals_depend_on_the_values_alone():
+    """The one-sample bootstrap (Already Said That's turns, FanOutQA's scores) sorts before it
+    resamples: the same values in another order give the same interval."""
+    import random
+
+    from mindprobe.benchmarks.fanoutqa.breakdown import bootstrap_interval
+    from mindprobe.core.stats import bootstrap_mean, mean_interval
+
+    values = [float(v) for v in [0, 3, 3, 7, 12, 1, 0, 30, 4, 4, 9, 2]]
+    shuffled = values[:]
+    random.Random(5).shuffle(shuffled)
+    assert shuffled != values
+    assert bootstrap_mean(values) == bootstrap_mean(shuffled)
+    assert mean_interval(values) == mean_interval(shuffled)
+    assert bootstrap_interval(values) == bootstrap_interval(shuffled)
+    lo, hi = bootstrap_mean(values)
+    assert lo < sum(values) / len(values) < hi

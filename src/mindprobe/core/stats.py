@@ -124,6 +124,18 @@ def proportion_interval(k: int, n: int) -> Interval:
     return Interval(lo, hi, "Wilson 95%")
 
 
+def bootstrap_mean(values: Sequence[float], n_boot: int = N_BOOT, seed: int = 0
+                   ) -> tuple[float, float]:
+    """The seeded 95% percentile bootstrap of a mean. The values are sorted first, so the
+    interval depends on the values alone, never on the order the records arrived in (which
+    concurrency changes): a run's numbers are the same at any concurrency and on resume."""
+    x = np.sort(np.asarray(values, dtype=float))
+    rng = np.random.default_rng(seed)
+    means = x[rng.integers(0, len(x), size=(n_boot, len(x)))].mean(axis=1)
+    lo, hi = np.quantile(means, [0.025, 0.975])
+    return float(lo), float(hi)
+
+
 def mean_interval(values: Sequence[float], *, bounds: tuple[float, float] | None = None,
                   seed: int = 0) -> Interval:
     """The mean of bounded values (turn counts within [0, max turns], say): a percentile
@@ -132,9 +144,7 @@ def mean_interval(values: Sequence[float], *, bounds: tuple[float, float] | None
     x = np.asarray([v for v in values if v is not None and not np.isnan(v)], dtype=float)
     if len(x) < 2 or not x.std() > 0:
         return Interval(None, None, "none (fewer than two distinct values)")
-    rng = np.random.default_rng(seed)
-    means = x[rng.integers(0, len(x), size=(N_BOOT, len(x)))].mean(axis=1)
-    lo, hi = (float(v) for v in np.quantile(means, [0.025, 0.975]))
+    lo, hi = bootstrap_mean(x, seed=seed)
     if bounds is not None:
         lo, hi = max(lo, bounds[0]), min(hi, bounds[1])
     return Interval(lo, hi, f"percentile bootstrap 95% ({N_BOOT} resamples)")

@@ -50,13 +50,16 @@ def aggregate(records: Sequence[Mapping[str, Any]]) -> dict[str, float]:
     """
     if not records:
         raise ValueError("cannot aggregate an empty run: no sample records were given")
-    turns = _five_stats(np.array([r["num_turns"] for r in records], dtype=float))
-    distractors = _five_stats(np.array([r["num_distractors"] for r in records], dtype=float))
-    accuracies = [
+    # Sorted, so the metrics depend on the records alone, not on the order they finished in
+    # (which concurrency changes): float sums are order-sensitive in their last digit.
+    turns = _five_stats(np.sort(np.array([r["num_turns"] for r in records], dtype=float)))
+    distractors = _five_stats(np.sort(np.array([r["num_distractors"] for r in records],
+                                               dtype=float)))
+    accuracies = sorted(
         float(a)
         for a in (r["distractor_accuracy"] for r in records)
         if a is not None and not math.isnan(a)
-    ]
+    )
     accuracy = float(np.mean(accuracies)) if accuracies else float("nan")
     values = (
         *turns,

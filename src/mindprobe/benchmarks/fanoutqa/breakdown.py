@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mindprobe.core.stats import wilson_interval
+from mindprobe.core.stats import N_BOOT, bootstrap_mean, wilson_interval
 
 BINARY = ("strict", "gpt")
 CONTINUOUS = ("acc", "rouge1_f", "rouge2_f", "rougeL_f", "bleurt")
@@ -29,7 +29,6 @@ FANOUT_BINS: tuple[tuple[int, int | None], ...] = (
     (10, 13),
     (14, None),
 )
-N_BOOT = 2000
 WILSON = "wilson95"
 
 
@@ -37,13 +36,9 @@ def bootstrap_interval(
     values: Sequence[float], n_boot: int = N_BOOT, seed: int = 0
 ) -> tuple[float, float]:
     """95% percentile bootstrap of the mean; NaN for fewer than two values."""
-    x = np.asarray(values, dtype=float)
-    if x.size < 2:
+    if len(values) < 2:
         return math.nan, math.nan
-    rng = np.random.default_rng(seed)
-    means = x[rng.integers(0, x.size, size=(n_boot, x.size))].mean(axis=1)
-    lo, hi = np.percentile(means, [2.5, 97.5])
-    return float(lo), float(hi)
+    return bootstrap_mean(values, n_boot, seed)
 
 
 def interval(values: Sequence[float], binary: bool, seed: int = 0) -> tuple[float, float, str]:

@@ -19,7 +19,10 @@ from mindprobe.core.stats import wilson
 
 def frames(records: list[dict[str, Any]], prompting: str, label: str
            ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(trials, results) tables of a run's records (errored records excluded by the caller)."""
+    """(trials, results) tables of a run's records (errored records excluded by the caller),
+    in Key order: records arrive in the order items finished, which concurrency changes, and
+    pandas' group sums are order-sensitive in their last digit."""
+    records = sorted(records, key=lambda r: int(r["Key"]))
     cols = [c for c in JOIN_FIELDS if records and c in records[0]]
     # column by column: a third of the time of a frame built from one dict per record
     trials = pd.DataFrame(dict(zip(cols, _columns(records, cols), strict=True)),
@@ -43,7 +46,7 @@ def results_of_run(records: list[dict[str, Any]], prompting: str, label: str) ->
     """Accuracy and bias per problem with upstream's 95% CIs; invalid answers counted, and
     replies cut off while the model was still thinking counted apart (both score as "")."""
     out = Results("worldsense")
-    ok = [r for r in records if "error" not in r]
+    ok = sorted((r for r in records if "error" not in r), key=lambda r: int(r["Key"]))
     counts = _counts(ok)
     _, _, invalid, cut = counts.get("ALL", (0, 0, 0, 0))
     out.invalid = (invalid, len(ok))
