@@ -239,7 +239,9 @@ async def run_slice(sl: Slice, mode: str, data_root: Path, threads: int | None,
         floor = await floor_tokens(tok, rec.requests)
         res = bench.results(result.records, plan)
         strip = ("usage", "latency", "prompt_tokens", "max_context_source")
-        records = [{k: v for k, v in r.items() if k not in strip} for r in result.records]
+        # By id: records are written as items finish, an order concurrency changes.
+        records = sorted(({k: v for k, v in r.items() if k not in strip}
+                          for r in result.records), key=lambda r: str(r.get("id")))
         return {"sent": sent, "prefilled": prefilled, "floor": floor,
                 "completion": completion, "wall": wall, "errors": result.errors,
                 "records": json.dumps(records, sort_keys=True, default=str),
