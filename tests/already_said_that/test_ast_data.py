@@ -8,6 +8,7 @@ import shutil
 import pytest
 
 from mindprobe.benchmarks.already_said_that import (
+    BASE_MODEL_FILES,
     DATA_FILES,
     DISTRACTOR_FILES,
     SAMPLES_FILE,
@@ -52,11 +53,22 @@ def test_file_table_matches_source_md():
         "upstream/evals/solvers/nested/cot_solver.py",
         "upstream/evals/registry/solvers/already_said_that.yaml",
         "upstream/evals/registry/solvers/defaults.yaml",
+        # upstream's base-model solver: not among shared's copies (pinned from the wheel)
+        "upstream/evals/solvers/prompts/hhh.py",
+        "upstream/evals/solvers/nested/hhh_solver.py",
+        "upstream/evals/solvers/providers/openai/openai_solver.py",
+        "upstream/evals/prompt/base.py",
     ]
     assert all(len(f.sha256) == 64 for f in DATA_FILES)
-    assert DATA_FILES[-1].url == (
+    assert DATA_FILES[9].url == (
         f"https://raw.githubusercontent.com/openai/evals/{UPSTREAM_COMMIT}/"
         "evals/registry/solvers/defaults.yaml")
+    for f in DATA_FILES[10:]:  # a commit holding the wheel's bytes, then the pinned commit
+        path = f.relpath.removeprefix("upstream/")
+        assert f.url.startswith("https://raw.githubusercontent.com/openai/evals/")
+        assert f.url.endswith("/" + path)
+        assert f.mirrors == (f"https://raw.githubusercontent.com/openai/evals/"
+                             f"{UPSTREAM_COMMIT}/{path}",)
     assert SAMPLES_FILE.url == (
         "https://media.githubusercontent.com/media/openai/evals/"
         f"{UPSTREAM_COMMIT}/evals/registry/data/already_said_that/500_100.jsonl"
@@ -67,6 +79,8 @@ def test_file_table_matches_source_md():
 def test_pinned_hashes_match_shared_data(shared_data):
     root = shared_data("already_said_that")
     for f in DATA_FILES:
+        if f in BASE_MODEL_FILES and not (root / f.relpath).exists():
+            continue  # not among shared's copies
         assert hashlib.sha256((root / f.relpath).read_bytes()).hexdigest() == f.sha256
 
 

@@ -62,7 +62,29 @@ def test_offline_download_is_one_clear_error(tmp_path):
 
 
 def test_data_fetch_cli_on_present_files(shared_data, tmp_path, capsys):
-    d = shared_data("already_said_that")
-    assert main(["data", "fetch", "already_said_that", "--data-dir", str(d)]) == 0
-    assert "10 file(s) ready" in capsys.readouterr().err  # data and upstream's 5 files
+    d = shared_data("sort")  # a folder holding every file SORT declares: nothing to download
+    assert main(["data", "fetch", "sort", "--data-dir", str(d)]) == 0
+    assert "23 file(s) ready" in capsys.readouterr().err
     assert main(["data", "fetch", "nosuch"]) == 2
+
+
+def test_a_mirror_serves_what_the_first_url_does_not(tmp_path):
+    """The first URL serves other bytes (or nothing): the mirror's verified bytes are kept;
+    when no URL serves the pinned bytes the error says so and no file is left behind."""
+    src = tmp_path / "srv"
+    src.mkdir()
+    (src / "old.txt").write_bytes(b"another version\n")
+    (src / "good.txt").write_bytes(b"pinned\n")
+    console = Console(stderr=True, quiet=True)
+    pinned = hashlib.sha256(b"pinned\n").hexdigest()
+    with serve_directory(src) as base:
+        for first in ("old.txt", "gone.txt"):
+            spec = DataFile(f"{first}.d/f.txt", url=f"{base}/{first}", sha256=pinned,
+                            mirrors=(f"{base}/good.txt",))
+            (got,) = fetch("x", [spec], tmp_path / "data", console)
+            assert got.read_bytes() == b"pinned\n"
+        bad = DataFile("bad/f.txt", url=f"{base}/old.txt", sha256=pinned,
+                       mirrors=(f"{base}/old.txt",))
+        with pytest.raises(DataError, match="does not match the official file"):
+            fetch("x", [bad], tmp_path / "data", console)
+        assert not (tmp_path / "data/bad/f.txt").exists()

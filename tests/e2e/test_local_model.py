@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 
 from mindprobe.benchmarks.already_said_that import (
     load_distractors,
@@ -12,7 +11,6 @@ from mindprobe.benchmarks.already_said_that import (
     task_description,
     templates,
 )
-from mindprobe.benchmarks.already_said_that.episode import ANSWER_RE
 from mindprobe.core.session import Session
 from mindprobe.core.store import read_records
 from mindprobe.models import parse_model_spec
@@ -109,28 +107,6 @@ def test_count_tokens_and_context_window_from_the_engine():
     assert 2 <= text <= 4  # the GGUF's own tokenizer (plus BOS), not a character estimate
     assert chat > 8 and chat2 > chat  # the chat template's turn markers are counted too
     assert window == 8192
-
-
-def test_base_model_stops_at_the_answer_end_and_records_engine_settings(cli, shared_data,
-                                                                         tmp_path):
-    """The embedded (base) model on the completion path: an Already Said That reply with an
-    answer tag stops at the `]` closing it (put back into the text); the stop, the parser's
-    pattern and the engine's threads are in the manifest."""
-    data = shared_data("already_said_that")
-    code, doc, err = cli("run", "already_said_that:which-is-heavier", "--model", "local",
-                         "--n-samples", 1, "--max-turns", 3, "--threads", 1, "--batch-size", 256,
-                         "--data-dir", data, "--runs-dir", tmp_path, "--json")
-    assert code == 0, err
-    run = next(tmp_path.glob("already_said_that/which-is-heavier/*"))
-    manifest = json.loads((run / "manifest.json").read_text())
-    assert manifest["config"]["answer_end"] == [["]"]]
-    assert manifest["config"]["answer_pattern"] == ANSWER_RE.pattern
-    assert manifest["models"]["model"]["engine"]["threads"] == 1
-    assert manifest["models"]["model"]["engine"]["batch"] == 256
-    turns = read_records(run / "records.jsonl")[0]["transcript"]
-    for t in turns:  # a reply with a tag ends at its close; one without ran to its own end
-        m = ANSWER_RE.search(t["reply"])
-        assert m is None or m.end() == len(t["reply"]), t
 
 
 def test_engine_flags_need_the_embedded_engine(cli, tmp_path):

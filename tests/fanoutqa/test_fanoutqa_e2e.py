@@ -432,7 +432,8 @@ def test_openbook_time_limit_still_answers_and_history_is_trimmed(cli, tmp_path)
                              *_common(tmp_path, wiki))
     assert code == 0, err
     (rec,) = read_records(_run_dir(tmp_path / "runs", "openbook") / "records.jsonl")
-    assert rec["stopped"] == "time_limit" and 1.5 <= rec["elapsed_s"] < 5
+    # asyncio's timer may fire a few ms early: the loop takes 10 ms before the deadline as it
+    assert rec["stopped"] == "time_limit" and 1.49 <= rec["elapsed_s"] < 5
     assert rec["answer"]  # the last non-empty message of the round so far
     assert any("time limit" in n for n in doc["notes"])
     # The history was trimmed oldest-first to max_context - 520 tokens: the question went.

@@ -33,6 +33,8 @@ class DataFile:
     git_blob: str | None = None
     #: Large or rarely needed: fetched only with `data fetch --all`.
     optional: bool = False
+    #: Further URLs of the same bytes, tried in order when `url` fails or serves other bytes.
+    mirrors: tuple[str, ...] = ()
 
 
 def git_blob_sha1(data: bytes) -> str:
@@ -121,14 +123,25 @@ def fetch(
                 console.print(f"[yellow]re-fetching[/yellow] {path} (hash mismatch)")
         if not spec.url:
             raise DataError(f"{path} is missing and has no download URL; place it there by hand")
-        _download(spec.url, path, console)
-        try:
-            verify(path, spec, benchmark)
-        except DataError:
-            path.unlink(missing_ok=True)
-            raise
+        _download_verified(spec, path, benchmark, console)
         got.append(path)
     return got
+
+
+def _download_verified(spec: DataFile, path: Path, benchmark: str, console: Console) -> None:
+    """`spec.url`, else each mirror in turn, until one serves the pinned bytes; the last
+    failure is the error when none does (a wrong download is never left in place)."""
+    urls = [u for u in (spec.url, *spec.mirrors) if u]
+    for i, url in enumerate(urls):
+        try:
+            _download(url, path, console)
+            verify(path, spec, benchmark)
+            return
+        except DataError:
+            path.unlink(missing_ok=True)
+            if i == len(urls) - 1:
+                raise
+            console.print(f"[yellow]trying a mirror[/yellow] for {path.name}")
 
 
 def _download(url: str, path: Path, console: Console) -> None:

@@ -9,7 +9,9 @@ and several calls as a list of such objects, each then carrying its own `reply` 
 `reply` is the last one). Calls of one item to one role form a chain: a call that continues the
 previous one (its messages start with that call's messages, then its reply as the assistant
 turn) stores only its new messages plus `"history": k`, the number of leading messages taken
-from that base. A 100-turn chat thus stores each turn once.
+from that base. A 100-turn chat thus stores each turn once. A text prompt that starts with the
+previous call's prompt (a chat sent to a base model as text) stores only the rest, plus
+`"continues": n`, the number of characters taken from that prompt.
 
 A long text repeated across items (a system prompt, an in-context example) is written once per
 run to `texts.jsonl` (see `TextStore`) and a message's `content` then reads `{"sha256": …}`.
@@ -72,6 +74,8 @@ class CallLog:
         self._pending: list[tuple[str, dict[str, Any], str | None]] = []
         #: Per role: the full messages of the last call handed over, plus its reply.
         self._base: dict[str, list[dict[str, Any]]] = {}
+        #: Per role: the last text prompt handed over.
+        self._prompt: dict[str, str] = {}
 
     def add(self, role: str, call: dict[str, Any], reply: str | None) -> None:
         self._pending.append((role, call, reply))
@@ -103,7 +107,15 @@ class CallLog:
         messages = call.get("messages")
         if messages is None:
             self._base.pop(role, None)
-            return call
+            prompt, before = call.get("prompt"), self._prompt.pop(role, "")
+            if not isinstance(prompt, str):
+                return call
+            self._prompt[role] = prompt
+            if not before or not prompt.startswith(before):
+                return call
+            return {"continues": len(before), "prompt": prompt[len(before):],
+                    "params": call["params"]}
+        self._prompt.pop(role, None)
         base = self._base.get(role) or []
         k = 0
         while k < len(base) and k < len(messages) and base[k] == messages[k]:
@@ -212,14 +224,17 @@ def expand_calls(calls: Iterable[Mapping[str, Any]], texts: Mapping[str, str] | 
     texts = texts or {}
     extra = list(replies) if replies is not None else []
     base: list[dict[str, Any]] = []
+    before = ""  # the previous call's prompt
     out = []
     for i, call in enumerate(calls):
         reply = call.get("reply", extra[i] if i < len(extra) else None)
         full: dict[str, Any] = {"params": call.get("params") or {}}
         if "prompt" in call:
-            full["prompt"] = resolve_text(call["prompt"], texts)
-            base = []
+            rest = str(resolve_text(call["prompt"], texts) or "")
+            full["prompt"] = before[: int(call.get("continues") or 0)] + rest
+            before, base = full["prompt"], []
         else:
+            before = ""
             new = [{**m, "content": resolve_text(m.get("content"), texts)}
                    for m in call.get("messages") or []]
             msgs = base[: int(call.get("history") or 0)] + new

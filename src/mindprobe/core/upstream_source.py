@@ -163,6 +163,19 @@ class PythonSource:
             raise self.error(f"no string constant {', '.join(missing)} at module level")
         return found
 
+    def literal(self, name: str) -> Any:
+        """The module-level `NAME = ...` value, read as data: literals (dicts, lists, strings,
+        numbers), where a call with only literal keyword arguments (upstream's
+        `Message(role=..., content=...)`) reads as the dict of those arguments."""
+        for node in self.tree.body:
+            target, value = _assignment(node)
+            if isinstance(target, ast.Name) and target.id == name and value is not None:
+                try:
+                    return _data(value)
+                except ValueError as exc:
+                    raise self.error(f"{name} (line {node.lineno}) is not data: {exc}") from None
+        raise self.error(f"no assignment {name} at module level")
+
     def _function(self, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef:
         fn = next((n for n in ast.walk(self.tree)
                    if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name == name),
@@ -222,6 +235,20 @@ class PythonSource:
             conv = chr(v.conversion) if v.conversion > 0 else ""
             parts.append(Slot(name, expr, conv, spec))
         return Template(tuple(_merge(parts)), origin)
+
+
+def _data(node: ast.expr) -> Any:
+    """A literal, or a call of literal keyword arguments as their dict (nested in lists)."""
+    if isinstance(node, ast.List | ast.Tuple):
+        return [_data(e) for e in node.elts]
+    if isinstance(node, ast.Call):
+        if node.args or any(k.arg is None for k in node.keywords):
+            raise ValueError(f"line {node.lineno}: a call with positional arguments")
+        return {k.arg: _data(k.value) for k in node.keywords}
+    try:
+        return ast.literal_eval(node)
+    except ValueError:
+        raise ValueError(f"line {node.lineno}: {ast.unparse(node)[:60]}") from None
 
 
 def _assignment(node: ast.AST) -> tuple[ast.expr | None, ast.expr | None]:

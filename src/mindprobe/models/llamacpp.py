@@ -186,8 +186,10 @@ class LlamaCppFeatures:
         once the reply matches `answer_pattern` (llama.cpp's `stop`; the stopping word is put
         back: it is the model's text). A stop that does not end its stage continues the same
         reply on the same slot, its prefix cached, so the text is what one long generation
-        would have written, cut at the answer's end (see `answer_stage`)."""
+        would have written, cut at the answer's end (see `answer_stage`). The request's own
+        `stop` strings end the reply wherever they come, left out of it as a stop is."""
         stages = request.answer_end or ()
+        final = list(request.stop or ())
         pattern = re.compile(request.answer_pattern) if request.answer_pattern else None
         prompt = await self._rendered(request)
         text, stage, stage_start = "", 0, 0
@@ -197,7 +199,7 @@ class LlamaCppFeatures:
         while left > 0:
             body: dict[str, Any] = {"prompt": prompt + text, "n_predict": left,
                                     "temperature": request.temperature,
-                                    "stop": list(stages[stage]), "cache_prompt": True}
+                                    "stop": [*stages[stage], *final], "cache_prompt": True}
             if request.seed is not None:
                 body["seed"] = request.seed
             if request.slot is not None:
@@ -214,10 +216,11 @@ class LlamaCppFeatures:
             comp.completion_tokens += made
             left -= max(1, made)
             text += str(out.get("content") or "")
-            if out.get("stop_type") != "word":
+            word = out.get("stopping_word")
+            if out.get("stop_type") != "word" or (word in final and word not in stages[stage]):
                 comp.finish_reason = "length" if out.get("stop_type") == "limit" else "stop"
                 break
-            text += str(out.get("stopping_word") or stages[stage][0])
+            text += str(word or stages[stage][0])
             stage, stage_start = answer_stage(text, stages, stage, stage_start, pattern)
             if stage == len(stages):
                 comp.finish_reason = "stop"

@@ -98,6 +98,9 @@ def _sent(request: Any, texts: dict[str, str], reply: Any = None, head: str = ""
         if call.get("history"):
             out.append(f'<p class="muted small">then, after the {call["history"]} earlier '
                        "message(s) of this conversation:</p>")
+        elif call.get("continues"):
+            out.append(f'<p class="muted small">then, after the previous prompt (its '
+                       f'{call["continues"]} characters), the prompt goes on:</p>')
         for j, m in enumerate(msgs):
             kind = "prompt" if "prompt" in call else m["role"]
             out.append(_bubble(m["role"], m["content"], f"{kind} {head}".strip(),

@@ -13,6 +13,7 @@ from mindprobe.lazy import lazy_exports
 _MODULES = {
     "data": [
         "ALIASES",
+        "BASE_MODEL_FILES",
         "DATA_FILES",
         "DISTRACTOR_FILES",
         "DISTRACTORLESS_ITEM",
@@ -45,7 +46,8 @@ _MODULES = {
     ],
     "estimate": ["estimate_tokens"],
     "metrics": ["METRIC_NAMES", "aggregate"],
-    "upstream": ["MAIN_PREFIX", "example_word", "solver", "task_description", "templates"],
+    "upstream": ["MAIN_PREFIX", "TextFormat", "example_word", "solver", "task_description",
+                 "templates", "text_format"],
 }
 __getattr__ = lazy_exports(__name__, _MODULES)
 __all__ = sorted(n for names in _MODULES.values() for n in names)

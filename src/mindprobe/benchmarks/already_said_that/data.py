@@ -63,7 +63,30 @@ SOLVERS_FILE = _upstream("evals/registry/solvers/already_said_that.yaml", "c7b04
 DEFAULT_SOLVERS_FILE = _upstream("evals/registry/solvers/defaults.yaml", "a121d83f02b2ccbaf1de9761ded2a4c17de6f7a0b4135f7622546026032e643a")
 UPSTREAM_FILES: tuple[DataFile, ...] = (
     PROMPTS_FILE, COT_PROMPTS_FILE, COT_SOLVER_FILE, SOLVERS_FILE, DEFAULT_SOLVERS_FILE)
-DATA_FILES: tuple[DataFile, ...] = (SAMPLES_FILE, *DISTRACTOR_FILES.values(), *UPSTREAM_FILES)
+
+
+def _base_model(path: str, commit: str, sha256: str) -> DataFile:
+    """A file of upstream's base-model solver (`generation/hhh/*`). Not among shared's copies:
+    its sha256 is that of the member of the PyPI wheel evals==3.0.1.post1 (the wheel SOURCE.md
+    pins; its other five upstream files equal the copies above byte for byte), fetched from a
+    commit that holds those bytes, else from the pinned commit."""
+    return DataFile(f"upstream/{path}",
+                    url=f"https://raw.githubusercontent.com/openai/evals/{commit}/{path}",
+                    sha256=sha256, mirrors=(_RAW_BASE + path,))
+
+
+# How upstream runs a base model (`generation/hhh/gpt-4-base`, `already_said_that/cot_hhh/...`):
+# the HHH dialogues (`HHH_MSGS`), the solver that puts them before the task, the role prefixes
+# of the text prompt (`ROLE_TO_PREFIX`, whose stripped values are the stop sequences) and the
+# renderer (`chat_prompt_to_text_prompt`). Read by `upstream`, never copied into mindprobe.
+HHH_PROMPTS_FILE = _base_model("evals/solvers/prompts/hhh.py", "31e19c73677708bbc32e35fc7b64647275dd5421", "12c5188108d489ccf2525023fab6b11c5766402ceaa809f07c03582b74463017")
+HHH_SOLVER_FILE = _base_model("evals/solvers/nested/hhh_solver.py", "31e19c73677708bbc32e35fc7b64647275dd5421", "2172ff4712fcaafa195c8ad5c55c2fab298d1f339555c1e655b78536d06946d6")
+OPENAI_SOLVER_FILE = _base_model("evals/solvers/providers/openai/openai_solver.py", "2420c623a19f8f174867593751e7afffce21c097", "43e6103245099dac625bcc6f1afdbffbf0552662ea4a749d7c3a539273148e20")
+TEXT_PROMPT_FILE = _base_model("evals/prompt/base.py", "1625799945092623353615a464b8785f68c28e7d", "b126cf1b3567e76ceecaf8c6d4c9911d89dd8ca5ffa2f3f404d142c916d1e427")
+BASE_MODEL_FILES: tuple[DataFile, ...] = (
+    HHH_PROMPTS_FILE, HHH_SOLVER_FILE, OPENAI_SOLVER_FILE, TEXT_PROMPT_FILE)
+DATA_FILES: tuple[DataFile, ...] = (SAMPLES_FILE, *DISTRACTOR_FILES.values(), *UPSTREAM_FILES,
+                                    *BASE_MODEL_FILES)
 
 # The single synthetic item of the distractorless variant; it only serves as the prompt example.
 DISTRACTORLESS_ITEM: tuple[str, str] = ("What is the capital of Italy?", "rome")

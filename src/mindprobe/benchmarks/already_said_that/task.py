@@ -20,6 +20,7 @@ violation on a main-task turn, marked `truncated_in_reasoning` in the transcript
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -148,13 +149,16 @@ class AlreadySaidThatBenchmark(Benchmark):
         pool, example = ast_data.load_distractors(root, variant)
         selected = ast_data.select_samples(samples, min(n, len(samples)), seed)
         wording = apply_prompt_file(self.prompt_templates(ctx.data_dir), ctx.prompt_file)
-        solver = ast_prompt.solver(opts.solver, ctx.data_dir)
+        base = "base" in ctx.model.capabilities
+        solver = ast_prompt.solver(opts.solver, ctx.data_dir, base=base)
+        text_format = ast_prompt.text_format(ctx.data_dir) if base else None
         system = ast_prompt.task_description(wording["task_description"], example)
         # The pool and the system prompt ride along with each item (same objects): episodes
         # need them, the manifest does not (the files' sha256 identify them). Every chat opens
         # with the same task description: one prefix group (each chat still keeps its own
         # slot for all its turns).
-        items = [Item(str(i), {"idx": i, "words": w, "pool": pool, "system": system},
+        items = [Item(str(i), {"idx": i, "words": w, "pool": pool, "system": system,
+                               "text_format": text_format},
                       prefix_group=f"{variant} task")
                  for i, w in enumerate(selected)]
         calls, deviations = call_settings(solver, opts, ctx)
@@ -162,13 +166,15 @@ class AlreadySaidThatBenchmark(Benchmark):
             "seed": seed, "n_samples": opts.n_samples, "max_turns": opts.max_turns,
             "variant": variant, "solver": opts.solver, "upstream_solver": solver.describe(),
             "calls": calls, DEVIATIONS: deviations}
-        if "base" in ctx.model.capabilities:  # stops the answer calls (not CoT's reasoning)
+        if text_format is not None:  # + stops the answer calls (not CoT's reasoning)
+            config["base_model"] = text_format.describe()
             config["answer_end"] = [list(stage) for stage in ANSWER_END]
             config["answer_pattern"] = ANSWER_PATTERN
         if opts.solver == "cot":
             config["cot_messages"] = {"reason": wording["cot"].text,
                                       "answer": wording["extract_answer"].text}
-        files = [ast_data.SAMPLES_FILE, *ast_data.UPSTREAM_FILES]
+        files = [ast_data.SAMPLES_FILE, *ast_data.UPSTREAM_FILES,
+                 *(ast_data.BASE_MODEL_FILES if base else ())]
         if variant in ast_data.DISTRACTOR_FILES:
             files.append(ast_data.DISTRACTOR_FILES[variant])
         provenance = {f.relpath: f.sha256 for f in files}
@@ -187,6 +193,10 @@ class AlreadySaidThatBenchmark(Benchmark):
         used = {kind: {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0}
                 for kind in calls}
 
+        text_format: ast_prompt.TextFormat | None = item.payload["text_format"]
+        if text_format is not None:  # every chat's prompt starts so: stored once per run
+            session.share_text(text_format.head(item.payload["system"]))
+
         async def ask(messages: list[dict[str, str]], kind: str) -> Completion:
             budget = ReplyBudget.of(calls[kind])
             req = Request(messages=messages, max_tokens=budget.max_tokens,
@@ -194,7 +204,12 @@ class AlreadySaidThatBenchmark(Benchmark):
                           human_wrap=human_answer, human_hint=HUMAN_HINT,
                           answer_end=ANSWER_END if kind == "answer" else None,
                           answer_pattern=ANSWER_PATTERN if kind == "answer" else None)
+            if text_format is not None:  # a base model: upstream's text prompt and stops
+                req = replace(req, messages=None, stop=text_format.stops,
+                              prompt=text_format.render(text_format.messages(messages)))
             comp = await generate_with_room(session, req, budget.room)
+            if text_format is not None:
+                comp = replace(comp, text=text_format.parse(comp.text))
             u = used[kind]
             u["requests"] += 1
             u["prompt_tokens"] += comp.prompt_tokens
@@ -266,16 +281,19 @@ class AlreadySaidThatBenchmark(Benchmark):
     def estimate(self, plan: RunPlan, opts: AlreadySaidThatOptions) -> Results:
         cfg = plan.config
         first = plan.items[0].payload
+        system, fmt = first["system"], first.get("text_format")
+        if fmt is not None:  # a base model: the HHH dialogues come first, all as text
+            system = fmt.head(system)
         est = estimate_tokens(
             cfg["variant"], [it.payload["words"] for it in plan.items],
-            first["pool"], first["system"], cfg["seed"], max_turns=opts.max_turns,
+            first["pool"], system, cfg["seed"], max_turns=opts.max_turns,
             cot_messages=cfg.get("cot_messages"),
         )
         # The expected value: chats that end after EXPECTED_TURNS turns (an assumption: how
         # long a chat lasts is the model's score, unknown before the run).
         expected = estimate_tokens(
             cfg["variant"], [it.payload["words"] for it in plan.items],
-            first["pool"], first["system"], cfg["seed"],
+            first["pool"], system, cfg["seed"],
             max_turns=min(EXPECTED_TURNS, opts.max_turns),
             cot_messages=cfg.get("cot_messages"))
         est.update(bound="upper bound: every chat lasts all its turns",
