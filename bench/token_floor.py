@@ -280,6 +280,27 @@ def show(rows: list[Row], modes: list[str]) -> None:
                   f"{d['prefilled'] / max(1, d['floor']):>6.2f}x{d['completion']:>8,}"
                   f"{d['wall']:>8.1f}{same:>17}" + (f"  ({d['errors']} errors)"
                                                      if d["errors"] else ""))
+    for row in rows:  # what differs, where records do
+        base = row.by_mode.get("c1")
+        for m in modes:
+            d = row.by_mode.get(m)
+            if m == "c1" or d is None or base is None or d["records"] == base["records"]:
+                continue
+            print(f"  {row.name} {m}: {record_difference(base['records'], d['records'])}")
+
+
+def record_difference(a: str, b: str) -> str:
+    """How two runs' records differ: how many records, and in which fields."""
+    ra, rb = json.loads(a), json.loads(b)
+    if len(ra) != len(rb):
+        return f"{len(ra)} records against {len(rb)}"
+    fields: set[str] = set()
+    n = 0
+    for x, y in zip(ra, rb, strict=True):
+        keys = {k for k in {*x, *y} if x.get(k) != y.get(k)}
+        n += bool(keys)
+        fields |= keys
+    return f"{n} of {len(ra)} records differ, in {', '.join(sorted(fields))}"
 
 
 async def main() -> None:

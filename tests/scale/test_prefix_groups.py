@@ -297,3 +297,52 @@ def test_servers_sharing_a_slot_folder_copy_from_each_other_and_groups_copy_shor
         n = await b.take()  # not of the group: the short prefix is not worth a copy
         assert b.copy_source(n, parts(short + "question 3")) is None
     asyncio.run(go())
+
+
+def test_checkpoints_and_long_replies():
+    """A sliding-window model's saved slot is useless beyond a window past the shared prefix
+    (Gemma 3: a slot 600 tokens past it restored, then prefilled all 1,770 again). So a
+    group's first slot on a server leaves a checkpoint (only where another slot could copy
+    it), later slots prefer it, and a slot whose last reply was long is never a source."""
+    from mindprobe.models.slots import LONG_REPLY, MIN_COPY_GAIN, link_folders, prompt_parts
+
+    def parts(*contents: str) -> list[str]:
+        return prompt_parts(Request(messages=[{"role": "user", "content": c} for c in contents]))
+
+    system = "x" * (MIN_COPY_GAIN + 10)
+
+    async def go() -> None:
+        alone = SlotPool(1)
+        s = await alone.take("ast")
+        assert not alone.wants_checkpoint(s)  # nothing could ever copy it
+        pool = SlotPool(3)
+        a = await pool.take("ast")
+        assert pool.wants_checkpoint(a)
+        pool.served(a, parts(system, "chat 1"))
+        pool.copy_source(a, parts(system, "chat 1"))
+        assert pool.checkpoint(a) == "mindprobe-ckpt-0-1.bin"
+        pool.replied(a, LONG_REPLY + 1)
+        b = await pool.take("ast")
+        assert not pool.wants_checkpoint(b)  # the group has one
+        # slot a shares as much, but ran a long reply: the checkpoint (id -1) is the source
+        assert pool.copy_source(b, parts(system, "chat 2")) == (pool, -1)
+        pool.served(b, parts(system, "chat 2", "turn 2"))
+        pool.replied(b, 5)
+        c = await pool.take("ast")
+        # b shares more than the checkpoint and its reply was short: b
+        assert pool.copy_source(c, parts(system, "chat 2", "turn 2 x")) == (pool, b)
+        assert pool.file(b) == f"mindprobe-slot-0-{b}.bin"
+        # a peer's checkpoint counts: the other server's first slot of the group leaves none
+        other = SlotPool(2)
+        link_folders([(pool, "/tmp/f"), (other, "/tmp/f")])
+        d = await other.take("ast")
+        assert not other.wants_checkpoint(d)
+        assert other.copy_source(d, parts(system, "chat 3")) == (pool, -1)
+        # as many checkpoints as slots, the oldest file reused
+        for g in ("g1", "g2", "g3"):
+            pool.give(c)
+            c = await pool.take(g)
+            pool.served(c, parts(g))
+            pool.checkpoint(c)
+        assert len(pool._checkpoints) == 3 and pool._checkpoints[-1] == -1
+    asyncio.run(go())

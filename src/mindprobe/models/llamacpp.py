@@ -135,40 +135,82 @@ class LlamaCppFeatures:
         """A partial assistant turn is continued exactly: the chat template is applied with
         its generation prompt and the prefix appended, then sent as a raw completion. A base
         model's request with an `answer_end` goes the completion path and stops there."""
-        await self._warm_slot(request)
+        prefill = await self._checkpoint(request) if await self._warm_slot(request) else None
         if request.answer_end and "base" in self.capabilities and not (
                 request.logprobs or request.constrain):
-            return await self._complete_to_answer_end(request)
-        msgs = request.messages
-        if request.continue_final and msgs and msgs[-1].get("role") == "assistant":
-            head = (await self._post_root("/apply-template", {"messages": msgs[:-1]}))["prompt"]
-            request = replace(request, messages=None, prompt=head + msgs[-1]["content"],
-                              continue_final=False)
-        return await super().complete(request, ctx)  # type: ignore[misc]
+            comp = await self._complete_to_answer_end(request)
+        else:
+            msgs = request.messages
+            if request.continue_final and msgs and msgs[-1].get("role") == "assistant":
+                head = (await self._post_root("/apply-template",
+                                              {"messages": msgs[:-1]}))["prompt"]
+                request = replace(request, messages=None, prompt=head + msgs[-1]["content"],
+                                  continue_final=False)
+            comp = await super().complete(request, ctx)  # type: ignore[misc]
+        if self.slot_pool is not None and request.slot is not None:
+            self.slot_pool.replied(request.slot, comp.completion_tokens)
+        if prefill is not None:  # its prefill is this reply's (the reply then reads it)
+            comp.requests += prefill.requests
+            comp.prompt_tokens += prefill.prompt_tokens
+            comp.cached_prompt_tokens += prefill.cached_prompt_tokens
+            comp.completion_tokens += prefill.completion_tokens
+            comp.latency += prefill.latency
+        return comp
 
-    async def _warm_slot(self, request: Request) -> None:
+    async def _checkpoint(self, request: Request) -> Completion | None:
+        """Before a group's first request on this server: prefill its prompt alone (llama.cpp
+        evaluates the prompt, samples one token it does not keep) and save the slot as the
+        group's checkpoint (see `models.slots`), so later items restore exactly the prompt,
+        however long this reply turns out. Its cost, or None when the server refused."""
+        pool, slot = self.slot_pool, request.slot
+        if pool is None or slot is None or self.__dict__.get("_no_slot_copies"):
+            return None
+        cost = Completion("", requests=1)
+        try:
+            body = {"prompt": await self._rendered(request), "n_predict": 0,
+                    "temperature": 0.0, "cache_prompt": True, "id_slot": slot}
+            t0 = time.perf_counter()
+            out = await self._post_root("/completion", body)
+            cost.latency = time.perf_counter() - t0
+            timings = out.get("timings") or {}
+            cost.cached_prompt_tokens = int(timings.get("cache_n", 0))
+            cost.prompt_tokens = int(timings.get("prompt_n", 0)) + cost.cached_prompt_tokens
+            cost.completion_tokens = int(out.get("tokens_predicted") or 0)
+            await self._post_root(f"/slots/{slot}?action=save",
+                                  {"filename": pool.checkpoint(slot)})
+        except Exception:  # noqa: BLE001 - only a shortcut, as copies are
+            self.__dict__["_no_slot_copies"] = True
+        return cost
+
+    async def _warm_slot(self, request: Request) -> bool:
         """Before an item's first request on a slot, copy into it the KV of the slot that
         shares most of its prompt (llama.cpp's slot save and restore: tens of ms where
         prefilling takes seconds), so a prefix shared across slots (a group's excerpt, the
         chats' system prompt) is prefilled once; across servers too when they share a slot
         folder (the source's server saves, this one restores). A server without a slot
-        folder refuses: it then prefills, as before."""
+        folder refuses: it then prefills, as before. True: the slot is to leave its group's
+        checkpoint once it has answered (`SlotPool.wants_checkpoint`)."""
         pool, slot = self.slot_pool, request.slot
         if slot is None or pool is None:
-            return
+            return False
         parts = prompt_parts(request)
+        checkpoint = pool.wants_checkpoint(slot)
         found = pool.copy_source(slot, parts)
         pool.served(slot, parts)
         if found is None or self.__dict__.get("_no_slot_copies"):
-            return
+            return checkpoint
         src_pool, src = found
         source = src_pool.server if src_pool.server is not None else self
-        name = f"mindprobe-slot-{pool.tag}-{slot}.bin"  # one file per target slot, overwritten
         try:
-            await source._post_root(f"/slots/{src}?action=save", {"filename": name})
+            if src < 0:  # a checkpoint: its file is there already
+                name = src_pool.file(src)
+            else:
+                name = pool.file(slot)  # one file per target slot, overwritten
+                await source._post_root(f"/slots/{src}?action=save", {"filename": name})
             await self._post_root(f"/slots/{slot}?action=restore", {"filename": name})
         except Exception:  # noqa: BLE001 - only a shortcut; the slot then prefills
             self.__dict__["_no_slot_copies"] = True
+        return checkpoint
 
     async def _rendered(self, request: Request) -> str:
         """The prompt text the server would build for `request` (its chat template applied)."""

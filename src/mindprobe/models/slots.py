@@ -13,6 +13,13 @@ first request a slot can be given the KV of the slot that shares most of its pro
 chat's system prompt and example, a group's excerpt), copied instead of prefilled. Servers that
 save slots into one folder (several llama.cpp servers on one machine) are peers: a slot of one
 can be restored from a file another saved, so each prefix is prefilled once on the machine.
+
+A slot's cache grows with every reply, and a model with sliding-window attention (Gemma 3)
+saves only the window's last positions of those layers: a slot whose state runs more than a
+window past the shared prefix restores as useless, and the prompt is prefilled again. So where
+a prefix can be copied at all (several slots, or peers), a group's first request on a server
+first leaves a checkpoint: its prompt prefilled alone and saved, before the reply. Copies
+prefer checkpoints, and never come from a slot whose last reply was long.
 """
 
 from __future__ import annotations
@@ -29,6 +36,9 @@ MIN_COPY_GAIN = 400
 #: FanOutQA instruction, ~50 tokens): the runner starts a group's runs one at a time, each
 #: once the previous one has an answer, so the copy waits for at most one request.
 MIN_GROUP_COPY_GAIN = 100
+#: A slot whose last reply was longer (tokens) is no copy source: its state may run past a
+#: sliding window (Gemma 3's: 512) beyond the prefix it shares.
+LONG_REPLY = 256
 
 
 def prompt_parts(request: Any) -> list[str]:
@@ -67,7 +77,13 @@ class SlotPool:
         self._group: dict[int, str] = {}
         self._waiters: deque[tuple[asyncio.Future[int], str | None]] = deque()
         self._fresh: set[int] = set()
+        #: The last prompt of each slot; checkpoints under negative ids.
         self._last: dict[int, list[str]] = {}
+        #: Tokens of each slot's last reply.
+        self._reply: dict[int, int] = {}
+        #: Checkpoint ids, oldest first; at most one per slot (their files are overwritten).
+        self._checkpoints: deque[int] = deque()
+        self._n = max(1, n)
 
     def __len__(self) -> int:
         return len(self._free)
@@ -124,20 +140,51 @@ class SlotPool:
         own = common_chars(self._last.get(slot, []), parts)
         group = self._group.get(slot)
         best, src = own, None
-        for pool in self.peers:
-            for other, last in pool._last.items():
-                if pool is self and other == slot:
-                    continue
-                gain = MIN_GROUP_COPY_GAIN if group is not None and \
-                    pool._group.get(other) == group else MIN_COPY_GAIN
-                shared = common_chars(last, parts)
-                if shared >= own + gain and shared > best:
-                    best, src = shared, (pool, other)
+        # Checkpoints first: of the same shared prefix, theirs restores for certain.
+        candidates = sorted(((pool, other, last) for pool in self.peers
+                             for other, last in pool._last.items()), key=lambda c: c[1] >= 0)
+        for pool, other, last in candidates:
+            if (pool is self and other == slot) or pool._reply.get(other, 0) > LONG_REPLY:
+                continue
+            gain = MIN_GROUP_COPY_GAIN if group is not None and \
+                pool._group.get(other) == group else MIN_COPY_GAIN
+            shared = common_chars(last, parts)
+            if shared >= own + gain and shared > best:
+                best, src = shared, (pool, other)
         return src
 
     def served(self, slot: int, parts: list[str]) -> None:
         """`slot`'s cache now holds this prompt (as far as `common_chars` can tell)."""
         self._last[slot] = parts
+
+    def replied(self, slot: int, tokens: int) -> None:
+        """`slot`'s last reply had `tokens` tokens (its cache holds them after the prompt)."""
+        self._reply[slot] = tokens
+
+    def wants_checkpoint(self, slot: int) -> bool:
+        """Before `slot`'s first request since it was taken: whether its group has no
+        checkpoint on this server or a peer yet (the slot then leaves one)."""
+        group = self._group.get(slot)
+        return (self._n > 1 or len(self.peers) > 1) and slot in self._fresh and \
+            group is not None and not any(pool._group.get(c) == group
+                                          for pool in self.peers for c in pool._checkpoints)
+
+    def checkpoint(self, slot: int) -> str:
+        """Record `slot`'s last prompt as its group's checkpoint; the file name to save it
+        to (the oldest checkpoint's, when there are as many as slots)."""
+        if len(self._checkpoints) >= self._n:
+            cid = self._checkpoints.popleft()
+        else:
+            cid = -1 - len(self._checkpoints)
+        self._checkpoints.append(cid)
+        self._last[cid] = self._last.get(slot, [])
+        self._group[cid] = self._group.get(slot, "")
+        return self.file(cid)
+
+    def file(self, slot: int) -> str:
+        """The file a slot (or a checkpoint: a negative id) is saved to."""
+        kind = "ckpt" if slot < 0 else "slot"
+        return f"mindprobe-{kind}-{self.tag}-{abs(slot)}.bin"
 
     def give(self, slot: int) -> None:
         """Free `slot`, or hand it (or the waiter's group's own free slot) to the first
