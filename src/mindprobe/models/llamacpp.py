@@ -117,6 +117,16 @@ def _token_count(out: dict[str, Any]) -> int | None:
     return len(tokens) if isinstance(tokens, list) else None
 
 
+def counted(comp: Completion, out: dict[str, Any]) -> int:
+    """Add a `/completion` reply's prompt tokens (those read from the slot's cache among them)
+    to `comp`; the tokens it generated."""
+    timings = out.get("timings") or {}
+    cached = int(timings.get("cache_n", 0))
+    comp.prompt_tokens += int(timings.get("prompt_n", 0)) + cached
+    comp.cached_prompt_tokens += cached
+    return int(out.get("tokens_predicted") or timings.get("predicted_n") or 0)
+
+
 class LlamaCppFeatures:
     """Mixin for an OpenAI-compatible client of a llama.cpp server (before it in the MRO)."""
 
@@ -172,10 +182,7 @@ class LlamaCppFeatures:
             t0 = time.perf_counter()
             out = await self._post_root("/completion", body)
             cost.latency = time.perf_counter() - t0
-            timings = out.get("timings") or {}
-            cost.cached_prompt_tokens = int(timings.get("cache_n", 0))
-            cost.prompt_tokens = int(timings.get("prompt_n", 0)) + cost.cached_prompt_tokens
-            cost.completion_tokens = int(out.get("tokens_predicted") or 0)
+            cost.completion_tokens = counted(cost, out)
             await self._post_root(f"/slots/{slot}?action=save",
                                   {"filename": pool.checkpoint(slot)})
         except Exception:  # noqa: BLE001 - only a shortcut, as copies are
@@ -250,11 +257,7 @@ class LlamaCppFeatures:
             out = await self._post_root("/completion", body)
             comp.latency += time.perf_counter() - t0
             comp.requests += 1
-            timings = out.get("timings") or {}
-            cached = int(timings.get("cache_n", 0))
-            comp.prompt_tokens += int(timings.get("prompt_n", 0)) + cached
-            comp.cached_prompt_tokens += cached
-            made = int(out.get("tokens_predicted") or timings.get("predicted_n") or 0)
+            made = counted(comp, out)
             comp.completion_tokens += made
             left -= max(1, made)
             text += str(out.get("content") or "")
@@ -297,10 +300,7 @@ class LlamaCppFeatures:
                 out = await self._post_root("/completion", body)
                 cost.latency += time.perf_counter() - t0
                 requests += 1
-                timings = out.get("timings") or {}
-                cost.prompt_tokens += int(timings.get("prompt_n", 0)) + int(
-                    timings.get("cache_n", 0))
-                cost.cached_prompt_tokens += int(timings.get("cache_n", 0))
+                counted(cost, out)
                 cost.completion_tokens += 1
                 probs = out.get("completion_probabilities") or [{}]
                 lp = float(probs[0].get("logprob", float("-inf")))
