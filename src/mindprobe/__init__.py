@@ -27,5 +27,5 @@ __getattr__ = lazy_exports("mindprobe", {
     "core.results": ["Headline", "Results"],
     "core.session": ["Session"],
     "core.options": ["option"],
-    "models.base": ["Request"],
+    "core.model": ["Request"],
 })

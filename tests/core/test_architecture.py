@@ -144,3 +144,14 @@ def test_light_commands_do_not_import_pandas_or_numpy(argv):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=60).stdout
     assert "HEAVY []" in out, out
+
+
+def test_the_model_protocol_lives_in_core_and_keeps_its_old_import_path():
+    """`mindprobe.models.base` re-exports core's protocol: the same objects, not copies."""
+    from mindprobe.core import model
+    from mindprobe.models import base
+
+    assert base.__all__ and all(getattr(base, n) is getattr(model, n) for n in base.__all__)
+    assert {"Request", "Completion", "Usage", "CallContext", "ChoiceScores", "Model",
+            "TransientError", "Reasoning", "NO_REASONING", "split_reasoning"} <= set(base.__all__)
+    assert _violations("core", ("mindprobe.models",)) == []

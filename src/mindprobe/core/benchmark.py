@@ -18,11 +18,11 @@ from mindprobe.core.options import NoOptions
 from mindprobe.errors import UsageError
 
 if TYPE_CHECKING:
+    from mindprobe.core.model import Model
     from mindprobe.core.prompt_file import PromptFile
     from mindprobe.core.results import Headline, Results
     from mindprobe.core.session import Session
     from mindprobe.core.upstream_source import Template
-    from mindprobe.models.base import Model
 
 
 @dataclass

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from mindprobe.models.base import Completion, Request
+from mindprobe.core.model import Completion, Request
 
 if TYPE_CHECKING:
     from mindprobe.core.session import Session

@@ -30,7 +30,7 @@ from typing import Any
 
 import orjson
 
-from mindprobe.models.base import Request
+from mindprobe.core.model import Request
 
 TEXTS = "texts.jsonl"
 #: Texts at least this long are stored once per run when a second item sends them.

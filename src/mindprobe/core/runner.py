@@ -20,12 +20,12 @@ from rich.console import Console
 
 from mindprobe.core.benchmark import Item
 from mindprobe.core.cache import ResponseCache
+from mindprobe.core.model import Model, TransientError, Usage
 from mindprobe.core.progress import RunProgress
 from mindprobe.core.retry import RetryPolicy
 from mindprobe.core.session import Session, SlotLease
 from mindprobe.core.store import RunStore, encode_record
 from mindprobe.errors import MindprobeError, ModelError
-from mindprobe.models.base import Model, TransientError, Usage
 
 Play = Callable[[Item, Session], Awaitable[dict[str, Any]]]
 

@@ -14,9 +14,9 @@ from typing import Any
 
 from mindprobe.core.cache import ResponseCache, cache_key
 from mindprobe.core.chat import Chat
+from mindprobe.core.model import CallContext, ChoiceScores, Completion, Model, Request, Usage
 from mindprobe.core.requests import CallLog, TextStore, call_of
 from mindprobe.errors import ModelError, UsageError
-from mindprobe.models.base import CallContext, ChoiceScores, Completion, Model, Request, Usage
 
 #: Seconds a run of items keeps a contended slot after the first of its items that took it
 #: ended: long enough for the group's next items to use the prefix that first one prefilled

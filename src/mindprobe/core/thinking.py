@@ -15,8 +15,8 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from mindprobe.core.model import Completion, Request
     from mindprobe.core.session import Session
-    from mindprobe.models.base import Completion, Request
 
 #: Extra tokens a model known to think gets on top of a benchmark's reply cap (no --max-tokens).
 THINKING_ROOM = 4096

@@ -8,8 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from mindprobe.errors import ModelError
-from mindprobe.models.base import (
+from mindprobe.core.model import (
     NO_REASONING,
     CallContext,
     Completion,
@@ -19,6 +18,7 @@ from mindprobe.models.base import (
     TransientError,
     Usage,
 )
+from mindprobe.errors import ModelError
 
 __all__ = [
     "CallContext", "Completion", "Model", "Request", "TransientError", "Usage",

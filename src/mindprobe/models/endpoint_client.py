@@ -12,8 +12,7 @@ from typing import Any
 import aiohttp
 import orjson
 
-from mindprobe.errors import ModelError
-from mindprobe.models.base import (
+from mindprobe.core.model import (
     NO_REASONING,
     CallContext,
     Completion,
@@ -21,6 +20,7 @@ from mindprobe.models.base import (
     Request,
     TransientError,
 )
+from mindprobe.errors import ModelError
 from mindprobe.models.endpoints import EndpointSpec, Health
 from mindprobe.models.llamacpp import LlamaCppFeatures
 from mindprobe.models.local import LocalModel

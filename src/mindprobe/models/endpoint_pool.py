@@ -12,8 +12,8 @@ import logging
 import time
 from typing import Any, Protocol
 
+from mindprobe.core.model import NO_REASONING, Reasoning
 from mindprobe.errors import ModelError
-from mindprobe.models.base import NO_REASONING, Reasoning
 from mindprobe.models.endpoint_client import (
     Endpoint,
     EndpointClient,

@@ -9,8 +9,8 @@ import time
 from rich.console import Console
 from rich.text import Text
 
+from mindprobe.core.model import CallContext, Completion, Model, Request
 from mindprobe.errors import UsageError
-from mindprobe.models.base import CallContext, Completion, Model, Request
 
 
 class HumanModel(Model):

@@ -12,7 +12,7 @@ from typing import Any
 
 import aiohttp
 
-from mindprobe.models.base import CallContext, ChoiceScores, Completion, Request, TransientError
+from mindprobe.core.model import CallContext, ChoiceScores, Completion, Request, TransientError
 from mindprobe.models.slots import SlotPool, prompt_parts
 
 

@@ -18,9 +18,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from mindprobe.core.model import NO_REASONING, Reasoning
 from mindprobe.core.paths import cache_dir
 from mindprobe.errors import ModelError
-from mindprobe.models.base import NO_REASONING, Reasoning
 from mindprobe.models.llamacpp import LlamaCppFeatures
 from mindprobe.models.openai_compat import OpenAICompatModel
 from mindprobe.models.slots import SlotPool

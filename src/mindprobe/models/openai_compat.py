@@ -14,9 +14,7 @@ from typing import Any
 import aiohttp
 import orjson
 
-from mindprobe.core.retry import RetryPolicy
-from mindprobe.errors import ModelError
-from mindprobe.models.base import (
+from mindprobe.core.model import (
     NO_REASONING,
     CallContext,
     ChoiceScores,
@@ -27,6 +25,8 @@ from mindprobe.models.base import (
     TransientError,
     split_reasoning,
 )
+from mindprobe.core.retry import RetryPolicy
+from mindprobe.errors import ModelError
 from mindprobe.models.llamacpp import LlamaServerTools
 from mindprobe.models.wire import (
     RETRYABLE_STATUS,

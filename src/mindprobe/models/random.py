@@ -10,8 +10,8 @@ import math
 import random
 import time
 
+from mindprobe.core.model import CallContext, ChoiceScores, Completion, Model, Request
 from mindprobe.errors import UsageError
-from mindprobe.models.base import CallContext, ChoiceScores, Completion, Model, Request
 
 
 class RandomModel(Model):

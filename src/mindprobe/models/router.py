@@ -40,9 +40,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import Any
 
-from mindprobe.core.retry import RetryPolicy
-from mindprobe.errors import ModelError
-from mindprobe.models.base import (
+from mindprobe.core.model import (
     NO_REASONING,
     CallContext,
     ChoiceScores,
@@ -52,6 +50,8 @@ from mindprobe.models.base import (
     Request,
     TransientError,
 )
+from mindprobe.core.retry import RetryPolicy
+from mindprobe.errors import ModelError
 from mindprobe.models.endpoint_client import (
     Endpoint,
     EndpointClient,

@@ -16,7 +16,7 @@ naming the fix); a source that refuses every request (401/403/404, an unknown Ki
 :class:`WikipediaRefused`, and one that stopped answering is :class:`WikipediaUnreachable`
 (both MindprobeErrors: the run stops with one message, records kept); anything else that fails
 after bounded retries, or an API error, is :class:`WikipediaError`, a
-:class:`~mindprobe.models.base.TransientError`: the runner records that item as errored and
+:class:`~mindprobe.core.model.TransientError`: the runner records that item as errored and
 goes on. Importing this module is light (no aiohttp, no bs4) until a client is built.
 """
 
@@ -33,8 +33,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from mindprobe.core.model import TransientError
 from mindprobe.errors import DataError, MindprobeError
-from mindprobe.models.base import TransientError
 
 __all__ = [
     "EPOCH",

@@ -48,13 +48,13 @@ from mindprobe.core.benchmark import (
     RunPlan,
 )
 from mindprobe.core.data import data_dir_for
+from mindprobe.core.model import Completion, Request
 from mindprobe.core.prompt_file import DEVIATIONS, apply_prompt_file
 from mindprobe.core.results import Results
 from mindprobe.core.session import Session
 from mindprobe.core.thinking import ROOM_REASON, ReplyBudget, generate_with_room
 from mindprobe.core.upstream_source import Template
 from mindprobe.errors import UsageError
-from mindprobe.models.base import Completion, Request
 
 DEFAULT_SEED = 20220722
 ANSWERS = ["[answer: yes]", "[answer: no]"]

@@ -23,8 +23,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from mindprobe.core.model import Model, Request
 from mindprobe.core.session import Session
-from mindprobe.models.base import Model, Request
 
 from .chunking import chunk_text
 from .normalize import Normalizer

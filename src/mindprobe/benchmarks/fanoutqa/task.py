@@ -23,11 +23,11 @@ from typing import Any
 
 from mindprobe.core.benchmark import Benchmark, Item, PlanContext, ProfileSettings, RunPlan
 from mindprobe.core.judges import primary_judge
+from mindprobe.core.model import Request, TransientError
 from mindprobe.core.results import Results
 from mindprobe.core.session import Session
 from mindprobe.errors import DataError, UsageError
 from mindprobe.models import model_label
-from mindprobe.models.base import Request, TransientError
 
 from .data import DATA_FILES, LEGACY_VERSION, Question, load_questions, version_of
 from .judge import SEED, collect_judges, judge_letter, judge_prompt, parse_judge

@@ -17,10 +17,10 @@ from __future__ import annotations
 from typing import Any
 
 from mindprobe.core.judges import merge_judges
+from mindprobe.core.model import Request
 from mindprobe.core.session import Session
 from mindprobe.core.thinking import THINKING_ROOM, generate_with_room
 from mindprobe.errors import DataError
-from mindprobe.models.base import Request
 
 from .dataset_file import STEP_FIELD
 from .parse import parse_judge, reason_hit

@@ -33,6 +33,7 @@ from mindprobe.core.benchmark import (
     RunPlan,
 )
 from mindprobe.core.judges import primary_judge
+from mindprobe.core.model import Request, TransientError
 from mindprobe.core.prompt_file import DEVIATIONS, apply_prompt_file, wording_notes
 from mindprobe.core.results import Results
 from mindprobe.core.sampling import stratified_sample
@@ -40,7 +41,6 @@ from mindprobe.core.session import Session
 from mindprobe.core.thinking import ROOM_REASON, ReplyBudget, generate_with_room
 from mindprobe.core.upstream_source import Template
 from mindprobe.models import model_label
-from mindprobe.models.base import Request, TransientError
 
 from .data import (
     OFFICIAL_FILE,

@@ -17,12 +17,12 @@ from typing import Any
 from mindprobe.benchmarks.sort import sources, upstream
 from mindprobe.benchmarks.sort.options import NO_EXCERPT, SortOptions
 from mindprobe.core.benchmark import Benchmark, Item, PlanContext, ProfileSettings, RunPlan
+from mindprobe.core.model import Model, Request
 from mindprobe.core.prompt_file import DEVIATIONS, wording_notes
 from mindprobe.core.results import Results
 from mindprobe.core.session import Session
 from mindprobe.core.upstream_source import Template
 from mindprobe.errors import UsageError
-from mindprobe.models.base import Model, Request
 
 SEGMENT_FIELDS = ("segment_1", "segment_2", "excerpt_text")
 #: Upstream's sampling (`sample_n_tokens` 1 and `n_logprobs` 20 of its hydra config, greedy as

@@ -47,11 +47,11 @@ from mindprobe.core.data import (
     read_jsonl_bz2,
     resolve,
 )
+from mindprobe.core.model import Request
 from mindprobe.core.results import Results
 from mindprobe.core.session import Session
 from mindprobe.core.thinking import ReplyBudget, generate_with_room
 from mindprobe.errors import DataError, UsageError
-from mindprobe.models.base import Request
 
 #: Record fields copied from the trial so metrics can be recomputed from records alone.
 META = ("Key", "problemname", "tuple_ID", "expectedresp", "problemsize", "skin", "qskin",
