@@ -13,10 +13,10 @@ Session, option` (see README, "Writing a benchmark").
 """
 
 from mindprobe.lazy import lazy_exports
-
-__version__ = "0.1.0"
+from mindprobe.version import __version__
 
 __all__ = [
+    "__version__",
     "Benchmark", "Headline", "Item", "PlanContext", "Request", "Results", "Run", "RunPlan",
     "Session", "evaluate", "judge", "list_benchmarks", "load_run", "option", "profile",
 ]

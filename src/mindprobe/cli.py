@@ -14,8 +14,8 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from mindprobe import __version__
 from mindprobe.errors import MindprobeError
+from mindprobe.version import __version__
 
 if TYPE_CHECKING:
     from mindprobe.core.verbs import Verb

@@ -155,3 +155,99 @@ def test_the_model_protocol_lives_in_core_and_keeps_its_old_import_path():
     assert {"Request", "Completion", "Usage", "CallContext", "ChoiceScores", "Model",
             "TransientError", "Reasoning", "NO_REASONING", "split_reasoning"} <= set(base.__all__)
     assert _violations("core", ("mindprobe.models",)) == []
+
+
+# -- layers and loops, read from every import (mindprobe.devtools.architecture) ------------------
+
+def _write_package(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        path = root / "mindprobe" / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root
+
+
+@pytest.fixture(scope="module")
+def modules():
+    """The package's modules and their imports, read once for the tests below."""
+    from mindprobe.devtools.architecture import read_modules
+
+    return read_modules()
+
+
+def test_every_import_goes_down_the_layers(modules):
+    """A module imports its own package and lower layers only (imports inside functions and
+    under TYPE_CHECKING count): e.g. core never imports models/, report/ or a benchmark."""
+    from mindprobe.devtools.architecture import layering_violations
+
+    assert layering_violations(modules) == []
+
+
+def test_no_modules_import_each_other_in_a_loop(modules):
+    from mindprobe.devtools.architecture import import_cycles
+
+    assert import_cycles(modules) == []
+
+
+def test_every_package_and_top_level_module_has_a_layer(modules):
+    from mindprobe.devtools.architecture import LAYERS
+
+    placed = [u for _, _, units in LAYERS for u in units]
+    assert len(placed) == len(set(placed))
+    assert {m.unit for m in modules.values()} == set(placed)
+
+
+def test_the_layer_order_puts_the_model_protocol_in_core_under_the_backends():
+    from mindprobe.devtools.architecture import LAYERS
+
+    order = [u for _, _, units in LAYERS for u in units]
+    for high, low in [("cli.py", "commands"), ("commands", "benchmarks"), ("benchmarks", "engine"),
+                      ("engine", "models"), ("resources", "models"), ("models", "core"),
+                      ("report", "core"), ("core", "errors.py")]:
+        assert order.index(high) < order.index(low), (high, low)
+
+
+def test_loops_are_found_through_function_level_imports_and_lazy_exports(tmp_path):
+    """The checks see what deferring an import would hide: a loop closed by an import inside a
+    function, one through a package's `lazy_exports`, and an import up a layer in a function."""
+    from mindprobe.devtools.architecture import import_cycles, layering_violations, read_modules
+
+    root = _write_package(tmp_path, {
+        "__init__.py": "",
+        "core/__init__.py": "from mindprobe.lazy import lazy_exports\n"
+                            "_M = {'d': ['D']}\n__getattr__ = lazy_exports(__name__, _M)\n",
+        "core/a.py": "from mindprobe.core.b import B\n",
+        "core/b.py": "B = 1\ndef f():\n    from mindprobe.core import a\n",
+        "core/d.py": "def g():\n    from mindprobe.models.x import X\n",
+        "lazy.py": "",
+        "models/__init__.py": "from mindprobe.lazy import lazy_exports\n"
+                              "__getattr__ = lazy_exports('mindprobe.models', {'x': ['X']})\n",
+        "models/x.py": "from .. import models\nX = 1\n",
+    })
+    mods = read_modules(root)
+    assert mods["mindprobe.core"].imports == {"mindprobe.lazy", "mindprobe.core.d"}
+    assert ["mindprobe.core.a", "mindprobe.core.b"] in import_cycles(mods)
+    assert ["mindprobe.models", "mindprobe.models.x"] in import_cycles(mods)
+    bad = layering_violations(mods)
+    assert any(b.startswith("mindprobe.core.d (core, layer 6) imports mindprobe.models.x")
+               for b in bad), bad
+
+
+def test_the_architecture_page_is_generated_from_the_code(tmp_path, modules, capsys):
+    """docs/architecture.md is what `python -m mindprobe.devtools.architecture` writes now:
+    regenerate it after changing imports or layers; `--check` refuses a stale page."""
+    from mindprobe.devtools.architecture import main, render
+
+    page = ROOT / "docs" / "architecture.md"
+    text = page.read_text()
+    assert text == render(modules), (
+        "docs/architecture.md is stale: run python -m mindprobe.devtools.architecture "
+        "docs/architecture.md")
+    assert "mermaid" not in text.lower() and "<script" not in text  # plain Markdown, offline
+    assert "| 6 | core | `core/` |" in text and "### `models/`" in text
+    stale = tmp_path / "architecture.md"
+    stale.write_text(text.replace("core", "kernel"))
+    assert main(["--check", str(stale)]) == 1
+    assert "is stale: run python -m mindprobe.devtools.architecture" in capsys.readouterr().err
+    assert main([str(stale)]) == 0 and stale.read_text() == text
+    assert main([]) == 2

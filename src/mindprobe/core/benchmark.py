@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mindprobe.core.options import NoOptions
+from mindprobe.core.prompt_file import PROMPT_FILE, PromptFile, read_prompt_file
 from mindprobe.errors import UsageError
 
 if TYPE_CHECKING:
     from mindprobe.core.model import Model
-    from mindprobe.core.prompt_file import PromptFile
     from mindprobe.core.results import Headline, Results
     from mindprobe.core.session import Session
     from mindprobe.core.upstream_source import Template
@@ -356,3 +356,25 @@ class Benchmark(abc.ABC):
         """The item's scores by name (shown with its transcript and exported)."""
         ok = record.get("correct")
         return {"correct": ok} if isinstance(ok, bool) else {}
+
+
+def prompt_file_for(bench: Benchmark, path: str | Path | None) -> PromptFile | None:
+    """`--prompt-file`, read and hashed once per command; refused (before any data is loaded)
+    for a benchmark without templates."""
+    if not path:
+        return None
+    if type(bench).prompt_templates is Benchmark.prompt_templates:
+        raise UsageError(f"{bench.name} has no prompt templates; --prompt-file does not apply")
+    return read_prompt_file(path)
+
+
+def with_prompt_file(bench: Benchmark, plan: RunPlan, prompt_file: PromptFile | None) -> RunPlan:
+    """A plan whose wording comes from a prompt file, labelled as such: its prompting label
+    (run directory, `runs`, report) and its config (manifest) say so."""
+    if prompt_file is None:
+        return plan
+    if not prompt_file.used:  # a benchmark that has templates but did not apply the file
+        raise UsageError(f"{bench.name} did not apply --prompt-file to this setting")
+    plan.prompting += prompt_file.label
+    plan.config[PROMPT_FILE] = prompt_file.manifest(list(prompt_file.texts))
+    return plan

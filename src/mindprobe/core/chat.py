@@ -6,16 +6,20 @@ of hand-building message lists, and every turn of one chat stays on one KV slot.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from mindprobe.core.model import Completion, Request
 
-if TYPE_CHECKING:
-    from mindprobe.core.session import Session
+
+class Generates(Protocol):
+    """What a chat asks through: one request under a role (`core.session.Session` is one), so
+    the chat needs nothing else of the session that hands it out."""
+
+    async def generate(self, request: Request, role: str = "model") -> Completion: ...
 
 
 class Chat:
-    def __init__(self, session: Session, role: str = "model", system: str | None = None,
+    def __init__(self, session: Generates, role: str = "model", system: str | None = None,
                  messages: list[dict[str, str]] | None = None) -> None:
         self.session = session
         self.role = role

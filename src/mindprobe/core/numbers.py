@@ -11,25 +11,56 @@ JSON keeps the exact machine values; only the views are formatted.
 
 from __future__ import annotations
 
+import contextlib
 import math
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
-
-from mindprobe.core.results import _clean as _plain
 
 if TYPE_CHECKING:
     import pandas as pd
-
-    from mindprobe.core.results import Table
 
 MISSING = "–"
 PERCENT_DIGITS = 1
 SIGNIFICANT = 4
 
 
+@dataclass
+class Table:
+    """A named DataFrame plus how to show it (title; columns formatted as percentages)."""
+
+    frame: pd.DataFrame
+    title: str = ""
+    percent: tuple[str, ...] = ()
+    index: bool = True
+    #: Shown as one `[low, high]` column named by the key (JSON keeps both columns).
+    intervals: dict[str, tuple[str, str]] = field(default_factory=dict)
+    #: Fixed decimals for a column where the paper fixes them (see `decimals_for`).
+    digits: dict[str, int] = field(default_factory=dict)
+    #: Short headers (column -> abbreviation), explained in a legend under the table, so
+    #: tables fit 80 columns without wrapping a header mid-word.
+    short: dict[str, str] = field(default_factory=dict)
+    #: Columns kept in JSON but not shown (redundant in a view, e.g. a count beside its share).
+    hidden: tuple[str, ...] = ()
+    #: The title says the table is in % (so the percent columns' headers carry no `%`).
+    percent_in_title: bool = False
+    #: Rows are metrics of different kinds (one per row): decimals are chosen per row.
+    by_row: bool = False
+
+
+def plain(v: Any) -> Any:
+    """A numpy scalar as the Python value it holds; NaN as None (how JSON and views show it)."""
+    if hasattr(v, "item") and not isinstance(v, (list, dict, str)):
+        with contextlib.suppress(ValueError, AttributeError):
+            v = v.item()
+    if isinstance(v, float) and math.isnan(v):
+        return None
+    return v
+
+
 def decimals_for(values: Any) -> int:
     """Decimals that show the column's largest magnitude with four significant digits (at
     least 0, at most 6); the whole column then uses them."""
-    mags = [abs(float(v)) for v in (_plain(x) for x in values)
+    mags = [abs(float(v)) for v in (plain(x) for x in values)
             if isinstance(v, float) and v != 0 and not math.isinf(v)]
     if not mags:
         return 2
@@ -40,7 +71,7 @@ def decimals_for(values: Any) -> int:
 def number(v: Any, decimals: int | None = None, percent: bool = False) -> str:
     """One value: ×100 with one decimal for a share shown as percent; `decimals` for floats
     (four significant digits when not given); ints and text as they are; None/NaN as –."""
-    v = _plain(v)
+    v = plain(v)
     if v is None:
         return MISSING
     if isinstance(v, (bool, str)):
@@ -58,7 +89,7 @@ def number(v: Any, decimals: int | None = None, percent: bool = False) -> str:
 
 def interval(lo: Any, hi: Any, decimals: int | None = None, percent: bool = False) -> str:
     """`[low, high]`, or – when either end is missing."""
-    if _plain(lo) is None or _plain(hi) is None:
+    if plain(lo) is None or plain(hi) is None:
         return MISSING
     return f"[{number(lo, decimals, percent)}, {number(hi, decimals, percent)}]"
 
@@ -119,7 +150,7 @@ def _by_row(frame: pd.DataFrame, t: Table, rows: list[list[str]]) -> list[list[s
     shown = [c for c in frame.columns if c not in t.hidden]
     out = []
     for i, row in enumerate(rows):
-        values = [_plain(frame[c].iloc[i]) for c in shown]
+        values = [plain(frame[c].iloc[i]) for c in shown]
         nums = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
         dec = 0 if nums and all(float(v).is_integer() for v in nums) else 2
         out.append([number(v, dec) if isinstance(v, (int, float)) and not isinstance(v, bool)

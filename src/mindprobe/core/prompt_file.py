@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mindprobe.core.benchmark import Benchmark, RunPlan
 from mindprobe.core.upstream_source import Template
 from mindprobe.errors import UsageError
 
@@ -115,28 +114,6 @@ def apply_prompt_file(
         templates[name] = tpl
     prompt_file.used = True
     return Wording(templates, prompt_file, tuple(prompt_file.texts))
-
-
-def for_benchmark(bench: Benchmark, path: str | Path | None) -> PromptFile | None:
-    """`--prompt-file`, read and hashed once per command; refused (before any data is loaded)
-    for a benchmark without templates."""
-    if not path:
-        return None
-    if type(bench).prompt_templates is Benchmark.prompt_templates:
-        raise UsageError(f"{bench.name} has no prompt templates; --prompt-file does not apply")
-    return read_prompt_file(path)
-
-
-def labelled(bench: Benchmark, plan: RunPlan, prompt_file: PromptFile | None) -> RunPlan:
-    """A plan whose wording comes from a prompt file, labelled as such: its prompting label
-    (run directory, `runs`, report) and its config (manifest) say so."""
-    if prompt_file is None:
-        return plan
-    if not prompt_file.used:  # a benchmark that has templates but did not apply the file
-        raise UsageError(f"{bench.name} did not apply --prompt-file to this setting")
-    plan.prompting += prompt_file.label
-    plan.config[PROMPT_FILE] = prompt_file.manifest(list(prompt_file.texts))
-    return plan
 
 
 def template_file(templates: Mapping[str, Template]) -> str:

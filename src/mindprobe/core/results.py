@@ -8,16 +8,18 @@ documents) that the tables summarise.
 
 from __future__ import annotations
 
-import contextlib
-import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from mindprobe.core.numbers import Table, decimals_for, display, interval, legend, number, plain
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     import pandas as pd
     from rich.console import Console
+
+__all__ = ["Headline", "Results", "Table", "failed_results", "render_results", "table_json"]
 
 
 @dataclass
@@ -39,7 +41,7 @@ class Headline:
     majority: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {k: _clean(v) for k, v in self.__dict__.items()}
+        return {k: plain(v) for k, v in self.__dict__.items()}
 
     def text(self) -> str:
         return f"{self.name} {self.value_text()}"
@@ -47,8 +49,6 @@ class Headline:
     def value_text(self) -> str:
         """`49.9% [45.0, 54.8]`: the value, its unit and interval in the table's format, the
         same in the terminal, `runs` and every report format."""
-        from mindprobe.core.numbers import decimals_for, interval, number
-
         if self.value is None:
             return "–"
         unit = "%" if self.percent else self.unit
@@ -61,32 +61,7 @@ class Headline:
     def chance_text(self) -> str | None:
         if self.chance is None:
             return None
-        from mindprobe.core.numbers import number
-
         return number(self.chance, None, self.percent) + ("%" if self.percent else "")
-
-
-@dataclass
-class Table:
-    """A named DataFrame plus how to show it (title; columns formatted as percentages)."""
-
-    frame: pd.DataFrame
-    title: str = ""
-    percent: tuple[str, ...] = ()
-    index: bool = True
-    #: Shown as one `[low, high]` column named by the key (JSON keeps both columns).
-    intervals: dict[str, tuple[str, str]] = field(default_factory=dict)
-    #: Fixed decimals for a column where the paper fixes them (see core/numbers.py).
-    digits: dict[str, int] = field(default_factory=dict)
-    #: Short headers (column -> abbreviation), explained in a legend under the table, so
-    #: tables fit 80 columns without wrapping a header mid-word.
-    short: dict[str, str] = field(default_factory=dict)
-    #: Columns kept in JSON but not shown (redundant in a view, e.g. a count beside its share).
-    hidden: tuple[str, ...] = ()
-    #: The title says the table is in % (so the percent columns' headers carry no `%`).
-    percent_in_title: bool = False
-    #: Rows are metrics of different kinds (one per row): decimals are chosen per row.
-    by_row: bool = False
 
 
 @dataclass
@@ -163,20 +138,11 @@ class Results:
 def table_json(t: Table) -> list[dict[str, Any]]:
     """Rows as records (the index becomes columns), NaN as null."""
     frame = t.frame.reset_index() if t.index and _named_index(t.frame) else t.frame
-    return [{str(k): _clean(v) for k, v in row.items()} for row in frame.to_dict("records")]
+    return [{str(k): plain(v) for k, v in row.items()} for row in frame.to_dict("records")]
 
 
 def _named_index(frame: pd.DataFrame) -> bool:
     return any(n is not None for n in frame.index.names)
-
-
-def _clean(v: Any) -> Any:
-    if hasattr(v, "item") and not isinstance(v, (list, dict, str)):
-        with contextlib.suppress(ValueError, AttributeError):
-            v = v.item()
-    if isinstance(v, float) and math.isnan(v):
-        return None
-    return v
 
 
 def _clean_tree(v: Any) -> Any:
@@ -184,11 +150,11 @@ def _clean_tree(v: Any) -> Any:
         return {k: _clean_tree(x) for k, x in v.items()}
     if isinstance(v, (list, tuple)):
         return [_clean_tree(x) for x in v]
-    return _clean(v)
+    return plain(v)
 
 
 def _fmt(v: Any, percent: bool = False) -> str:
-    v = _clean(v)
+    v = plain(v)
     if v is None:
         return "–"
     if isinstance(v, bool):
@@ -228,8 +194,6 @@ def render_results(results: Results, console: Console) -> None:
     """Every table, then notes and warnings, as rich tables on `console`; cells as
     core/numbers.py formats them for every view, headers wrapped between words only."""
     from rich.table import Table as RichTable
-
-    from mindprobe.core.numbers import display, legend
 
     if results.failed is not None:
         console.print(f"[bold red]{results.failed_text()}[/bold red]", highlight=False)

@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mindprobe import __version__
 from mindprobe.core.records import dedupe, encode_record, read_records
 from mindprobe.core.requests import TEXTS, TextStore, read_texts
 from mindprobe.core.run_lock import RunLock, now_iso
 from mindprobe.errors import DataError, UsageError
+from mindprobe.version import __version__
 
 if TYPE_CHECKING:
     from mindprobe.core.benchmark import RunPlan

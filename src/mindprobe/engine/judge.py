@@ -15,6 +15,7 @@ from mindprobe.core.loop import run_blocking
 from mindprobe.core.paths import path_component
 from mindprobe.core.results import Results
 from mindprobe.core.runner import PassSettings, execute
+from mindprobe.core.store import Run as StoredRun
 from mindprobe.core.store import base_manifest, judgement_store, load_run, read_judgements
 from mindprobe.engine.run import open_cache
 from mindprobe.engine.settings import Reporter, check_counts
@@ -75,9 +76,18 @@ def judge_run(run_dir: str | Path, judge_spec: str, settings: JudgeSettings,
     failed = run_blocking(_judge_pass(settings, bench, plan, model, label, run.dir, todo,
                                       reporter))
     judged = read_judgements(run.dir).get(label, ({}, []))[1]
-    res = bench.results_with_judgements(run.records, plan, read_judgements(run.dir), label)
+    res = stored_results(run, label, plan)
     res.run_dir = run.dir
     return JudgeOutcome(res, label, len(items), len(judged), failed, len(already))
+
+
+def stored_results(run: StoredRun, judge_label: str | None = None,
+                   plan: RunPlan | None = None) -> Results:
+    """The results `mindprobe analyse` (and the report) compute from a stored run's records
+    alone, with every judge's verdicts (`judge_label`'s primary; None: the run's own)."""
+    bench = get_benchmark(run.benchmark)
+    return bench.results_with_judgements(run.records, plan or run.plan(),
+                                         read_judgements(run.dir), judge_label)
 
 
 async def _judge_pass(settings: JudgeSettings, bench: Benchmark, plan: RunPlan, model: Model,

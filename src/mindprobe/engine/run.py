@@ -16,13 +16,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mindprobe.core.benchmark import Benchmark, ModelFacts, PlanContext, RunPlan
+from mindprobe.core.benchmark import (
+    Benchmark,
+    ModelFacts,
+    PlanContext,
+    RunPlan,
+    prompt_file_for,
+    with_prompt_file,
+)
 from mindprobe.core.cache import ResponseCache
 from mindprobe.core.loop import run_blocking
 from mindprobe.core.options import build_options, options_dict
 from mindprobe.core.paths import response_cache_path
 from mindprobe.core.process import gc_paused
-from mindprobe.core.prompt_file import for_benchmark, labelled
 from mindprobe.core.results import Results, failed_results
 from mindprobe.core.runner import PassSettings, execute, usage_summary
 from mindprobe.core.store import RunStore, base_manifest
@@ -112,7 +118,7 @@ def plan_all(task: Task, settings: RunSettings, facts: ModelFacts,
              reporter: Reporter) -> list[tuple[str, RunPlan]]:
     """Each variant's plan: its items (cut to --limit), config and data provenance."""
     plans: list[tuple[str, RunPlan]] = []
-    prompt_file = for_benchmark(task.bench, settings.prompt_file)
+    prompt_file = prompt_file_for(task.bench, settings.prompt_file)
     for v in task.variants:
         reporter.loading(f"{task.name}:{v}")
         ctx = PlanContext(variant=v, seed=settings.seed,
@@ -120,7 +126,7 @@ def plan_all(task: Task, settings: RunSettings, facts: ModelFacts,
                           if settings.data_dir else None, limit=settings.limit,
                           max_tokens=settings.max_tokens, model=facts, roles=settings.roles,
                           warn=reporter.warn, info=reporter.note, prompt_file=prompt_file)
-        plan = labelled(task.bench, task.bench.plan(ctx, task.opts), prompt_file)
+        plan = with_prompt_file(task.bench, task.bench.plan(ctx, task.opts), prompt_file)
         plan.options = task.opts
         if settings.limit is not None and not plan.limit_applied:
             plan.items = plan.items[: settings.limit]

@@ -15,18 +15,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mindprobe import __version__
 from mindprobe.core.benchmark import PROFILE_SIZES, ModelFacts
 from mindprobe.core.estimate import HEURISTIC
 from mindprobe.core.loop import run_blocking
 from mindprobe.core.progress import progress_display
 from mindprobe.core.results import Results
-from mindprobe.core.store import now_iso, write_json_atomic
+from mindprobe.core.store import load_run, now_iso, write_json_atomic
+from mindprobe.engine.judge import stored_results
 from mindprobe.engine.run import Shared, build_model, open_cache, run_planned
 from mindprobe.engine.settings import Reporter, RunSettings
 from mindprobe.errors import MindprobeError, UsageError
 from mindprobe.models import Model
 from mindprobe.profiling.plan import CANNOT, DONE, MISSING, Entry, plan_profile
+from mindprobe.version import __version__
 
 MANIFEST = "profile.json"
 
@@ -274,13 +275,11 @@ def execute(prof: Profile, ps: ProfileRequest, reporter: Reporter) -> Profile:
 
 def _read_back(e: Entry) -> dict[str, Results]:
     """A finished benchmark's results from its runs' records (what `mindprobe analyse` gives)."""
-    from mindprobe.api import load_run
-
     out = {}
     for d in e.run_dirs:
         if (d / "manifest.json").exists():
             run = load_run(d)
-            res = run.results()
+            res = stored_results(run)
             res.run_dir = d
             out[run.variant] = res
     return out

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from mindprobe import __version__
 from mindprobe.core.numbers import legend
 from mindprobe.core.results import Results
 from mindprobe.report import profile
 from mindprobe.report.collect import ReportData, across_runs_of
 from mindprobe.report.compare import Comparison, comparison_rows
 from mindprobe.report.tables import table_cells
+from mindprobe.version import __version__
 
 
 def _sections(data: ReportData, comparisons: list[Comparison]

@@ -14,7 +14,6 @@ import math
 from html import escape
 from typing import Any
 
-from mindprobe import __version__
 from mindprobe.core.results import Results
 from mindprobe.report import plots, profile, transcripts
 from mindprobe.report.assets import CSS, JS
@@ -22,6 +21,7 @@ from mindprobe.report.collect import ReportData, RunEntry, across_runs_of, combi
 from mindprobe.report.compare import Comparison, comparisons_html
 from mindprobe.report.provenance import Price, provenance_html, usage_by_role
 from mindprobe.report.tables import table_html
+from mindprobe.version import __version__
 
 #: Benchmarks with more runs than this show each run folded (title and headline).
 OPEN_RUNS = 4

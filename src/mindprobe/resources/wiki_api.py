@@ -14,7 +14,7 @@ import logging
 from typing import Any
 
 from mindprobe.resources.wiki_http import Answer, Retry, WikiHTTP, default_user_agent
-from mindprobe.resources.wikipedia import (
+from mindprobe.resources.wiki_types import (
     DEFAULT_API_URL,
     Evidence,
     TitleLookup,

@@ -10,7 +10,7 @@ import tempfile
 from pathlib import Path
 
 from mindprobe.errors import DataError
-from mindprobe.resources.wikipedia import Evidence
+from mindprobe.resources.wiki_types import Evidence
 
 log = logging.getLogger(__name__)
 

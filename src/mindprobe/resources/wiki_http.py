@@ -26,10 +26,10 @@ from typing import TypeVar
 import aiohttp
 from multidict import CIMultiDictProxy
 
-from mindprobe import __version__
 from mindprobe.core.retry import RetryPolicy
 from mindprobe.models.wire import RETRYABLE_STATUS, parse_retry_after
-from mindprobe.resources.wikipedia import WikipediaError, WikipediaUnreachable
+from mindprobe.resources.wiki_types import WikipediaError, WikipediaUnreachable
+from mindprobe.version import __version__
 
 log = logging.getLogger(__name__)
 

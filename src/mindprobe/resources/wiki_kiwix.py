@@ -25,7 +25,7 @@ from urllib.parse import quote, unquote, urlsplit
 from xml.etree import ElementTree
 
 from mindprobe.resources.wiki_http import Answer, WikiHTTP
-from mindprobe.resources.wikipedia import (
+from mindprobe.resources.wiki_types import (
     Evidence,
     TitleLookup,
     WikipediaAPIError,

@@ -8,34 +8,36 @@ no word for — a base model's reply generated stage by stage up to stop strings
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
 from aiohttp import web
 
+from mindprobe.testing.responders import Responder
+from mindprobe.testing.stats import Stats
 from mindprobe.testing.tokens import prompt_tokens, reply_tokens
-
-if TYPE_CHECKING:
-    from mindprobe.testing.service import Service
 
 NATIVE_PATH = "/completion"
 
 
 class NativeCompletion:
-    """The handler and its slots' caches (token sequences, by `id_slot`)."""
+    """The handler and its slots' caches (token sequences, by `id_slot`); it answers with the
+    server's responder and tokenizer and counts into the server's stats."""
 
-    def __init__(self, service: Service) -> None:
-        self.service = service
+    def __init__(self, stats: Stats, responder: Responder,
+                 tokenizer: Callable[[str, bool], list[int]] | None = None) -> None:
+        self.stats, self.responder, self.tokenizer = stats, responder, tokenizer
         self.slots: dict[Any, list[str]] = {}
 
     def tokens(self, text: str) -> list[str]:
         """The prompt's tokens as this server's /tokenize counts them."""
-        if self.service.tokenizer is not None:
-            return [str(t) for t in self.service.tokenizer(text, False)]
+        if self.tokenizer is not None:
+            return [str(t) for t in self.tokenizer(text, False)]
         return prompt_tokens(text)
 
     async def handle(self, request: web.Request) -> web.Response:
-        svc = self.service
-        svc.stats.requests[NATIVE_PATH] = svc.stats.requests.get(NATIVE_PATH, 0) + 1
+        stats = self.stats
+        stats.requests[NATIVE_PATH] = stats.requests.get(NATIVE_PATH, 0) + 1
         body = json.loads(await request.read())
         head, *ids = body["prompt"] if isinstance(body["prompt"], list) else [body["prompt"]]
         tokens = self.tokens(head) + [str(i) for i in ids]
@@ -56,15 +58,15 @@ class NativeCompletion:
             self.slots[slot] = self.tokens(head + out["content"] + out["stopping_word"])
         out["timings"] = {"prompt_n": len(tokens) - cached, "cache_n": cached,
                           "predicted_n": out["tokens_predicted"]}
-        svc.stats.served_ok += 1
-        svc.stats.prompt_tokens += len(tokens)
-        svc.stats.cached_prompt_tokens += cached
+        stats.served_ok += 1
+        stats.prompt_tokens += len(tokens)
+        stats.cached_prompt_tokens += cached
         return web.json_response(out)
 
     def _continue(self, prompt: str, body: dict[str, Any]) -> dict[str, Any]:
         """The responder's reply for the prompt, less what the prompt already ends with (the
         reply so far), up to the first stop string or `n_predict` pieces."""
-        reply = self.service.responder({"prompt": prompt, "model": body.get("model")}, prompt)
+        reply = self.responder({"prompt": prompt, "model": body.get("model")}, prompt)
         done = next(k for k in range(len(reply), -1, -1) if prompt.endswith(reply[:k]))
         rest = reply[done:]
         hits = [(rest.find(s), s) for s in body.get("stop") or [] if s and s in rest]

@@ -15,7 +15,8 @@ from typing import Any
 
 from aiohttp import web
 
-from mindprobe.testing.faults import FAULT_KINDS, FaultPlan
+from mindprobe.testing.faults import FaultPlan
+from mindprobe.testing.llama_native import NATIVE_PATH, NativeCompletion
 from mindprobe.testing.protocol import (
     CHAT,
     CHAT_PATH,
@@ -29,6 +30,7 @@ from mindprobe.testing.protocol import (
     error_response,
 )
 from mindprobe.testing.responders import Responder
+from mindprobe.testing.stats import Stats
 from mindprobe.testing.tokens import PrefixCache, prompt_tokens, reply_tokens
 
 
@@ -91,40 +93,6 @@ def conversation_key(body: dict[str, Any]) -> str:
     return hashlib.sha1(json.dumps(head, sort_keys=True).encode()).hexdigest()[:12]
 
 
-class Stats:
-    """Counters behind GET /stats; only touched from the server's event loop."""
-
-    def __init__(self) -> None:
-        self.reset()
-
-    def reset(self) -> dict[str, Any]:
-        self.requests = dict.fromkeys((CHAT_PATH, COMPLETIONS_PATH, MODELS_PATH), 0)
-        self.faults = dict.fromkeys(FAULT_KINDS, 0)
-        self.rejected: dict[str, int] = {}
-        self.served_ok = 0
-        self.prompt_tokens = 0
-        self.cached_prompt_tokens = 0
-        self.log: list[dict[str, Any]] | None = [] if getattr(self, "log", None) is not None \
-            else None
-        return self.snapshot()
-
-    def reject(self, status: int) -> None:
-        self.rejected[str(status)] = self.rejected.get(str(status), 0) + 1
-
-    def snapshot(self) -> dict[str, Any]:
-        return {
-            "requests": dict(self.requests),
-            "requests_total": sum(self.requests.values()),
-            "faults": dict(self.faults),
-            "faults_total": sum(self.faults.values()),
-            "rejected": dict(self.rejected),
-            "served_ok": self.served_ok,
-            "prompt_tokens": self.prompt_tokens,
-            "cached_prompt_tokens": self.cached_prompt_tokens,
-            **({"log": [dict(e) for e in self.log]} if self.log is not None else {}),
-        }
-
-
 class Service:
     """Request handlers plus the state they share; lives entirely on one event loop."""
 
@@ -180,9 +148,8 @@ class Service:
             app.router.add_post("/apply-template", self.apply_template)
         app.router.add_post("/tokenize", self.tokenize)
         if self.owned_by == "llamacpp":
-            from mindprobe.testing.llama_native import NATIVE_PATH, NativeCompletion
-
-            app.router.add_post(NATIVE_PATH, NativeCompletion(self).handle)
+            app.router.add_post(NATIVE_PATH, NativeCompletion(self.stats, self.responder,
+                                                              self.tokenizer).handle)
         return app
 
     def _authorize(self, request: web.Request) -> None:

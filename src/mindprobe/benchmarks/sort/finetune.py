@@ -186,8 +186,8 @@ def counts_table(chunked: Sequence[BookChunks], opts: CorpusOptions) -> list[dic
 def provenance(chunked: Sequence[BookChunks], prompt: PromptConfig, opts: CorpusOptions,
                n_records: int, template: dict[str, Any] | None) -> dict[str, Any]:
     """The SOURCE sidecar: what the corpus was made of and how, enough to rebuild it."""
-    from mindprobe import __version__
     from mindprobe.benchmarks.sort.preprocess import sha256_text
+    from mindprobe.version import __version__
 
     return {
         "what": "SORT long-term-memory fine-tuning corpus (spec §6; Pink et al. 2024)",

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from mindprobe.core.stats import cell_moments, regroup_equal, with_sem
+from mindprobe.core.stats import cell_moments, regroup_equal, wilson, with_sem
 from mindprobe.errors import DataError
 
 Warn = Callable[[str], None]
@@ -227,3 +227,21 @@ def analyse(trials_df: pd.DataFrame, results_df: pd.DataFrame,
         n_trials=n_trials,
         warnings=warnings,
     )
+
+
+#: How an accuracy's interval was got (`accuracy_interval`).
+UPSTREAM = "upstream"
+WILSON = "Wilson"
+
+
+def accuracy_interval(mean: float | None, half: float | None, k: int, n: int
+                      ) -> tuple[float | None, float | None, str]:
+    """Upstream's mean ± conf95 where it is defined and non-degenerate, else Wilson's interval
+    around the accuracy shown (the paper's balanced one, with n trials; k/n, the raw share,
+    only when there is none), so the interval always brackets the number beside it."""
+    if mean is not None and half is not None and half == half and half > 0:
+        # the bounds clipped to [0, 1], where the normal interval of a share may spill over
+        return (max(0.0, float(mean) - float(half)), min(1.0, float(mean) + float(half)),
+                UPSTREAM)
+    lo, hi = wilson(float(mean) * n if mean is not None and mean == mean else k, n)
+    return lo, hi, WILSON

@@ -19,6 +19,7 @@ from mindprobe.benchmarks.worldsense.metrics import (
     RUN_KEYS,
     Warn,
     WorldSenseAnalysis,
+    accuracy_interval,
     analyse,
     warn_stderr,
 )
@@ -189,8 +190,7 @@ def _analysis(folder: Path, warn: Warn) -> WorldSenseAnalysis:
 
 def published_references(data_dirs: Sequence[Path], warn: Warn) -> list[Any]:
     """One reference per upstream results file of the test set (the paper's models), its
-    headline computed by the same analysis as a run's (`runs.results_of_run`'s interval)."""
-    from mindprobe.benchmarks.worldsense.runs import _interval
+    headline computed by the same analysis as a run's (`metrics.accuracy_interval`)."""
     from mindprobe.benchmarks.worldsense.sets import sha256_of
     from mindprobe.core.benchmark import Reference
     from mindprobe.core.results import Headline
@@ -205,7 +205,8 @@ def published_references(data_dirs: Sequence[Path], warn: Warn) -> list[Any]:
             if s.get("mean") is None:
                 continue
             n = int(n_trials.get((prompting, model), 0))
-            lo, hi, method = _interval(s["mean"], s.get("conf95"), round(s["mean"] * n), n)
+            lo, hi, method = accuracy_interval(s["mean"], s.get("conf95"),
+                                               round(s["mean"] * n), n)
             files = [p for p in (folder / "results").rglob(f"{prompting}___{model}{RESULTS_SUFFIX}")]
             source = str(files[0]) if files else str(folder / "results")
             out.append(Reference(

@@ -10,11 +10,15 @@ from typing import Any
 import pandas as pd
 
 from mindprobe.benchmarks.worldsense.baselines import CHANCE_DEFINITION, chance_table
-from mindprobe.benchmarks.worldsense.metrics import JOIN_FIELDS, analyse
+from mindprobe.benchmarks.worldsense.metrics import (
+    JOIN_FIELDS,
+    UPSTREAM,
+    accuracy_interval,
+    analyse,
+)
 from mindprobe.benchmarks.worldsense.report import to_json
 from mindprobe.benchmarks.worldsense.upstream import results_from_pairs
 from mindprobe.core.results import Headline, Results
-from mindprobe.core.stats import wilson
 
 
 def frames(records: list[dict[str, Any]], prompting: str, label: str
@@ -67,7 +71,7 @@ def results_of_run(records: list[dict[str, Any]], prompting: str, label: str) ->
         rows = []
         for name, s in problems.items():
             n, k, n_bad, n_cut = counts.get(name, (0, 0, 0, 0))
-            lo, hi, method = _interval(s.get("mean"), s.get("conf95"), k, n)
+            lo, hi, method = accuracy_interval(s.get("mean"), s.get("conf95"), k, n)
             small |= method != UPSTREAM
             row_cut = {"cut off thinking": n_cut} if cut else {}
             rows.append({"problem": name, "n": n, "invalid": n_bad, **row_cut,
@@ -92,7 +96,7 @@ def results_of_run(records: list[dict[str, Any]], prompting: str, label: str) ->
     head = run.get("ALL") or next(iter(run.values()), None)
     if head is not None and head.get("mean") is not None:
         n, k, _, _ = counts.get("ALL", (0, 0, 0, 0))
-        lo, hi, method = _interval(head["mean"], head.get("conf95"), k, n)
+        lo, hi, method = accuracy_interval(head["mean"], head.get("conf95"), k, n)
         out.headline = Headline("accuracy", head["mean"], lo, hi, n=len(ok), ci_method=method,
                                 chance=chance.get("ALL", {}).get("chance"), percent=True,
                                 majority=chance.get("ALL", {}).get("majority_baseline"))
@@ -138,10 +142,6 @@ def results_of_run(records: list[dict[str, Any]], prompting: str, label: str) ->
     return out
 
 
-UPSTREAM = "upstream"
-WILSON = "Wilson"
-
-
 def _counts(records: list[dict[str, Any]]) -> dict[str, tuple[int, int, int, int]]:
     """problem -> (trials, correct, invalid, cut off while thinking), and "ALL"."""
     out: dict[str, list[int]] = {}
@@ -162,18 +162,6 @@ def _counts(records: list[dict[str, Any]]) -> dict[str, tuple[int, int, int, int
         total = [sum(col) for col in zip(*out.values(), strict=True)]
         counts["ALL"] = (total[0], total[1], total[2], total[3])
     return counts
-
-
-def _interval(mean: Any, half: Any, k: int, n: int) -> tuple[float | None, float | None, str]:
-    """Upstream's mean ± conf95 where it is defined and non-degenerate, else Wilson's interval
-    around the accuracy shown (the paper's balanced one, with n trials; k/n, the raw share,
-    only when there is none), so the interval always brackets the number beside it."""
-    if mean is not None and half is not None and half == half and half > 0:
-        # the bounds clipped to [0, 1], where the normal interval of a share may spill over
-        return (max(0.0, float(mean) - float(half)), min(1.0, float(mean) + float(half)),
-                UPSTREAM)
-    lo, hi = wilson(float(mean) * n if mean is not None and mean == mean else k, n)
-    return lo, hi, WILSON
 
 
 def _half_width(half: Any) -> float | None:

@@ -1,0 +1,1 @@
+"""Tools for working on mindprobe itself (not needed to run benchmarks)."""
