@@ -1,6 +1,5 @@
-"""The model protocol: what a benchmark asks (`Request`), what a backend answers (`Completion`,
-`ChoiceScores`, `Usage`) and the `Model` interface every backend implements, so benchmarks
-never know what answers them. The backends themselves live in `mindprobe.models`."""
+"""The model protocol: what benchmarks ask (`Request`) and backends answer (`Completion`,
+`ChoiceScores`, `Usage`), and the `Model` interface every backend in `mindprobe.models` implements."""
 
 from __future__ import annotations
 
