@@ -25,6 +25,7 @@ from mindprobe.errors import UsageError
 
 from .dataset_file import FULL_N_CORRECT, FULL_N_WRONG, LABEL_FIELD, STEP_FIELD
 from .fresh_check import check_item
+from .fresh_numbers import NUMBER, evaluate, fmt, numbers, swap_numbers, tokens, value
 
 #: Bumped whenever the same seed and data could give other items (recorded in the manifest).
 GENERATOR_VERSION = 1
@@ -35,7 +36,6 @@ OFFICIAL_SHARE_CORRECT = FULL_N_CORRECT / (FULL_N_CORRECT + FULL_N_WRONG)
 SOURCE_TYPES = ("original", "reversed")
 
 ANNOTATION = re.compile(r"<<([^<>=]*)=([^<>]*)>>")
-NUMBER = re.compile(r"(?<![\d.])\d+(?:\.\d+)?(?!\d)")
 _EXPR_OK = re.compile(r"^[\d.+\-*/() ]+$")
 _FINAL = re.compile(r"^####\s*(.+?)\s*$")
 _SHOWN_TAIL = re.compile(r"[\d.,$%()+\-*/x×÷ ]*=\s*\$?\s*$")
@@ -71,88 +71,6 @@ class Generated:
             text += "; not used: " + ", ".join(f"{n} {why}" for why, n in
                                                 sorted(self.skipped.items()))
         return text
-
-
-# -- numbers and expressions ----------------------------------------------------------------
-
-def value(text: str) -> Fraction:
-    return Fraction(text.replace(",", ""))
-
-
-def fmt(v: Fraction) -> str | None:
-    """A value as a solution writes it (an integer, or a short terminating decimal); None if
-    it has no such form (such a plant is not made: its text could not be exact)."""
-    if v.denominator == 1:
-        return str(v.numerator)
-    for places in range(1, 5):
-        scaled = v * 10**places
-        if scaled.denominator == 1:
-            sign = "-" if scaled < 0 else ""
-            digits = str(abs(scaled.numerator)).rjust(places + 1, "0")
-            return f"{sign}{digits[:-places]}.{digits[-places:]}"
-    return None
-
-
-def _tokens(expr: str) -> list[str]:
-    return re.findall(r"\d+(?:\.\d+)?|\.\d+|[-+*/()]", expr)
-
-
-def evaluate(expr: str) -> Fraction | None:
-    """Exact value of an annotation's arithmetic (+ - * / and brackets), or None."""
-    toks = _tokens(expr.replace(" ", ""))
-    if not toks or "".join(toks) != expr.replace(" ", ""):
-        return None
-    pos = 0
-
-    def atom() -> Fraction:
-        nonlocal pos
-        tok = toks[pos]
-        pos += 1
-        if tok == "(":
-            v = sum_()
-            if pos >= len(toks) or toks[pos] != ")":
-                raise ValueError
-            pos += 1
-            return v
-        if tok == "-":
-            return -atom()
-        return value(tok)
-
-    def product() -> Fraction:
-        nonlocal pos
-        v = atom()
-        while pos < len(toks) and toks[pos] in "*/":
-            op = toks[pos]
-            pos += 1
-            rhs = atom()
-            v = v * rhs if op == "*" else v / rhs
-        return v
-
-    def sum_() -> Fraction:
-        nonlocal pos
-        v = product()
-        while pos < len(toks) and toks[pos] in "+-":
-            op = toks[pos]
-            pos += 1
-            v = v + product() if op == "+" else v - product()
-        return v
-
-    try:
-        v = sum_()
-    except (ValueError, ZeroDivisionError, IndexError):
-        return None
-    return v if pos == len(toks) else None
-
-
-def _numbers(text: str) -> set[Fraction]:
-    return {value(m.group()) for m in NUMBER.finditer(text.replace(",", ""))}
-
-
-def _swap_numbers(text: str, mapping: dict[Fraction, str]) -> str:
-    """Every number token whose value is a key of `mapping`, written as its new value."""
-    def repl(m: re.Match[str]) -> str:
-        return mapping.get(value(m.group()), m.group())
-    return NUMBER.sub(repl, text)
 
 
 # -- reading reference solutions ------------------------------------------------------------
@@ -221,7 +139,7 @@ def _rewrite_shown(before: str, old_expr: str, new_expr: str) -> str | None:
         return None
     shown = tail.group()
     shown_nums = [value(m.group()) for m in NUMBER.finditer(shown.replace(",", ""))]
-    old_t, new_t = _tokens(old_expr), _tokens(new_expr)
+    old_t, new_t = tokens(old_expr), tokens(new_expr)
     if shown_nums != [value(t) for t in old_t if t[0].isdigit() or t[0] == "."]:
         return None
     shown_ops = [c for c in shown.split("=")[0] if c in _SHOWN_OP]
@@ -258,7 +176,7 @@ def _slip(v: Fraction, rng: random.Random) -> Fraction:
 
 
 def _planted_expr(kind: str, expr: str, source: Source, rng: random.Random) -> str | None:
-    toks = _tokens(expr)
+    toks = tokens(expr)
     if kind == "operation":
         where = [i for i, t in enumerate(toks) if t in _OPS and i > 0 and toks[i - 1] != "("]
         if not where:
@@ -266,7 +184,7 @@ def _planted_expr(kind: str, expr: str, source: Source, rng: random.Random) -> s
         i = rng.choice(where)
         return "".join(toks[:i] + [_OPS[toks[i]]] + toks[i + 1:])
     # quantity: one number of the question replaced by another number of the question
-    asked = sorted(_numbers(source.question))
+    asked = sorted(numbers(source.question))
     where = [i for i, t in enumerate(toks) if t[0].isdigit() and value(t) in asked]
     if not where or len(asked) < 2:
         return None
@@ -337,12 +255,12 @@ class _Guard:
     new value must occur nowhere in the question or the reference solution."""
 
     def __init__(self, source: Source) -> None:
-        self.question = _numbers(source.question)
-        self.everywhere = self.question | _numbers("\n".join(source.lines))
+        self.question = numbers(source.question)
+        self.everywhere = self.question | numbers("\n".join(source.lines))
         self.lines = source.lines
 
     def fresh_value(self, old: Fraction, new: Fraction, line: int) -> bool:
-        before = _numbers("\n".join(self.lines[:line]))
+        before = numbers("\n".join(self.lines[:line]))
         return old not in self.question and old not in before and new not in self.everywhere
 
 
@@ -351,7 +269,7 @@ def _recompute(line: str, mapping: dict[Fraction, str], guard: _Guard, index: in
     """A later line with every changed value replaced and each annotation recomputed."""
     out, last = [], 0
     for m in ANNOTATION.finditer(line):
-        expr = _swap_numbers(m.group(1), mapping)
+        expr = swap_numbers(m.group(1), mapping)
         v = evaluate(expr)
         text = fmt(v) if v is not None else None
         if text is None or v <= 0:
@@ -361,10 +279,10 @@ def _recompute(line: str, mapping: dict[Fraction, str], guard: _Guard, index: in
             if old in mapping or not guard.fresh_value(old, v, index):
                 return None
             mapping[old] = text
-        out.append(_swap_numbers(line[last:m.start()], mapping))
+        out.append(swap_numbers(line[last:m.start()], mapping))
         out.append(f"<<{expr}={text}>>")
         last = m.end()
-    out.append(_swap_numbers(line[last:], mapping))
+    out.append(swap_numbers(line[last:], mapping))
     return "".join(out)
 
 
