@@ -348,6 +348,17 @@ def test_local_model_plumbing(tmp_path, capsys, shared_data):
     assert doc["n_records"] == 3 and doc["n"] == 3 and doc["usage"]["requests"] == 3
     (records,) = tmp_path.glob("mr_gsm8k/sample/0shot___*/records.jsonl")
     assert len(records.read_text().splitlines()) == 3
+    # Fresh items of the same data run on the embedded model too, MR-Score in the report.
+    code, out, _ = _cli(capsys, "run", "mr_gsm8k:fresh", "--model", "local", "--limit", "2",
+                        "--max-tokens", "32", "--data-file",
+                        str(shared_data("mr_gsm8k") / "sample_records.jsonl"), "--data-dir",
+                        str(shared_data("mr_gsm8k")), "--runs-dir", str(tmp_path), "--json")
+    assert code in (0, 1)
+    doc = json.loads(out)
+    assert doc["n_records"] == 2 and doc["headline"]["name"].startswith("MR-Score")
+    code, _, _ = _cli(capsys, "report", "--runs-dir", str(tmp_path), "--out",
+                      str(tmp_path / "report.html"))
+    assert code == 0 and "mr_gsm8k:fresh" in (tmp_path / "report.html").read_text()
 
 
 def test_the_python_api_runs_and_judges_as_the_cli(setup, tmp_path, capsys):

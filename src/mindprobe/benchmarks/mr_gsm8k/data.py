@@ -65,7 +65,7 @@ def load_items(
 ) -> Loaded:
     """The variant's records, hash-checked where a pin exists; counts are reported via `warn`."""
     if data_file:
-        if variant != "full":
+        if variant not in ("full", "fresh"):
             raise UsageError(f"--data-file replaces the full file; drop ':{variant}' to use it")
         path = Path(data_file).expanduser()
         items = load(path)
@@ -87,7 +87,7 @@ def load_items(
         raise _missing_official(path)
     verify(path, spec, BENCH)
     items = load(path)
-    if variant == "full":
+    if variant in ("full", "fresh"):
         check_full_counts(items, warn)
     pin = {"sha256": spec.sha256} if spec.sha256 else {"git_blob": spec.git_blob}
     return Loaded(items, {"source": variant, "name": spec.relpath, **pin}, str(path))

@@ -23,3 +23,9 @@ class MRGSM8KOptions:
                                 minimum=1, metavar="N")
     data_file: str | None = option(None, "records to use instead of the official file (JSON "
                                    "array or JSONL with the MR-GSM8K fields)", metavar="FILE")
+    share_correct: float | None = option(None, "variant fresh: the share of correct solutions "
+                                         "(default: the official file's, 1427 of 3000)",
+                                         minimum=0.0, maximum=1.0, metavar="SHARE")
+    error_kinds: str | None = option(None, "variant fresh: the kinds of planted first error, "
+                                     "comma-separated (calculation, operation, quantity; "
+                                     "default all)", metavar="KINDS")

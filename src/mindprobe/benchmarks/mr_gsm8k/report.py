@@ -208,4 +208,23 @@ def plots(runs: Sequence[Run], results: Sequence[Results | None]) -> list[str]:
             out.append(bar_chart(list(MR_METRICS), series, y_range=(0, 100), y_label="x100",
                                  title=f"MR-GSM8K {setting}: {scope} (n={n}); S+R n/a = "
                                  "not judged"))
-    return out
+    return out + contamination_plots(runs)
+
+
+def contamination_plots(runs: Sequence[Run]) -> list[str]:
+    """Official minus fresh T1/T2 accuracy per model, with paired intervals (points)."""
+    from .fresh_pairing import contamination_pairs
+
+    series = []
+    for official, _, res in contamination_pairs(runs):
+        rows = frame_of(res.tables["contamination"]).to_dict("records")
+        model = official.model_label
+        series.append(Series(model, [num(r["official - fresh"]) for r in rows],
+                             lows=[num(r["ci_low"]) for r in rows],
+                             highs=[num(r["ci_high"]) for r in rows], color=color(model)))
+    if not series:
+        return []
+    return [bar_chart(["T1 accuracy", "T2 accuracy"], series, y_label="points",
+                      refs=[(0.0, "no difference")],
+                      title="MR-GSM8K contamination signal: published solutions minus fresh "
+                      "ones of the same questions (paired by question, 95% CI)")]

@@ -40,6 +40,7 @@ from mindprobe.core.sampling import stratified_sample
 from mindprobe.core.session import Session
 from mindprobe.core.thinking import ROOM_REASON, ReplyBudget, generate_with_room
 from mindprobe.core.upstream_source import Template
+from mindprobe.errors import DataError, UsageError
 from mindprobe.models import model_label
 
 from .data import (
@@ -51,6 +52,8 @@ from .data import (
     sample_stratum,
     select_types,
 )
+from .fresh import GENERATOR_VERSION, generate, parse_kinds
+from .fresh_pairing import question_key
 from .judged_metrics import judges_doc, metrics_doc, runtime_verdicts, scored_rows
 from .judging import judge_input, judge_one
 from .metrics import score_item
@@ -108,9 +111,12 @@ class MRGSM8KBenchmark(Benchmark):
         "full": "the official MR-GSM8K.json, 3000 solutions (`mindprobe data fetch mr_gsm8k` "
                 "or --data-file)",
         "sample": "the 40 sample records of shared/data/mr_gsm8k (offline; all `wrong`)",
+        "fresh": "new graded solutions of the data's questions, a first error planted and "
+                 "checked (--seed, --share-correct, --error-kinds; base data as for full)",
     }
     default_variant = "full"
-    verbs = {"judge": "(re-)judge a finished run with a judge model"}
+    verbs = {"judge": "(re-)judge a finished run with a judge model",
+             "export": "write fresh graded solutions in the MR-GSM8K schema (--fresh)"}
     limit = "the first N solutions of the data file"
     roles = ("judge",)
     Options = MRGSM8KOptions
@@ -133,6 +139,22 @@ class MRGSM8KBenchmark(Benchmark):
     def plan(self, ctx: PlanContext, opts: MRGSM8KOptions) -> RunPlan:
         loaded = load_items(ctx.variant, ctx.data_dir, opts.data_file, ctx.warn)
         ctx.info(f"mr_gsm8k: {loaded.source}: {describe_counts(loaded.items)}")
+        fresh = None
+        if ctx.variant == "fresh":
+            seed = SAMPLE_SEED if ctx.seed is None else ctx.seed
+            kinds = parse_kinds(opts.error_kinds)
+            made = generate(loaded.items, seed, opts.share_correct, kinds)
+            ctx.info(f"mr_gsm8k: {made.summary()}")
+            if not made.items:
+                raise DataError(f"{loaded.source}: no reference solution could be turned into "
+                                "a fresh item (" + made.summary() + ")")
+            loaded.items = made.items
+            fresh = {"generator": GENERATOR_VERSION, "seed": seed, "error_kinds": list(kinds),
+                     "share_correct": opts.share_correct, "emitted": len(made.items),
+                     "not_used": dict(sorted(made.skipped.items()))}
+        elif opts.share_correct is not None or opts.error_kinds:
+            raise UsageError("--share-correct and --error-kinds shape fresh items: use them "
+                             "with mr_gsm8k:fresh")
         records, types = select_types(loaded.items, opts.question_type)
         if opts.sample is not None and opts.sample < len(records):
             records = stratified_sample(records, sample_stratum, opts.sample,
@@ -160,6 +182,7 @@ class MRGSM8KBenchmark(Benchmark):
             "judge": judge,
             "judge_label": model_label(judge) if judge else None,
             "templates": braced(wording.templates),
+            **({"fresh": fresh} if fresh else {}),
         }
         if config["max_tokens"] != upstream["max_tokens"]:
             config[DEVIATIONS] = [f"max_tokens {config['max_tokens']} (upstream: "
@@ -195,7 +218,10 @@ class MRGSM8KBenchmark(Benchmark):
             text, finish = comp.text, comp.finish_reason
         except TransientError as exc:
             text, error = "", f"model call failed, scored as an empty reply: {exc}"
-        out: dict[str, Any] = {**score_item(rec, text), "finish_reason": finish}
+        out: dict[str, Any] = {**score_item(rec, text), "finish_reason": finish,
+                               "question_key": question_key(rec["question"])}
+        if "fresh" in rec:
+            out["fresh_kind"] = rec["fresh"]["kind"]
         if comp is not None and comp.reasoning is not None:
             out["reasoning"] = comp.reasoning
         if comp is not None and comp.truncated_in_reasoning:
@@ -292,8 +318,6 @@ class MRGSM8KBenchmark(Benchmark):
     # -- judge passes (`mindprobe judge`) ----------------------------------------------------
     def judge_items(self, records: list[dict[str, Any]], plan: RunPlan) -> list[Item]:
         """One item per T2 hit: the judge reads the record, never the model under test."""
-        from mindprobe.errors import DataError
-
         items = []
         for rec in scored_rows(records):
             if not rec["t2_hit"]:

@@ -37,14 +37,44 @@ def analyse(args: Any, err: Any) -> int | None:
         return None
     bench = get_benchmark("mr_gsm8k")
     docs: dict[str, Any] = {}
+    runs = []
     for path in args.run:
         run = load_run(path, "mr_gsm8k")
+        runs.append(run)
         res = failed_results(bench.name, run.records) or bench.results_with_judgements(
             run.records, run.plan(), read_judgements(run.dir), args.judge_label)
         out.print(f"[bold]{path}[/bold] ({len(run.records)} records, status {run.status})")
         render_results(res, out)
         docs[path] = res.to_json()
+    from mindprobe.benchmarks.mr_gsm8k.fresh_pairing import contamination_pairs
+
+    for official, fresh, res in contamination_pairs(runs):
+        out.print(f"[bold]contamination signal[/bold]: {official.dir} against {fresh.dir}")
+        render_results(res, out)
+        docs[f"contamination: {official.dir} vs {fresh.dir}"] = res.to_json()
     emit_json(args.json, next(iter(docs.values())) if len(docs) == 1 else docs)
+    return 0
+
+
+def export(args: Any, err: Any) -> int:
+    """`export mr_gsm8k --fresh`: fresh items in the MR-GSM8K schema, for others to use."""
+    import json
+    from pathlib import Path
+
+    from mindprobe.benchmarks.mr_gsm8k.data import SAMPLE_SEED, load_items
+    from mindprobe.benchmarks.mr_gsm8k.fresh import generate, parse_kinds
+    from mindprobe.errors import UsageError
+
+    loaded = load_items("fresh", Path(args.data_dir) if args.data_dir else None,
+                        args.data_file, lambda m: err.print(f"warning: {m}"))
+    seed = SAMPLE_SEED if args.seed is None else args.seed
+    made = generate(loaded.items, seed, args.share_correct, parse_kinds(args.error_kinds))
+    try:
+        Path(args.out).write_text("".join(json.dumps(it, ensure_ascii=False) + "\n"
+                                          for it in made.items), encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"--out {args.out}: cannot write it ({exc.strerror})") from exc
+    err.print(f"{args.out}: {made.summary()} (seed {seed})")
     return 0
 
 
@@ -61,4 +91,18 @@ VERBS = [
             "metrics (default: the run's own judge)"),
     )),
     judge_verb(),
+    Verb("export", export, (
+        Arg("--fresh", action="store_true", required=True,
+            help="write fresh graded solutions (as `mr_gsm8k:fresh` runs them) in the MR-GSM8K "
+            "schema, one JSON object per line"),
+        Arg("--out", required=True, metavar="FILE.jsonl", help="the file to write"),
+        Arg("--data-file", metavar="FILE", help="the base records (default: the official "
+            "MR-GSM8K.json in the data folder)"),
+        Arg("--data-dir", help="the data folder holding MR-GSM8K.json"),
+        Arg("--seed", type=int, help="generator seed (default: the sample seed, 20231117)"),
+        Arg("--share-correct", type=float, metavar="SHARE", help="share of correct solutions, "
+            "0-1 (default: the official file's, 1427 of 3000)"),
+        Arg("--error-kinds", metavar="KINDS", help="calculation, operation, quantity "
+            "(comma-separated; default all)"),
+    )),
 ]
