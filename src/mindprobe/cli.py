@@ -63,11 +63,24 @@ class _Parser(argparse.ArgumentParser):
         raise MindprobeError(f"{message} (see `{where} --help`)")
 
 
-def _inspect_format(argv: list[str]) -> bool:
-    """`export --format inspect` (or --format=inspect): the benchmark-independent export."""
-    return "--format=inspect" in argv or any(
-        a == "--format" and i + 1 < len(argv) and argv[i + 1] == "inspect"
-        for i, a in enumerate(argv))
+#: `export --format F` for any run, whatever its benchmark: F -> what --out is.
+GENERIC_FORMATS = {
+    "inspect": "the .eval file to write",
+    "parquet": "the .parquet file to write",
+    "hf": "the folder to save the Hugging Face dataset in (save_to_disk)",
+    "mlflow": None,
+    "wandb": None,
+}
+
+
+def _generic_format(argv: list[str]) -> str | None:
+    """`export --format F` (or --format=F) where F exports any run (not the benchmark's own)."""
+    for i, a in enumerate(argv):
+        value = a.split("=", 1)[1] if a.startswith("--format=") else (
+            argv[i + 1] if a == "--format" and i + 1 < len(argv) else None)
+        if value in GENERIC_FORMATS:
+            return value
+    return None
 
 
 def _bench_in_argv(argv: list[str]) -> str | None:
@@ -120,6 +133,7 @@ def add_common_run_options(r: argparse.ArgumentParser, bench: str | None = None)
     r.add_argument("--max-tokens", type=int, help="cap on tokens per reply (default per benchmark)")
     r.add_argument("--max-attempts", type=int, default=6, help="attempts per request (default 6)")
     r.add_argument("--json", action="store_true", help="print only the results JSON on stdout")
+    add_log_to(r)
     r.add_argument("--endpoints", metavar="FILE",
                    help="several servers of one model (--model openai:MODEL): one URL per line, "
                    "optionally `concurrency=N key_env=VAR`, `group = NAME`, # comments; each "
@@ -146,6 +160,12 @@ def add_common_run_options(r: argparse.ArgumentParser, bench: str | None = None)
                    help="the model thinks before answering: default --max-tokens leave room for "
                    "its thinking from the first request (without it, room is made once a reply "
                    "shows thinking). Also MINDPROBE_REASONING=1")
+
+
+def add_log_to(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--log-to", action="append", metavar="TRACKER", default=[],
+                   help="also log the results to mlflow[:TRACKING_URI] or wandb[:PROJECT] "
+                   "(repeatable); a resumed run updates the same tracker run")
 
 
 def add_benchmark_options(parser: argparse.ArgumentParser, bench: str) -> None:
@@ -182,6 +202,24 @@ def add_verb_arguments(p: argparse.ArgumentParser, verb: Verb, bench: str) -> No
         target.add_argument(*arg.flags, **arg.options)
 
 
+def add_generic_export(v: argparse.ArgumentParser, fmt: str) -> None:
+    """The flags of `export --format F` for any run (F in GENERIC_FORMATS)."""
+    tracker = GENERIC_FORMATS[fmt] is None
+    v.add_argument("--run", required=True, help="the run directory to export" + (
+        " (or a profile folder: one parent run, one nested run per benchmark)" if tracker
+        else ""))
+    if tracker:
+        v.add_argument("--to", metavar="URI" if fmt == "mlflow" else "PROJECT",
+                       help="the MLflow tracking URI (default: MLFLOW_TRACKING_URI, else "
+                       "./mlruns)" if fmt == "mlflow" else "the W&B project (default "
+                       "mindprobe; WANDB_MODE=offline writes files for `wandb sync`)")
+        return
+    v.add_argument("--out", required=fmt != "hf", help=GENERIC_FORMATS[fmt])
+    if fmt == "hf":
+        v.add_argument("--push", metavar="REPO", help="also push the dataset to the Hugging "
+                       "Face Hub as REPO (needs HF_TOKEN)")
+
+
 def add_benchmark_verbs(sub: Any, analyse: argparse.ArgumentParser, bench: str | None,
                         command: str | None, argv: list[str]) -> None:
     """`export` and the verbs benchmarks declare; the named benchmark's flags for the command
@@ -201,20 +239,23 @@ def add_benchmark_verbs(sub: Any, analyse: argparse.ArgumentParser, bench: str |
                            "lists its options.")
         v.add_argument("benchmark", nargs="?" if verb == "export" else None,
                        help=f"one of {offered}"
-                       + (" (not needed with --format inspect)" if verb == "export" else ""))
+                       + (" (not needed with a --format other than upstream)" if verb == "export" else ""))
         if verb == "export":
-            v.add_argument("--format", choices=["upstream", "inspect"], default="upstream",
-                           help="upstream: the benchmark's own result format (default); "
-                           "inspect: an Inspect evaluation log (.eval) of any run, for "
-                           "`inspect view` (needs `pip install \"mindprobe[inspect]\"`)")
-            if _inspect_format(argv) and verb == command:
-                v.add_argument("--run", required=True, help="the run directory to export")
-                v.add_argument("--out", required=True, help="the .eval file to write")
+            v.add_argument("--format", choices=["upstream", *GENERIC_FORMATS],
+                           default="upstream",
+                           help="upstream: the benchmark's own result format (default); any "
+                           "run: inspect (an Inspect log for `inspect view`), parquet and hf "
+                           "(one row per record), mlflow and wandb (a run or a profile, to "
+                           "the tracker)")
+            fmt = _generic_format(argv)
+            if fmt and verb == command:
+                add_generic_export(v, fmt)
                 continue
         if bench and verb == command:
             if bench not in by_bench:
-                any_run = ("; any run exports to Inspect: mindprobe export --format inspect "
-                           "--run DIR --out FILE.eval") if verb == "export" else ""
+                any_run = ("; any run exports as --format inspect, parquet, hf, mlflow or "
+                           "wandb: mindprobe export --format parquet --run DIR --out "
+                           "FILE.parquet") if verb == "export" else ""
                 raise MindprobeError(f"{bench} has no `{verb}`; benchmarks that do: "
                                      f"{offered}{any_run}")
             add_verb_arguments(v, verbs_of(bench)[verb], bench)

@@ -67,10 +67,10 @@ def dispatch(args: argparse.Namespace, err: Console) -> int:
         from mindprobe.commands.report import cmd_report
 
         return cmd_report(args, err)
-    if cmd == "export" and args.format == "inspect":
-        from mindprobe.commands.export import cmd_export_inspect
+    if cmd == "export" and args.format != "upstream":
+        from mindprobe.commands.export import cmd_export_any
 
-        return cmd_export_inspect(args, err)
+        return cmd_export_any(args, err)
     if cmd == "profile":
         from mindprobe.commands.profile import cmd_profile
 

@@ -1,9 +1,11 @@
-"""`mindprobe export --format inspect --run DIR --out FILE.eval`: any run as an Inspect
-evaluation log (the benchmark's own upstream format stays `mindprobe export BENCH`)."""
+"""`mindprobe export --format F --run DIR …` for any run, whatever its benchmark: an Inspect log
+(inspect), one row per record (parquet, hf), or the run or profile logged to a tracker (mlflow,
+wandb). The benchmark's own upstream format stays `mindprobe export BENCH`."""
 
 from __future__ import annotations
 
 import argparse
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,18 +15,72 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 
-def cmd_export_inspect(args: argparse.Namespace, err: Console) -> int:
-    from mindprobe.core.paths import check_parent
+def cmd_export_any(args: argparse.Namespace, err: Console) -> int:
     from mindprobe.core.store import MANIFEST
-    from mindprobe.report.inspect_log import export_inspect
 
-    run, out = Path(args.run), Path(args.out)
+    run = Path(args.run)
+    if args.format in ("mlflow", "wandb"):
+        return _export_tracker(args, run, err)
     if not (run / MANIFEST).is_file():
         raise UsageError(f"--run {run}: not a run directory (no {MANIFEST})")
-    if out.is_dir():
-        raise UsageError(f"--out {out} is a directory; give a file name such as {out}/run.eval")
-    check_parent(out, "--out")
-    n, path = export_inspect(run, out)
-    err.print(f"wrote {n} sample(s) to {path}; browse with: inspect view --log-dir "
-              f"{path.parent}", soft_wrap=True, highlight=False)
+    out = Path(args.out) if args.out else None
+    if out is not None:
+        from mindprobe.core.paths import check_parent
+
+        if args.format != "hf" and out.is_dir():
+            raise UsageError(f"--out {out} is a directory; give a file name such as "
+                             f"{out}/run.{'eval' if args.format == 'inspect' else 'parquet'}")
+        check_parent(out, "--out")
+    if args.format == "inspect":
+        from mindprobe.report.inspect_log import export_inspect
+
+        n, path = export_inspect(run, out)
+        err.print(f"wrote {n} sample(s) to {path}; browse with: inspect view --log-dir "
+                  f"{path.parent}", soft_wrap=True, highlight=False)
+        return 0
+    return _export_rows(args, run, out, err)
+
+
+def _export_rows(args: argparse.Namespace, run: Path, out: Path | None, err: Console) -> int:
+    from mindprobe.core.store import load_run
+    from mindprobe.tracking.tables import write_hf, write_parquet
+
+    if args.format == "hf" and out is None and not args.push:
+        raise UsageError("--format hf needs --out FOLDER, --push REPO, or both")
+    t0 = time.perf_counter()
+    stored = load_run(run)
+    meta = {k: stored.manifest.get(k) for k in ("benchmark", "variant", "prompting",
+                                                "model_label", "mindprobe_version")}
+    if args.format == "parquet":
+        n = write_parquet(stored.records, meta, out)
+    else:
+        n = write_hf(stored.records, meta, out, args.push)
+    where = " and ".join(str(x) for x in (out, args.format == "hf" and args.push) if x)
+    err.print(f"wrote {n} record(s) to {where} in {time.perf_counter() - t0:.1f} s",
+              soft_wrap=True, highlight=False)
+    return 0
+
+
+def _export_tracker(args: argparse.Namespace, run: Path, err: Console) -> int:
+    from rich.markup import escape
+
+    from mindprobe.tracking import log_profile, log_run, parse_target
+
+    target = parse_target(args.format + (f":{args.to}" if args.to else ""))
+    problems: list[str] = []
+
+    def warn(message: str) -> None:
+        problems.append(message)
+        err.print(f"[yellow]warning[/yellow]: {escape(message)}", highlight=False)
+
+    if (run / "profile.json").is_file():
+        log_profile(run, [target], warn)
+    elif (run / "manifest.json").is_file():
+        log_run(run, [target], warn)
+    else:
+        raise UsageError(f"--run {run}: neither a run directory (manifest.json) nor a profile "
+                         "folder (profile.json)")
+    if problems:
+        return 2
+    err.print(f"logged {run} to {target.key}", soft_wrap=True, highlight=False)
     return 0

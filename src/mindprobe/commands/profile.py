@@ -88,9 +88,14 @@ def add_profile_parser(sub: Any, detailed: bool = False) -> argparse.ArgumentPar
     p.add_argument("--strict", action="store_true", help="refuse to start when a benchmark "
                    "lacks data or cannot run for this model")
     p.add_argument("--json", action="store_true", help="print only JSON on stdout")
-    p.add_argument("--compare", nargs=2, metavar=("A", "B"),
-                   help="compare two profile folders of the same size, benchmark by benchmark "
-                   "with paired intervals (no run)")
+    p.add_argument("--log-to", action="append", metavar="TRACKER", default=[],
+                   help="also log the profile (one parent run, one nested run per benchmark) "
+                   "to mlflow[:TRACKING_URI] or wandb[:PROJECT] (repeatable)")
+    p.add_argument("--compare", nargs="+", metavar="PROFILE",
+                   help="profile folders to compare (no run): a leaderboard, one row per "
+                   "model with each benchmark's headline and 95%% CI (written as CSV or JSON "
+                   "to --out FILE.csv|.json); with two folders of one size also B − A, "
+                   "benchmark by benchmark with paired intervals")
     return p
 
 
@@ -121,6 +126,9 @@ def cmd_profile(args: argparse.Namespace, err: Console) -> int:
         return _compare(args, err)
     if not args.model:
         raise UsageError("--model is required (or --compare A B)")
+    from mindprobe.tracking import parse_target
+
+    targets = [parse_target(t) for t in args.log_to]
     run = RunSettings(model=args.model, concurrency=args.concurrency, seed=args.seed,
                       runs_dir=args.runs_dir, cache=not args.no_cache, cache_file=args.cache,
                       timeout=args.timeout, max_attempts=args.max_attempts, debug=args.debug,
@@ -141,6 +149,10 @@ def cmd_profile(args: argparse.Namespace, err: Console) -> int:
                               "fetch": prof.fetch_command})
         return 0
     prun.execute(prof, req, reporter)
+    if targets:
+        from mindprobe.tracking import log_profile
+
+        log_profile(prof.dir, targets, reporter.warn)
     prows = profile_rows(prof.entries, prof.results)
     print_profile(err if args.json else None, prof, prows)
     err.print(f"wrote {prof.report}", highlight=False)
@@ -248,13 +260,30 @@ def _compare(args: argparse.Namespace, err: Console) -> int:
 
     from mindprobe.core.output import emit_json
     from mindprobe.profiling.compare import compare_profiles
+    from mindprobe.profiling.leaderboard import leaderboard, write_leaderboard
 
-    rows = compare_profiles(Path(args.compare[0]), Path(args.compare[1]))
-    _table(err if args.json else RichConsole(highlight=False),
-           f"profile comparison: B − A (A {args.compare[0]}, B {args.compare[1]})",
-           ("benchmark", "variant", "metric", "A", "B", "B − A", "95% CI (paired)", "n paired"),
-           [[r["benchmark"], r["variant"], r["metric"], _num(r["a"], 1), _num(r["b"], 1),
-             "–" if r["difference"] is None else f"{r['difference']:+.1f}",
-             _ci(r["ci_low"], r["ci_high"], "+.1f"), _num(r["n"])] for r in rows])
-    emit_json(args.json, {"compare": list(args.compare), "rows": rows})
+    if len(args.compare) < 2:
+        raise UsageError("--compare needs at least two profile folders")
+    out = RichConsole(highlight=False) if not args.json else err
+    board = leaderboard([Path(f) for f in args.compare])
+    heads = sorted({k for row in board for k in row} - {"model", "size", "profile"})
+    values = [k for k in heads if not k.endswith((" ci_low", " ci_high"))]
+    _table(out, "leaderboard: each benchmark's headline [95% CI]", ("model", "size", "", *values),
+           [[str(r["model"]), str(r["size"]), "",
+             *[f"{_num(r.get(k), 1)} {_ci(r.get(k + ' ci_low'), r.get(k + ' ci_high'))}"
+               for k in values]] for r in board])
+    doc: dict[str, Any] = {"compare": list(args.compare), "leaderboard": board}
+    if len(args.compare) == 2:
+        rows = compare_profiles(Path(args.compare[0]), Path(args.compare[1]))
+        _table(out, f"profile comparison: B − A (A {args.compare[0]}, B {args.compare[1]})",
+               ("benchmark", "variant", "metric", "A", "B", "B − A", "95% CI (paired)",
+                "n paired"),
+               [[r["benchmark"], r["variant"], r["metric"], _num(r["a"], 1), _num(r["b"], 1),
+                 "–" if r["difference"] is None else f"{r['difference']:+.1f}",
+                 _ci(r["ci_low"], r["ci_high"], "+.1f"), _num(r["n"])] for r in rows])
+        doc["rows"] = rows
+    if args.out:
+        write_leaderboard(board, Path(args.out))
+        err.print(f"wrote {args.out}", highlight=False)
+    emit_json(args.json, doc)
     return 0

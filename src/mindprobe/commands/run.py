@@ -92,7 +92,16 @@ def run_command(args: argparse.Namespace, err: Console, options: dict[str, Any] 
         facts = ModelFacts.of(model)
         plans = plan_all(task, settings, facts, reporter)
         return _dry_run(args, task, plans, model, err, embedded), {}
+    from mindprobe.tracking import parse_target
+
+    targets = [parse_target(t) for t in getattr(args, "log_to", None) or []]
     outcome = run_task(task, settings, reporter)
+    if targets:
+        from mindprobe.tracking import log_run
+
+        for res in outcome.results.values():
+            if res.run_dir is not None:
+                log_run(res.run_dir, targets, reporter.warn, res)
     out = tables_console(args.json)
     if outcome.combined is not None:
         render_results(outcome.combined, out)

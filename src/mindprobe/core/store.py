@@ -32,6 +32,8 @@ RECORDS = "records.jsonl"
 JUDGEMENTS_DIR = "judgements"
 #: Manifest fields that define a run: resuming with different values would mix two experiments.
 IDENTITY_FIELDS = ("benchmark", "variant", "model", "config", "data")
+#: Manifest fields written after a run that its resume keeps (the tracker runs it went to).
+KEPT_FIELDS = ("trackers",)
 
 
 def write_json_atomic(path: Path, obj: Any) -> None:
@@ -110,7 +112,8 @@ class RunStore:
                         f"({_difference(old.get(shown), manifest.get(shown))}); "
                         + self.conflict_hint
                     )
-            manifest = {**manifest, "created": old.get("created", manifest.get("created"))}
+            manifest = {**manifest, "created": old.get("created", manifest.get("created")),
+                        **{k: old[k] for k in KEPT_FIELDS if k in old}}
             if "deterministic" in manifest and "deterministic" in old:
                 # a run resumed under other settings is only as reproducible as its worst part
                 parts = (old["deterministic"], manifest["deterministic"])

@@ -187,6 +187,8 @@ def open_profile(prof: Profile, ps: ProfileRequest) -> None:
                     f"{prof.dir} holds a profile with another {key} ({old.get(key)!r}, now "
                     f"{new[key]!r}); give another --runs-dir, or the same {key}")
         new["created"] = old.get("created")
+        if "trackers" in old:  # the tracker runs it was logged to (`--log-to`)
+            new["trackers"] = old["trackers"]
     new["created"] = new.get("created") or now_iso()
     new["updated"] = now_iso()
     prof.dir.mkdir(parents=True, exist_ok=True)

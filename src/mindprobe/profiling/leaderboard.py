@@ -1,0 +1,72 @@
+"""Several profiles as one leaderboard: one row per model, one column per benchmark headline
+with its 95% interval, in the units the profile table uses (percent where the headline is a
+share). Written as CSV or JSON for a team's sheet or dashboard."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from mindprobe.errors import UsageError
+
+MANIFEST = "profile.json"
+
+
+def _headlines(folder: Path) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    from mindprobe.api import load_run
+
+    try:
+        doc = json.loads((folder / MANIFEST).read_text())
+    except FileNotFoundError:
+        raise UsageError(f"{folder} is not a profile folder (no {MANIFEST}); give the folder "
+                         "`mindprobe profile` printed") from None
+    except ValueError:
+        raise UsageError(f"{folder / MANIFEST} is not valid JSON") from None
+    out: dict[str, dict[str, Any]] = {}
+    for bench, entry in sorted(doc.get("benchmarks", {}).items()):
+        for rel in entry.get("runs", []):
+            if not (folder / rel / "manifest.json").is_file():
+                continue
+            run = load_run(folder / rel)
+            h = run.results().headline
+            if h is None:
+                continue
+            scale = 100.0 if h.percent else 1.0
+            key = bench if run.stored.variant == entry.get("setting", run.stored.variant) \
+                else f"{bench}:{run.stored.variant}"
+            out[key] = {"metric": h.name, "unit": "%" if h.percent else h.unit.strip(),
+                        "value": None if h.value is None else h.value * scale,
+                        "ci_low": None if h.ci_low is None else h.ci_low * scale,
+                        "ci_high": None if h.ci_high is None else h.ci_high * scale,
+                        "n": h.n, "status": run.stored.status}
+    return doc, out
+
+
+def leaderboard(folders: list[Path]) -> list[dict[str, Any]]:
+    """One row per profile: model, size, then per benchmark its value, ci_low and ci_high."""
+    rows = []
+    for folder in folders:
+        doc, heads = _headlines(folder)
+        row: dict[str, Any] = {"model": doc.get("model_label"), "size": doc.get("size"),
+                               "profile": str(folder)}
+        for bench, h in heads.items():
+            name = f"{bench} {h['metric']}" + (f" ({h['unit']})" if h["unit"] else "")
+            row[name] = h["value"]
+            row[f"{name} ci_low"] = h["ci_low"]
+            row[f"{name} ci_high"] = h["ci_high"]
+        rows.append(row)
+    return rows
+
+
+def write_leaderboard(rows: list[dict[str, Any]], out: Path) -> None:
+    """CSV (by pandas) or JSON, by the file's extension."""
+    import pandas as pd
+
+    suffix = out.suffix.lower()
+    if suffix == ".csv":
+        pd.DataFrame(rows).to_csv(out, index=False)
+    elif suffix == ".json":
+        out.write_text(json.dumps(rows, indent=2, ensure_ascii=False) + "\n")
+    else:
+        raise UsageError(f"{out}: a leaderboard is written as .csv or .json")
