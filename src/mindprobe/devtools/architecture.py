@@ -26,8 +26,9 @@ LAYERS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
      ("cli.py", "__init__.py", "testing", "devtools")),
     ("commands and the library", "one module per command (argument handling and printing) "
      "and the Python API (`mindprobe.evaluate`, `load_run`, ...)", ("commands", "api.py")),
-    ("benchmarks and profiles", "everything about one benchmark in its own package; a profile "
-     "runs every benchmark at once", ("benchmarks", "profiling")),
+    ("benchmarks, profiles and trackers", "everything about one benchmark in its own package; "
+     "a profile runs every benchmark at once; a run's results go to MLflow, W&B, Parquet or a "
+     "Hugging Face dataset", ("benchmarks", "profiling", "tracking")),
     ("engine and resources", "a run's lifecycle (plan, start the model, run, store, analyse) "
      "and the shared services episodes use (dated Wikipedia)", ("engine", "resources")),
     ("backends and reports", "the model backends implementing the model protocol, and the "

@@ -14,7 +14,8 @@ MANIFEST = "profile.json"
 
 
 def _headlines(folder: Path) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
-    from mindprobe.api import load_run
+    from mindprobe.core.store import load_run
+    from mindprobe.engine.judge import stored_results
 
     try:
         doc = json.loads((folder / MANIFEST).read_text())
@@ -29,17 +30,17 @@ def _headlines(folder: Path) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]
             if not (folder / rel / "manifest.json").is_file():
                 continue
             run = load_run(folder / rel)
-            h = run.results().headline
+            h = stored_results(run).headline
             if h is None:
                 continue
             scale = 100.0 if h.percent else 1.0
-            key = bench if run.stored.variant == entry.get("setting", run.stored.variant) \
-                else f"{bench}:{run.stored.variant}"
+            key = bench if run.variant == entry.get("setting", run.variant) \
+                else f"{bench}:{run.variant}"
             out[key] = {"metric": h.name, "unit": "%" if h.percent else h.unit.strip(),
                         "value": None if h.value is None else h.value * scale,
                         "ci_low": None if h.ci_low is None else h.ci_low * scale,
                         "ci_high": None if h.ci_high is None else h.ci_high * scale,
-                        "n": h.n, "status": run.stored.status}
+                        "n": h.n, "status": run.status}
     return doc, out
 
 

@@ -109,10 +109,11 @@ def _log_one(target: Target, manifest_path: Path, name: str, params: dict[str, s
 
 
 def _results(run_dir: Path) -> tuple[dict[str, Any], Results, int]:
-    from mindprobe.api import load_run
+    from mindprobe.core.store import load_run
+    from mindprobe.engine.judge import stored_results
 
     run = load_run(run_dir)
-    return run.stored.manifest, run.results(), len(run.stored.records)
+    return run.manifest, stored_results(run), len(run.records)
 
 
 def _report(paths: Sequence[Path], folder: Path, title: str) -> Path:

@@ -10,8 +10,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from mindprobe import __version__
 from mindprobe.core.results import Results, table_json
+from mindprobe.version import __version__
 
 #: Manifest fields that identify a run (as `IDENTITY_FIELDS`) plus what a team filters by.
 PARAM_FIELDS = ("benchmark", "variant", "prompting", "model", "model_label", "model_identity",
