@@ -84,7 +84,7 @@ async def _judge_pass(settings: JudgeSettings, bench: Benchmark, plan: RunPlan, 
                       label: str, run_dir: Path, todo: list[Item], reporter: Reporter) -> int:
     concurrency = settings.concurrency or model.default_concurrency
     model.configure(concurrency)
-    cache = open_cache(settings.cache, settings.cache_file, [model])
+    cache = open_cache(settings.cache, settings.cache_file, [model], reporter.warn)
     store = judgement_store(run_dir, label)
     manifest = base_manifest(label=label, spec=model.spec, model={"judge": model.spec},
                              identity=model.identity(), benchmark=bench.name)

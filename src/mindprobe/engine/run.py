@@ -12,6 +12,7 @@ import contextlib
 import gc
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -200,12 +201,14 @@ def check_capabilities(model: Model, plans: list[tuple[str, RunPlan]]) -> None:
                                  f"(it offers: {', '.join(sorted(model.capabilities)) or 'none'})")
 
 
-def open_cache(settings_cache: bool, cache_file: str | Path | None,
-               models: list[Model]) -> ResponseCache | None:
-    """The response cache, when wanted and some model's replies may be cached."""
+def open_cache(settings_cache: bool, cache_file: str | Path | None, models: list[Model],
+               warn: Callable[[str], None] | None = None) -> ResponseCache | None:
+    """The response cache, when wanted and some model's replies may be cached; `warn` hears
+    about damage it found and set aside (the reporter's warnings)."""
     if not settings_cache or not any(m.cacheable for m in models):
         return None
-    return ResponseCache(Path(cache_file) if cache_file else response_cache_path())
+    path = Path(cache_file) if cache_file else response_cache_path()
+    return ResponseCache(path, warn=warn)
 
 
 async def _run_all(task: Task, settings: RunSettings, plans: list[tuple[str, RunPlan]],
@@ -218,7 +221,7 @@ async def _run_all(task: Task, settings: RunSettings, plans: list[tuple[str, Run
     for m in own.values():
         m.configure(concurrency)
     cache = shared.cache if shared is not None else open_cache(
-        settings.cache, settings.cache_file, list(models.values()))
+        settings.cache, settings.cache_file, list(models.values()), reporter.warn)
     resources = {k: r for _, p in plans for k, r in p.resources.items()}
     try:
         for r in resources.values():  # first: a cheap check that fails before a model loads
