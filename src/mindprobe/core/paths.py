@@ -48,3 +48,11 @@ def check_parent(path: Path, flag: str) -> None:
     parent = path.expanduser().absolute().parent
     if not parent.is_dir():
         raise UsageError(f"{flag} {path}: the folder {parent} does not exist")
+
+
+def refuse_empty(value: object, flag: str) -> None:
+    """An empty value given for `flag` is a usage error: to `Path` it is the current folder, so
+    `--runs-dir "$UNSET"` would write where nobody asked."""
+    if isinstance(value, str) and not value.strip():
+        raise UsageError(f"{flag} is empty: give a value (an empty path would mean the current "
+                         "folder; an unset shell variable?)")
