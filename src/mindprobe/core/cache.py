@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import shutil
 import sqlite3
 import sys
 import time
@@ -29,6 +28,7 @@ from typing import Any
 
 import orjson
 
+from mindprobe.core.paths import free_space
 from mindprobe.errors import MindprobeError
 
 #: The table of verified entries; `responses` (no checksums) is what versions before it wrote.
@@ -64,14 +64,6 @@ def _code(exc: sqlite3.Error) -> int | None:
 
 def _warn_stderr(message: str) -> None:
     sys.stderr.write(f"warning: {message}\n")
-
-
-def free_space(folder: Path) -> str:
-    """The free space of the disk holding `folder`, for messages ("12.0 MB free")."""
-    try:
-        return f"{shutil.disk_usage(folder).free / 1e6:.1f} MB free"
-    except OSError:
-        return "free space unknown"
 
 
 class ResponseCache:
@@ -204,6 +196,8 @@ class ResponseCache:
         """A read or write raised: set a damaged file aside, stop writing an unwritable one;
         a busy file (another process) is only a miss."""
         code = _code(exc)
+        if not self.writable:
+            return  # read-only (a full disk): what it cannot read is a miss, nothing to rebuild
         if code in _UNWRITABLE:
             self._read_only(exc)
         elif code in _DAMAGED or (code is None and type(exc) is sqlite3.DatabaseError):

@@ -7,6 +7,7 @@ it files come from the user cache (`MINDPROBE_DATA_DIR`, else ~/.cache/mindprobe
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import marshal
 import mmap
@@ -207,13 +208,14 @@ def _memoised(path: Path, sha256: str | None, kind: str, magic: bytes,
     except (OSError, ValueError):  # missing, unreadable or empty
         pass
     body = encode()
+    tmp = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
     try:
         cache.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
         tmp.write_bytes(magic + body)
         os.replace(tmp, cache)
-    except OSError:
-        pass  # a read-only cache only costs speed
+    except OSError:  # a read-only or full cache only costs speed, and keeps no partial copy
+        with contextlib.suppress(OSError):
+            tmp.unlink()
     return memoryview(body)
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import shutil
 from pathlib import Path
 
 from mindprobe.errors import UsageError
@@ -31,6 +33,19 @@ def response_cache_path() -> Path:
     """The SQLite response cache (`MINDPROBE_RESPONSE_CACHE` overrides)."""
     env = os.environ.get("MINDPROBE_RESPONSE_CACHE")
     return Path(env).expanduser() if env else cache_dir() / "responses.sqlite"
+
+
+def free_space(folder: Path) -> str:
+    """The free space of the disk holding `folder`, for messages ("12.0 MB free")."""
+    try:
+        return f"{shutil.disk_usage(folder).free / 1e6:.1f} MB free"
+    except OSError:
+        return "free space unknown"
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """A write failed for want of room (a full disk, or the user's quota)."""
+    return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
 
 
 def path_component(value: str, what: str) -> str:

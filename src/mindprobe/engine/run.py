@@ -21,7 +21,7 @@ from mindprobe.core.benchmark import Benchmark, ModelFacts, PlanContext, RunPlan
 from mindprobe.core.cache import ResponseCache
 from mindprobe.core.loop import run_blocking
 from mindprobe.core.options import build_options, options_dict
-from mindprobe.core.paths import response_cache_path
+from mindprobe.core.paths import is_disk_full, response_cache_path
 from mindprobe.core.process import gc_paused
 from mindprobe.core.prompt_file import for_benchmark, labelled
 from mindprobe.core.results import Results, failed_results
@@ -248,6 +248,17 @@ async def _run_all(task: Task, settings: RunSettings, plans: list[tuple[str, Run
             cache.close()
 
 
+def _close_failed(store: RunStore, new_dir: bool, run_dir: Path, settings: RunSettings,
+                  reporter: Reporter, command: str) -> None:
+    """A run that stopped on an error: marked failed, or removed when it holds nothing."""
+    store.close("failed")
+    if new_dir and not store.records():  # nothing to keep: leave no empty failed run
+        shutil.rmtree(run_dir, ignore_errors=True)
+        _prune_empty(run_dir.parent, Path(settings.runs_dir))
+    else:
+        reporter.kept(run_dir, command)
+
+
 def _prune_empty(folder: Path, root: Path) -> None:
     """Remove `folder` and its parents up to (not including) `root` while they are empty."""
     with contextlib.suppress(OSError):
@@ -302,13 +313,15 @@ async def _run_one(task: Task, settings: RunSettings, variant: str, plan: RunPla
     except asyncio.CancelledError:
         store.close("interrupted")  # the call says so, with the resume line (run_task)
         raise
+    except OSError as exc:
+        if not is_disk_full(exc):
+            _close_failed(store, new_dir, run_dir, settings, reporter, command)
+            raise
+        with contextlib.suppress(OSError):  # where even that finds no room, records still are
+            store.close("interrupted")
+        raise store.disk_full(command) from None
     except BaseException:
-        store.close("failed")
-        if new_dir and not store.records():  # nothing to keep: leave no empty failed run
-            shutil.rmtree(run_dir, ignore_errors=True)
-            _prune_empty(run_dir.parent, Path(settings.runs_dir))
-        else:
-            reporter.kept(run_dir, command)
+        _close_failed(store, new_dir, run_dir, settings, reporter, command)
         raise
     records = result.records
     res = failed_results(bench.name, records) or bench.results(records, plan)
@@ -318,9 +331,14 @@ async def _run_one(task: Task, settings: RunSettings, variant: str, plan: RunPla
         if role != "model":
             doc[f"{role}_usage"] = usage_summary(records, role)
     status = "finished" if result.errors == 0 else "finished_with_errors"
-    store.close(status, summary={"headline": res.headline_dict(), "usage": doc["usage"],
-                                 "invalid": res.invalid_dict(), "failed": res.failed_dict(),
-                                 "items_done": len(records)})
+    try:
+        store.close(status, summary={"headline": res.headline_dict(), "usage": doc["usage"],
+                                     "invalid": res.invalid_dict(), "failed": res.failed_dict(),
+                                     "items_done": len(records)})
+    except OSError as exc:
+        if is_disk_full(exc):
+            raise store.disk_full(command) from None
+        raise
     endpoints = model.endpoint_stats()
     if endpoints:
         doc["endpoints"] = endpoints
