@@ -79,3 +79,21 @@ def test_flipped_bytes_never_give_a_wrong_reply(cli, tmp_path):
             _check_replies(next((tmp_path / f"again{round_}").glob("worldsense/fresh/*")))
             shutil.rmtree(cache.parent)
     assert warned >= 8  # damage was found, and said so (not merely never read)
+
+
+def test_retry_errors_after_the_cache_file_was_damaged(cli, tmp_path):
+    """A cache file damaged beyond reading is set aside (named) and rebuilt: the items that
+    had failed are retried with --retry-errors and every item ends with its own reply."""
+    cache, runs = tmp_path / "responses.sqlite", tmp_path / "runs"
+    with TestServer(responder=reply_for, fault_500=0.3, seed=4) as srv:
+        code, err = _run(cli, srv.base_url, runs, cache, 1, "--max-attempts", 1)
+    assert code == 1, err  # some items failed on the server's errors
+    data = bytearray(cache.read_bytes())
+    data[0:100] = b"\xff" * 100  # the header: no longer a database at all
+    cache.write_bytes(bytes(data))
+    with TestServer(responder=reply_for) as srv:
+        code, err = _run(cli, srv.base_url, runs, cache, 1, "--retry-errors")
+    assert code == 0, err
+    aside = list(cache.parent.glob("responses.sqlite.damaged-*"))
+    assert len(aside) == 1 and aside[0].name in err.replace("\n", "")
+    assert _check_replies(next(runs.glob("worldsense/fresh/*"))) > 0

@@ -6,13 +6,14 @@ asked again. `mindprobe judge` and `mindprobe.judge()` both call `judge_run`.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from mindprobe.core.benchmark import Benchmark, Item, RunPlan
 from mindprobe.core.loop import run_blocking
-from mindprobe.core.paths import path_component
+from mindprobe.core.paths import is_disk_full, path_component
 from mindprobe.core.results import Results
 from mindprobe.core.runner import PassSettings, execute
 from mindprobe.core.store import base_manifest, judgement_store, load_run, read_judgements
@@ -103,9 +104,13 @@ async def _judge_pass(settings: JudgeSettings, bench: Benchmark, plan: RunPlan, 
                                description=f"judge {label}")
         store.close("finished" if not result.errors else "finished_with_errors")
         return result.errors
-    except BaseException:
+    except BaseException as exc:
+        full = is_disk_full(exc)
         if store._fd is not None:
-            store.close("interrupted")
+            with contextlib.suppress(*((OSError,) if full else ())):
+                store.close("interrupted")
+        if full:
+            raise store.disk_full() from None
         raise
     finally:
         await model.close()
