@@ -7,9 +7,6 @@ skipped with the reason elsewhere)."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -18,33 +15,6 @@ from mindprobe.core.data import decoded
 from mindprobe.core.store import read_records
 from mindprobe.testing import TestServer
 from mindprobe.testing.responders import worldsense_answer
-
-Mount = Callable[[str, int], Path]
-
-
-@pytest.fixture
-def tmpfs(tmp_path) -> Iterator[Mount]:
-    """tmpfs(name, kib) -> a folder on a tmpfs of that size (remounting resizes it)."""
-    mounted: list[Path] = []
-
-    def mount(name: str, kib: int) -> Path:
-        where = tmp_path / name
-        where.mkdir(exist_ok=True)
-        opts = f"remount,size={kib}k" if where in mounted else f"size={kib}k"
-        done = subprocess.run(["mount", "-t", "tmpfs", "-o", opts, "tmpfs", str(where)],
-                              capture_output=True, text=True)
-        if done.returncode != 0:
-            why = done.stderr.strip() or f"mount exited {done.returncode}"
-            pytest.skip(f"cannot mount a small tmpfs here ({why}); a full disk needs one")
-        if where not in mounted:
-            mounted.append(where)
-        return where
-
-    if os.geteuid() != 0:
-        pytest.skip("mounting a small tmpfs (a real full disk) needs root")
-    yield mount
-    for where in mounted:
-        subprocess.run(["umount", "-l", str(where)], capture_output=True)
 
 
 def _args(url: str, runs: Path, *more: object) -> list[object]:
