@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -80,3 +81,29 @@ def spawn(tmp_path):
         return subprocess.Popen([sys.executable, "-m", "mindprobe.cli", *map(str, args)],
                                 env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     return start
+
+
+@pytest.fixture
+def tmpfs(tmp_path) -> Iterator[Callable[[str, int], Path]]:
+    """tmpfs(name, kib) -> a folder on a tmpfs of that size (remounting resizes it): a real
+    full disk. Skips with the reason where mounting is not allowed (not root, a container)."""
+    mounted: list[Path] = []
+
+    def mount(name: str, kib: int) -> Path:
+        where = tmp_path / name
+        where.mkdir(exist_ok=True)
+        opts = f"remount,size={kib}k" if where in mounted else f"size={kib}k"
+        done = subprocess.run(["mount", "-t", "tmpfs", "-o", opts, "tmpfs", str(where)],
+                              capture_output=True, text=True)
+        if done.returncode != 0:
+            why = done.stderr.strip() or f"mount exited {done.returncode}"
+            pytest.skip(f"cannot mount a small tmpfs here ({why}); a full disk needs one")
+        if where not in mounted:
+            mounted.append(where)
+        return where
+
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs (a real full disk) needs root")
+    yield mount
+    for where in mounted:
+        subprocess.run(["umount", "-l", str(where)], capture_output=True)

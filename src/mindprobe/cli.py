@@ -62,6 +62,16 @@ class _Parser(argparse.ArgumentParser):
         where = f"mindprobe run {bench}" if bench and self.prog == "mindprobe run" else self.prog
         raise MindprobeError(f"{message} (see `{where} --help`)")
 
+    def _get_values(self, action: argparse.Action, arg_strings: list[str]) -> Any:
+        """No option takes an empty value (`--runs-dir ""` would be the current folder)."""
+        if action.const != "" and action.nargs not in (argparse.PARSER, argparse.REMAINDER):
+            from mindprobe.core.paths import refuse_empty
+
+            for value in arg_strings:
+                refuse_empty(value, "/".join(action.option_strings) or str(action.metavar
+                                                                         or action.dest))
+        return super()._get_values(action, arg_strings)
+
 
 #: `export --format F` for any run, whatever its benchmark: F -> what --out is.
 GENERIC_FORMATS = {
@@ -348,6 +358,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     debug = "--debug" in argv
     argv = [a for a in argv if a != "--debug"]
+    from mindprobe.core.process import interrupt_status
+
+    interrupt_status(clear=True)
     try:
         args = build_parser(argv).parse_args(argv)
         args.debug = debug
@@ -374,7 +387,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             _print_error("interrupted before the run started; nothing was recorded. Run again "
                          f"with: mindprobe {shlex.join(argv)}")
-        return 130
+        return interrupt_status()  # 130 after Ctrl-C, 143 after SIGTERM
 
 
 def run_program() -> NoReturn:

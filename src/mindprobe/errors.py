@@ -19,5 +19,10 @@ class UsageError(MindprobeError):
     """A bad flag or argument combination."""
 
 
+class DiskFull(MindprobeError):
+    """No space left where a run writes: the run stopped cleanly (marked interrupted, every
+    finished record kept) and resumes once there is room."""
+
+
 class Interrupted(KeyboardInterrupt):
     """Ctrl-C or SIGTERM already reported to the user (the resume line is printed)."""

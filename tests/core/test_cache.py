@@ -1,13 +1,10 @@
-"""The response cache: stable keys without secrets, buffered writes that survive reopen."""
+"""The response cache: stable keys without secrets, buffered writes that survive reopen, and\nentries served only when verified (issue 33.1)."""
 
 from __future__ import annotations
 
 import sqlite3
 
-import pytest
-
 from mindprobe.core.cache import ResponseCache, cache_key
-from mindprobe.errors import MindprobeError
 
 
 def test_key_depends_on_identity_and_request():
@@ -41,9 +38,83 @@ def test_two_handles_share_the_file(tmp_path):
     b.close()
 
 
-def test_corrupt_cache_file_is_one_clear_error(tmp_path):
+def _warnings() -> tuple[list[str], object]:
+    said: list[str] = []
+    return said, said.append
+
+
+def test_a_damaged_file_is_set_aside_and_rebuilt(tmp_path):
     path = tmp_path / "c.sqlite"
     path.write_bytes(b"this is not a database" * 100)
-    with pytest.raises(MindprobeError, match="--no-cache"):
-        ResponseCache(path)
-    assert sqlite3  # the error came from sqlite, surfaced as ours
+    said, warn = _warnings()
+    c = ResponseCache(path, batch=1, warn=warn)
+    aside = list(tmp_path.glob("c.sqlite.damaged-*"))
+    assert len(aside) == 1 and aside[0].read_bytes().startswith(b"this is not")
+    assert len(said) == 1 and str(aside[0]) in said[0] and "damaged" in said[0]
+    c.put("k", {"v": 1})
+    assert c.get("k") == {"v": 1}
+    c.close()
+    assert ResponseCache(path, warn=warn).get("k") == {"v": 1} and len(said) == 1
+
+
+def test_a_damaged_schema_is_set_aside_on_read(tmp_path):
+    """`no such column`: what a corrupt schema page reads as; found at the first read."""
+    path = tmp_path / "c.sqlite"
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE entries (key TEXT PRIMARY KEY, value BLOB)")
+    db.commit()
+    db.close()
+    said, warn = _warnings()
+    c = ResponseCache(path, warn=warn)
+    assert c.get("k") is None and c.misses == 1
+    assert "no such column" in said[0] and list(tmp_path.glob("c.sqlite.damaged-*"))
+    c.put("k", {"v": 2})
+    c.close()
+    assert ResponseCache(path).get("k") == {"v": 2}
+
+
+def test_an_entry_that_is_not_its_own_is_a_miss(tmp_path):
+    """Another key's reply (a damaged index or page) or a changed byte is never served."""
+    path = tmp_path / "c.sqlite"
+    c = ResponseCache(path)
+    c.put("a", {"text": "TRUE"})
+    c.put("b", {"text": "FALSE"})
+    c.put("c", {"text": "kept"})
+    c.close()
+    db = sqlite3.connect(path)
+    va, vb = (db.execute("SELECT value FROM entries WHERE key=?", (k,)).fetchone()[0]
+              for k in "ab")
+    db.execute("UPDATE entries SET value=? WHERE key='a'", (vb,))
+    db.execute("UPDATE entries SET value=? WHERE key='b'", (va.replace(b"TRUE", b"TRUF"),))
+    db.commit()
+    db.close()
+    said, warn = _warnings()
+    c = ResponseCache(path, warn=warn)
+    assert c.get("a") is None and c.get("b") is None and c.get("c") == {"text": "kept"}
+    assert (c.hits, c.misses, c.rejected) == (1, 2, 2)
+    assert len(said) == 1 and "damaged entries" in said[0]
+    c.put("a", {"text": "asked again"})  # the answer asked again replaces the damaged entry
+    c.close()
+    assert said[-1].startswith("2 damaged entries")
+    assert ResponseCache(path).get("a") == {"text": "asked again"}
+
+
+def test_entries_of_older_versions_are_kept(tmp_path):
+    path = tmp_path / "c.sqlite"
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE responses (key TEXT PRIMARY KEY, value TEXT NOT NULL, created REAL)")
+    db.execute("INSERT INTO responses VALUES ('k', '{\"text\": \"old\"}', 0)")
+    db.commit()
+    db.close()
+    c = ResponseCache(path)
+    assert c.get("k") == {"text": "old"} and len(c) == 1
+    c.close()
+
+
+def test_integrity_options(tmp_path):
+    c = ResponseCache(tmp_path / "c.sqlite")
+    assert c._db is not None
+    assert c._db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert c._db.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
+    assert c._db.execute("PRAGMA cell_size_check").fetchone()[0] == 1
+    c.close()

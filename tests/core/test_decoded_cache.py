@@ -99,3 +99,24 @@ def test_damage_inside_a_group_is_repaired_on_load(tmp_path, source):
     assert g.load(["t002"]) == _records(3, 2)[4:] and len(calls) == 2
     assert decoded_groups(src, None, "d", decode, lambda r: r["g"]).all() == _records(3, 2)
     assert len(calls) == 2
+
+
+def test_a_flipped_byte_is_never_read_as_data(tmp_path, source):
+    """Issue 33.1: `marshal` reads a changed letter as another string, silently; every stored
+    body and group carries a digest, so damage anywhere is decoded anew, never served."""
+    src, decode_with, calls = source
+    src.write_text("v1")
+    recs = [{"g": f"t{g}", "text": f"answer-{g}-{i}"} for g in range(3) for i in range(2)]
+    decode = decode_with(lambda path: recs)
+    assert decoded(src, None, "f", decode) == recs
+    decoded_groups(src, None, "f", decode, lambda r: r["g"])
+    assert len(calls) == 2
+    entries = sorted((tmp_path / "cache" / "decoded").iterdir())
+    for entry in entries:
+        data = entry.read_bytes()
+        at = data.rindex(b"answer-1-1")
+        entry.write_bytes(data[:at] + b"ANSWER" + data[at + 6:])  # same length, same shape
+    assert decoded(src, None, "f", decode) == recs
+    assert decoded_groups(src, None, "f", decode, lambda r: r["g"]).all() == recs
+    assert len(calls) == 4  # each decoded again once, and its entry rewritten
+    assert decoded(src, None, "f", decode) == recs and len(calls) == 4

@@ -276,7 +276,10 @@ def test_profiles_make_one_leaderboard(cli, tmp_path, shared_data):
     csv = pd.read_csv(tmp_path / "board.csv")
     assert list(csv["model"]) == ["random"] * 3
     for r in doc["results"]:
-        col = next(c for c in board[0] if c.startswith(f"{r['benchmark']} {r['metric']}")
-                   and not c.endswith(("ci_low", "ci_high")))
+        heads = (f"{r['benchmark']} {r['metric']}", f"{r['benchmark']}:{r['variant']} "
+                 f"{r['metric']}")
+        cols = [c for c in board[0] if c.startswith(heads) and not c.endswith(
+            ("ci_low", "ci_high"))]
+        col = cols[0] if len(cols) == 1 else next(c for c in cols if c.startswith(heads[1]))
         assert board[0][col] == pytest.approx(r["value"])
         assert board[0][col + " ci_low"] == pytest.approx(r["ci_low"])

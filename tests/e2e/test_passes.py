@@ -140,3 +140,29 @@ def test_item_time_limit_records_an_error(tmp_path):
     store.close("finished")
     by_id = {r["id"]: r for r in result.records}
     assert by_id["fast"]["ok"] and "time limit of 0.1 s" in by_id["slow"]["error"]
+
+
+def test_judge_pass_on_a_full_disk_stops_cleanly(cli, tmp_path, shared_data, tmpfs):
+    """Issue 33.3: the judge's verdicts fill the disk: one message, exit 2, its manifest
+    `interrupted`, no temporary file; with room again it resumes and judges each item once."""
+    disk = tmpfs("runs", 160)
+    run_dir = disk / "run"
+    _mr_run(run_dir, shared_data("mr_gsm8k"))
+    verdicts = run_dir / "judgements" / "j1.jsonl"
+    reply = "Final Decision: Correct. " + "Because. " * 200  # ~2 KB a verdict: no room for all
+    with TestServer(reply=reply, models=["judge-a"]) as srv:
+        args = ["judge", "mr_gsm8k", "--run", run_dir, "--judge",
+                f"openai:judge-a@{srv.base_url}", "--judge-label", "j1", "--no-cache"]
+        code, _, err = cli(*args)
+        assert code == 2 and "Traceback" not in err, err
+        assert "no space left on the disk holding" in err and "MB free" in err, err
+        assert not [p for p in disk.rglob("*") if p.name.endswith(".tmp")]
+        statuses = [json.loads(p.read_text())["status"] for p in run_dir.rglob("*.json")
+                    if p.name != "manifest.json"]
+        assert statuses == ["interrupted"], statuses
+        before = len(read_records(verdicts))
+        assert 0 < before < N
+        tmpfs("runs", 4096)
+        code, _, err = cli(*args)
+        assert code == 0, err
+    assert sorted(r["id"] for r in read_records(verdicts)) == sorted(f"u{i}" for i in range(N))

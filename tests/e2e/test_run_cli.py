@@ -97,7 +97,7 @@ def test_ctrl_c_keeps_results_and_prints_resume_hint(cli, spawn, tmp_path, sig):
         assert _wait_for_records(runs, 10) is not None
         proc.send_signal(sig)
         _, err = proc.communicate(timeout=30)
-        assert proc.returncode == 130, err
+        assert proc.returncode == (143 if sig == signal.SIGTERM else 130), err  # 128 + signal
         assert "Resume with:" in err and "Traceback" not in err
         run = _run_dir(runs)
         assert json.loads((run / "manifest.json").read_text())["status"] == "interrupted"
@@ -126,7 +126,7 @@ def test_sigterm_interrupts_a_background_job_that_ignores_sigint(tmp_path):
         assert _wait_for_records(runs, 5) is not None
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=30)
-    assert proc.returncode == 130 and "Resume with:" in err, err
+    assert proc.returncode == 143 and "Resume with:" in err, err
     assert json.loads((_run_dir(runs) / "manifest.json").read_text())["status"] == "interrupted"
 
 

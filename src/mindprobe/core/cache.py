@@ -1,24 +1,47 @@
-"""A response cache in one SQLite file, so no request is ever paid for twice.
+"""A response cache in one SQLite file, so no request is ever paid for twice, and never answered
+with a reply that is not its own.
 
 Keys are sha256 over the endpoint identity and the full request (messages, sampling params,
 constraints); API keys never enter them. Writes are batched into short transactions (WAL), so
 several runs may share the file safely; losing the last uncommitted batch to a crash only
 means re-asking those few requests.
+
+A cache is trusted with results, so every entry carries a checksum over its key and its value,
+checked on every read: a damaged page that hands back another request's reply, or a flipped
+byte in a reply, is a miss (asked again, counted, warned about once), never a wrong record. A
+file SQLite itself finds damaged (at open, by `quick_check`, or on any later read or write) is
+renamed aside, named in a warning, and a new one started; a cache that cannot be written (a
+full disk) is used read-only for the rest of the run. Items never fail because of the cache.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import os
 import sqlite3
+import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from mindprobe.core.paths import free_space
 from mindprobe.errors import MindprobeError
 
-_SCHEMA = "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, value TEXT NOT NULL, created REAL)"
+#: The table of verified entries; `responses` (no checksums) is what versions before it wrote.
+_SCHEMA = ("CREATE TABLE IF NOT EXISTS entries (key TEXT PRIMARY KEY, value BLOB NOT NULL, "
+           "checksum TEXT NOT NULL, created REAL)")
+_LEGACY = "responses"
+#: SQLite result codes (primary, the low byte) of a damaged file: set aside and rebuilt.
+#: SQLITE_ERROR is what a corrupt schema reads as ("no such column: value").
+_DAMAGED = {sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_ERROR,
+            sqlite3.SQLITE_FORMAT, sqlite3.SQLITE_SCHEMA}
+#: ... of a file that cannot be written (full disk, read-only folder, I/O errors): read-only.
+_UNWRITABLE = {sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_READONLY,
+               sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM}
 
 
 def cache_key(identity: dict[str, Any], payload: dict[str, Any]) -> str:
@@ -26,42 +49,201 @@ def cache_key(identity: dict[str, Any], payload: dict[str, Any]) -> str:
     return hashlib.sha256(blob).hexdigest()
 
 
+def entry_checksum(key: str | bytes, value: str | bytes) -> str:
+    """What an entry stores beside its value: a digest of its full key and its value together,
+    so a row read for one key is served only when it is that key's, and intact."""
+    k = key.encode() if isinstance(key, str) else bytes(key)
+    v = value.encode() if isinstance(value, str) else bytes(value)
+    return hashlib.blake2b(k + b"\0" + v, digest_size=16).hexdigest()
+
+
+def _code(exc: sqlite3.Error) -> int | None:
+    code = getattr(exc, "sqlite_errorcode", None)
+    return None if code is None else code & 0xFF
+
+
+def _warn_stderr(message: str) -> None:
+    sys.stderr.write(f"warning: {message}\n")
+
+
 class ResponseCache:
     """get/put of JSON values by key. Puts are buffered in memory and flushed in one short
     transaction every `batch` puts or `max_age` seconds, so no write lock is ever held while
-    waiting on a model and concurrent runs sharing the file do not block each other."""
+    waiting on a model and concurrent runs sharing the file do not block each other.
+    `warn` hears, once each, about damage found and a cache that became read-only."""
 
-    def __init__(self, path: Path, batch: int = 64, max_age: float = 1.0) -> None:
+    def __init__(self, path: Path, batch: int = 64, max_age: float = 1.0,
+                 warn: Callable[[str], None] | None = None) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            self._db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.execute(_SCHEMA)
-        except sqlite3.DatabaseError as exc:
-            raise MindprobeError(
-                f"the response cache {self.path} is unusable ({exc}); delete it or use --no-cache"
-            ) from None
+        self._warn = warn or _warn_stderr
         self._buffer: dict[str, bytes] = {}
         self._since = 0.0
         self._batch = batch
         self._max_age = max_age
         self.hits = 0
         self.misses = 0
+        #: Entries found damaged (checksum or key mismatch, undecodable): each asked again.
+        self.rejected = 0
+        #: Files found damaged and renamed aside (their new names).
+        self.set_aside: list[Path] = []
+        self.writable = True
+        self._db: sqlite3.Connection | None = None
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise MindprobeError(f"cannot create the folder of the response cache {self.path} "
+                                 f"({exc.strerror}); choose another --cache or use --no-cache"
+                                 ) from None
+        self._open()
 
+    # -- opening -----------------------------------------------------------------------------
+    def _connect(self, read_only: bool = False) -> sqlite3.Connection:
+        if read_only:
+            db = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True,
+                                 timeout=30, isolation_level=None)
+        else:
+            db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+        try:
+            # cell_size_check: a damaged page is reported as corrupt, not misread.
+            db.execute("PRAGMA cell_size_check=ON")
+            if not read_only:
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute("PRAGMA synchronous=NORMAL")  # WAL: a crash loses, never damages
+            found = db.execute("PRAGMA quick_check(1)").fetchone()
+            if not found or found[0] != "ok":
+                raise sqlite3.DatabaseError(f"quick_check: {found[0] if found else 'no answer'}")
+            if not read_only:
+                db.execute(_SCHEMA)
+                self._migrate(db)
+        except BaseException:
+            db.close()
+            raise
+        return db
+
+    def _migrate(self, db: sqlite3.Connection) -> None:
+        """Entries of the unverified table older versions wrote, given their checksums."""
+        if not db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?",
+                          (_LEGACY,)).fetchone():
+            return
+        db.create_function("entry_checksum", 2, entry_checksum, deterministic=True)
+        with db:
+            db.execute("BEGIN")
+            db.execute(f"INSERT OR IGNORE INTO entries SELECT key, CAST(value AS BLOB), "
+                       f"entry_checksum(key, value), created FROM {_LEGACY}")
+            db.execute(f"DROP TABLE {_LEGACY}")
+
+    def _open(self) -> None:
+        """Open the file; a damaged one is set aside and a new one made; one that cannot be
+        written is read (read-only) if it can be, else the cache is off for this run."""
+        try:
+            self._db = self._connect()
+            return
+        except sqlite3.DatabaseError as exc:
+            error = exc
+        if _code(error) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+            self._off(error)  # held by another process for longer than the timeout
+            return
+        if _code(error) in _UNWRITABLE:
+            self._read_only(error)
+            with contextlib.suppress(sqlite3.Error):
+                self._db = self._connect(read_only=True) if self.path.exists() else None
+            return
+        self._rebuild(error)
+
+    def _rebuild(self, exc: BaseException) -> None:
+        """Set a damaged file aside and start a new one (the cache is off if either fails)."""
+        if self._set_file_aside(exc):
+            try:
+                self._db = self._connect()
+            except sqlite3.DatabaseError as again:
+                self._off(again)
+
+    def _off(self, exc: BaseException) -> None:
+        self._warn(f"the response cache {self.path} cannot be used ({exc}); this run goes on "
+                   "without it")
+        self._db, self.writable = None, False
+
+    def _set_file_aside(self, exc: BaseException) -> bool:
+        """Rename a damaged file (and its WAL) aside; False when that failed (cache off)."""
+        if self._db is not None:
+            with contextlib.suppress(sqlite3.Error):
+                self._db.close()
+            self._db = None
+        aside = self.path.with_name(
+            f"{self.path.name}.damaged-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}")
+        try:
+            os.replace(self.path, aside)
+        except OSError as err:
+            self._off(f"{exc}; it could not be set aside: {err.strerror}")
+            return False
+        for suffix in ("-wal", "-shm"):
+            with contextlib.suppress(OSError):
+                os.replace(f"{self.path}{suffix}", f"{aside}{suffix}")
+        self.set_aside.append(aside)
+        self._warn(f"the response cache {self.path} is damaged ({exc}); it was set aside as "
+                   f"{aside} and a new one started (its replies are asked again)")
+        return True
+
+    def _read_only(self, exc: BaseException) -> None:
+        if self.writable:
+            self._warn(f"the response cache {self.path} cannot be written ({exc}; "
+                       f"{free_space(self.path.parent)}); it is read-only for the rest of "
+                       "this run, replies not cached are asked and recorded as usual")
+        self.writable = False
+        self._buffer.clear()
+
+    def _failed(self, exc: sqlite3.Error) -> None:
+        """A read or write raised: set a damaged file aside, stop writing an unwritable one;
+        a busy file (another process) is only a miss."""
+        code = _code(exc)
+        if not self.writable:
+            return  # read-only (a full disk): what it cannot read is a miss, nothing to rebuild
+        if code in _UNWRITABLE:
+            self._read_only(exc)
+        elif code in _DAMAGED or (code is None and type(exc) is sqlite3.DatabaseError):
+            self._rebuild(exc)
+
+    # -- entries -----------------------------------------------------------------------------
     def get(self, key: str) -> dict[str, Any] | None:
         raw = self._buffer.get(key)
-        if raw is None:
-            row = self._db.execute("SELECT value FROM responses WHERE key=?", (key,)).fetchone()
-            raw = row[0] if row else None
-        if raw is None:
+        value = orjson.loads(raw) if raw is not None else self._read(key)
+        if value is None:
             self.misses += 1
             return None
         self.hits += 1
-        return orjson.loads(raw)
+        return value
+
+    def _read(self, key: str) -> dict[str, Any] | None:
+        if self._db is None:
+            return None
+        try:
+            row = self._db.execute("SELECT key, value, checksum FROM entries WHERE key=?",
+                                   (key,)).fetchone()
+        except sqlite3.Error as exc:
+            self._failed(exc)
+            return None
+        if row is None:
+            return None
+        stored, raw, checksum = row
+        if stored != key or not isinstance(raw, bytes) or checksum != entry_checksum(key, raw):
+            self._reject(key, "its checksum does not match")
+            return None
+        try:
+            value = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            self._reject(key, "it is not JSON")
+            return None
+        return value if isinstance(value, dict) else None
+
+    def _reject(self, key: str, why: str) -> None:
+        self.rejected += 1
+        if self.rejected == 1:
+            self._warn(f"the response cache {self.path} holds damaged entries (first: "
+                       f"{key[:12]}…, {why}); they are asked again, never used")
 
     def put(self, key: str, value: dict[str, Any]) -> None:
+        if not self.writable or self._db is None:
+            return
         if not self._buffer:
             self._since = time.monotonic()
         self._buffer[key] = orjson.dumps(value)
@@ -69,21 +251,38 @@ class ResponseCache:
             self.flush()
 
     def flush(self) -> None:
-        if not self._buffer:
+        if not self._buffer or self._db is None or not self.writable:
             return
         now = time.time()
-        rows = [(k, v.decode(), now) for k, v in self._buffer.items()]
-        with self._db:
-            self._db.execute("BEGIN")
-            self._db.executemany(
-                "INSERT OR REPLACE INTO responses (key, value, created) VALUES (?, ?, ?)", rows
-            )
+        rows = [(k, v, entry_checksum(k, v), now) for k, v in self._buffer.items()]
+        for _ in range(2):  # once more into a new file when this one was found damaged
+            db = self._db
+            if db is None or not self.writable:
+                break
+            try:
+                with db:
+                    db.execute("BEGIN")
+                    db.executemany("INSERT OR REPLACE INTO entries (key, value, checksum, "
+                                   "created) VALUES (?, ?, ?, ?)", rows)
+                break
+            except sqlite3.Error as exc:
+                if _code(exc) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+                    return  # another process holds the file: kept for the next flush
+                self._failed(exc)
         self._buffer.clear()
 
     def close(self) -> None:
         self.flush()
-        self._db.close()
+        if self.rejected > 1:
+            self._warn(f"{self.rejected} damaged entries of the response cache {self.path} "
+                       "were asked again")
+        if self._db is not None:
+            with contextlib.suppress(sqlite3.Error):
+                self._db.close()
+            self._db = None
 
     def __len__(self) -> int:
         self.flush()
-        return self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+        if self._db is None:
+            return len(self._buffer)
+        return self._db.execute("SELECT COUNT(*) FROM entries").fetchone()[0]

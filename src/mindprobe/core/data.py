@@ -7,6 +7,7 @@ it files come from the user cache (`MINDPROBE_DATA_DIR`, else ~/.cache/mindprobe
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import marshal
 import mmap
@@ -171,8 +172,23 @@ def _download(url: str, path: Path, console: Console) -> None:
     console.print(f"[green]fetched[/green] {path}")
 
 
-_DECODED_MAGIC = b"mindprobe-decoded-v1\n"
-_GROUPED_MAGIC = b"mindprobe-grouped-v1\n"
+_DECODED_MAGIC = b"mindprobe-decoded-v2\n"
+_GROUPED_MAGIC = b"mindprobe-grouped-v2\n"
+#: Bytes of the digest each stored body (or group) carries, checked before it is unmarshalled:
+#: `marshal` reads a flipped byte as another value, silently.
+_DIGEST = 16
+
+
+def _digest(body: bytes | memoryview) -> bytes:
+    return hashlib.blake2b(body, digest_size=_DIGEST).digest()
+
+
+def _verified(blob: bytes | memoryview) -> memoryview:
+    """The body behind a digest, or ValueError (a damaged entry: made anew)."""
+    view = memoryview(blob)
+    if len(view) < _DIGEST or _digest(view[_DIGEST:]) != view[:_DIGEST]:
+        raise ValueError("damaged cache entry (digest mismatch)")
+    return view[_DIGEST:]
 
 
 def _memoised(path: Path, sha256: str | None, kind: str, magic: bytes,
@@ -192,13 +208,14 @@ def _memoised(path: Path, sha256: str | None, kind: str, magic: bytes,
     except (OSError, ValueError):  # missing, unreadable or empty
         pass
     body = encode()
+    tmp = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
     try:
         cache.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
         tmp.write_bytes(magic + body)
         os.replace(tmp, cache)
-    except OSError:
-        pass  # a read-only cache only costs speed
+    except OSError:  # a read-only or full cache only costs speed, and keeps no partial copy
+        with contextlib.suppress(OSError):
+            tmp.unlink()
     return memoryview(body)
 
 
@@ -214,14 +231,15 @@ def decoded(path: Path, sha256: str | None, kind: str, decode: Callable[[Path], 
 
     def encode() -> bytes:
         made.append(decode(path))
-        return marshal.dumps(made[0])
+        body = marshal.dumps(made[0])
+        return _digest(body) + body
 
     body = _memoised(path, sha256, kind, _DECODED_MAGIC, encode)
     if made:
         return made[0]
     try:
         with gc_paused():
-            return marshal.loads(body)
+            return marshal.loads(_verified(body))
     except (EOFError, ValueError, TypeError):  # a corrupt cache entry: decoded and rewritten
         body.release()
         _memoised(path, sha256, kind, _DECODED_MAGIC, encode, fresh=True)
@@ -274,14 +292,16 @@ class Grouped:
     @classmethod
     def _parse(cls, blob: bytes | memoryview) -> Grouped:
         n = int.from_bytes(blob[:8], "little")
-        keys, sizes, spans = marshal.loads(blob[8:8 + n])
-        body = memoryview(blob)[8 + n:]
+        keys, sizes, spans, digests = marshal.loads(_verified(blob[8:8 + _DIGEST + n]))
+        body = memoryview(blob)[8 + _DIGEST + n:]
         if len(keys) != len(spans) or (spans and spans[-1][1] != len(body)):
             raise ValueError("inconsistent grouped cache")
 
         def fetch(i: int) -> list[Any]:
-            a, b = spans[i]
-            return marshal.loads(body[a:b])
+            chunk = body[spans[i][0]:spans[i][1]]
+            if _digest(chunk) != digests[i]:
+                raise ValueError("damaged cache entry (digest mismatch)")
+            return marshal.loads(chunk)
 
         return cls(keys, sizes, fetch, body.release)
 
@@ -300,8 +320,9 @@ def _encode_groups(records: Iterable[Any], key: Callable[[Any], Any]) -> bytes:
     for p in parts:
         spans.append((at, at + len(p)))
         at += len(p)
-    header = marshal.dumps((list(groups), [len(g) for g in groups.values()], spans))
-    return len(header).to_bytes(8, "little") + header + b"".join(parts)
+    header = marshal.dumps((list(groups), [len(g) for g in groups.values()], spans,
+                            [_digest(p) for p in parts]))
+    return len(header).to_bytes(8, "little") + _digest(header) + header + b"".join(parts)
 
 
 def decoded_groups(path: Path, sha256: str | None, kind: str,

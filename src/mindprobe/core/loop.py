@@ -14,6 +14,8 @@ import signal
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
+from mindprobe.core.process import note_terminated
+
 T = TypeVar("T")
 
 
@@ -92,6 +94,7 @@ async def _terminable(coro: Coroutine[Any, Any, T]) -> T:
     def on_term() -> None:
         nonlocal terminated
         terminated = True
+        note_terminated()
         if task is not None:
             task.cancel()
 

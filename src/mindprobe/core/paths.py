@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import shutil
 from pathlib import Path
 
 from mindprobe.errors import UsageError
@@ -33,6 +35,19 @@ def response_cache_path() -> Path:
     return Path(env).expanduser() if env else cache_dir() / "responses.sqlite"
 
 
+def free_space(folder: Path) -> str:
+    """The free space of the disk holding `folder`, for messages ("12.0 MB free")."""
+    try:
+        return f"{shutil.disk_usage(folder).free / 1e6:.1f} MB free"
+    except OSError:
+        return "free space unknown"
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """A write failed for want of room (a full disk, or the user's quota)."""
+    return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
+
+
 def path_component(value: str, what: str) -> str:
     """`value` checked to be one safe folder name (a run's --name, a judge's label): never a
     path that would put a run somewhere else."""
@@ -48,3 +63,11 @@ def check_parent(path: Path, flag: str) -> None:
     parent = path.expanduser().absolute().parent
     if not parent.is_dir():
         raise UsageError(f"{flag} {path}: the folder {parent} does not exist")
+
+
+def refuse_empty(value: object, flag: str) -> None:
+    """An empty value given for `flag` is a usage error: to `Path` it is the current folder, so
+    `--runs-dir "$UNSET"` would write where nobody asked."""
+    if isinstance(value, str) and not value.strip():
+        raise UsageError(f"{flag} is empty: give a value (an empty path would mean the current "
+                         "folder; an unset shell variable?)")

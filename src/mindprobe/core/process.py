@@ -69,12 +69,31 @@ def exit_now(code: int) -> NoReturn:
     os._exit(code)
 
 
+#: Set once SIGTERM has asked the program to stop: it then ends as Ctrl-C does, but with the
+#: status a shell expects of a terminated program (143 = 128 + 15, where Ctrl-C gives 130).
+_TERMINATED = threading.Event()
+
+
+def note_terminated() -> None:
+    """SIGTERM arrived (the handler that turns it into an interrupt calls this)."""
+    _TERMINATED.set()
+
+
+def interrupt_status(clear: bool = False) -> int:
+    """The exit status of an interrupted command: 143 after SIGTERM, else 130 (Ctrl-C);
+    `clear`: forget an earlier SIGTERM (a new command in the same process)."""
+    if clear:
+        _TERMINATED.clear()
+    return 143 if _TERMINATED.is_set() else 130
+
+
 def terminate_as_interrupt() -> None:
     """SIGTERM (`timeout`, SLURM, `docker stop`) ends the program as Ctrl-C does, also outside
     the event loop (loading data, importing): finished work kept, the resume line printed."""
     import signal
 
     def on_term(signum: int, frame: object) -> None:
+        note_terminated()
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, on_term)

@@ -6,12 +6,31 @@ torn last line (a kill -9 mid-write) is ignored on read and cut off on repair.
 
 from __future__ import annotations
 
+import contextlib
+import os
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from mindprobe.errors import DataError
+
+
+def append_whole(fd: int, data: bytes) -> None:
+    """`data` (whole lines) appended to the O_APPEND file `fd` in one write call; if the OS
+    takes only part (a full disk) and then fails, the part is cut off again, so no torn line is
+    left in the middle of the file for a later write to follow."""
+    done = os.write(fd, data)
+    if done == len(data):
+        return
+    view = memoryview(data)
+    try:
+        while done < len(data):
+            done += os.write(fd, view[done:])
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, os.fstat(fd).st_size - done)
+        raise
 
 
 def read_records(path: Path, *, repair: bool = False) -> list[dict[str, Any]]:

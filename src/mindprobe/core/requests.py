@@ -31,6 +31,7 @@ from typing import Any
 import orjson
 
 from mindprobe.core.model import Request
+from mindprobe.core.records import append_whole
 
 TEXTS = "texts.jsonl"
 #: Texts at least this long are stored once per run when a second item sends them.
@@ -151,7 +152,7 @@ class TextStore:
         line = orjson.dumps({"sha256": digest, "text": text}, option=orjson.OPT_APPEND_NEWLINE)
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
-            os.write(fd, line)
+            append_whole(fd, line)  # a full disk leaves no torn line for the next to follow
         finally:
             os.close(fd)
         self._stored.add(digest)

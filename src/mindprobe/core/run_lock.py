@@ -49,9 +49,12 @@ class RunLock:
                 f"{self.path.parent} is in use by another mindprobe process ({holder}); "
                 "wait for it to finish or stop it, or use another --runs-dir"
             ) from None
-        os.ftruncate(fd, 0)
         info = f"pid {os.getpid()}, since {now_iso()}: mindprobe {' '.join(sys.argv[1:])}"
-        os.pwrite(fd, info.encode()[:4000], 0)
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, info.encode()[:4000], 0)
+        except OSError:  # a full disk: the lock holds all the same, its holder goes unnamed
+            pass
         RunLock._held[self._key] = [fd, 1]
 
     def release(self) -> None:

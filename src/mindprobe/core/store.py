@@ -18,10 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mindprobe.core.records import dedupe, encode_record, read_records
+from mindprobe.core.paths import free_space, is_disk_full
+from mindprobe.core.records import append_whole, dedupe, encode_record, read_records
 from mindprobe.core.requests import TEXTS, TextStore, read_texts
 from mindprobe.core.run_lock import RunLock, now_iso
-from mindprobe.errors import DataError, UsageError
+from mindprobe.errors import DataError, DiskFull, UsageError
 from mindprobe.version import __version__
 
 if TYPE_CHECKING:
@@ -37,9 +38,22 @@ KEPT_FIELDS = ("trackers",)
 
 
 def write_json_atomic(path: Path, obj: Any) -> None:
+    """`obj` as `path`, whole or not at all (a temporary file renamed over it). On a full
+    disk, where a second copy finds no room, an existing file is overwritten in place (the
+    manifest must still say the run was interrupted); the temporary file never stays."""
+    data = (json.dumps(obj, indent=2, ensure_ascii=False, default=str) + "\n").encode()
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(obj, indent=2, ensure_ascii=False, default=str) + "\n")
-    os.replace(tmp, path)
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        if not is_disk_full(exc) or not path.exists():
+            raise
+        with open(path, "r+b") as f:
+            f.write(data)
+            f.truncate()
 
 
 class RunStore:
@@ -135,49 +149,59 @@ class RunStore:
             self._fd = os.open(self.records_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
             self.texts = TextStore(self.records_path.parent)
         except OSError as exc:
+            if is_disk_full(exc):
+                raise self.disk_full() from None
             raise UsageError(f"cannot write the run in {self.dir}: {exc.strerror} "
                              "(choose a writable --runs-dir)") from None
         return done
 
+    def disk_full(self, resume: str | None = None) -> DiskFull:
+        """The one message of a run stopped by a full disk: where, how much room is left."""
+        how = f"resume with: {resume}" if resume else "re-run the same command to resume"
+        return DiskFull(f"no space left on the disk holding {self.dir} "
+                        f"({free_space(self.dir)}); the run stopped, every finished item is "
+                        f"kept. Free some space there, then {how}")
+
     def _rewrite(self, records: Any) -> None:
         tmp = self.records_path.with_name(RECORDS + ".tmp")
-        with open(tmp, "wb") as f:
-            for rec in records:
-                f.write(encode_record(rec))
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, self.records_path)
+        try:
+            with open(tmp, "wb") as f:
+                for rec in records:
+                    f.write(encode_record(rec))
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, self.records_path)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+            if is_disk_full(exc):
+                raise self.disk_full() from None
+            raise
 
     # -- writing ---------------------------------------------------------------------------
     def append(self, record: dict[str, Any]) -> None:
         self.append_encoded(encode_record(record))
 
     def append_encoded(self, data: bytes) -> None:
-        """Whole lines made by `encode_record`, in one write call; if the OS takes only part
-        (a full disk) and then fails, the part is cut off again, so no torn line is left in
-        the middle of the file for a later write to follow."""
+        """Whole lines made by `encode_record`, in one write call (`append_whole`: never a
+        torn line left behind)."""
         assert self._fd is not None, "store not open"
-        done = os.write(self._fd, data)
-        if done < len(data):
-            self._write_rest(memoryview(data), done)
-
-    def _write_rest(self, data: memoryview, done: int) -> None:
-        assert self._fd is not None
-        try:
-            while done < len(data):
-                done += os.write(self._fd, data[done:])
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.ftruncate(self._fd, os.fstat(self._fd).st_size - done)
-            raise
+        append_whole(self._fd, data)
 
     def close(self, status: str, summary: dict[str, Any] | None = None) -> None:
-        if self._fd is not None:
-            os.fsync(self._fd)
-            os.close(self._fd)
-            self._fd = None
         try:
+            unsynced: OSError | None = None  # the manifest is written even then
+            if self._fd is not None:
+                fd, self._fd = self._fd, None
+                try:
+                    os.fsync(fd)
+                except OSError as exc:
+                    unsynced = exc
+                finally:
+                    os.close(fd)
             self._finish(status, summary)
+            if unsynced is not None:
+                raise unsynced
         finally:
             if self._lock is not None:
                 self._lock.release()

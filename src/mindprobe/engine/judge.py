@@ -6,13 +6,14 @@ asked again. `mindprobe judge` and `mindprobe.judge()` both call `judge_run`.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from mindprobe.core.benchmark import Benchmark, Item, RunPlan
 from mindprobe.core.loop import run_blocking
-from mindprobe.core.paths import path_component
+from mindprobe.core.paths import is_disk_full, path_component
 from mindprobe.core.results import Results
 from mindprobe.core.runner import PassSettings, execute
 from mindprobe.core.store import Run as StoredRun
@@ -94,7 +95,7 @@ async def _judge_pass(settings: JudgeSettings, bench: Benchmark, plan: RunPlan, 
                       label: str, run_dir: Path, todo: list[Item], reporter: Reporter) -> int:
     concurrency = settings.concurrency or model.default_concurrency
     model.configure(concurrency)
-    cache = open_cache(settings.cache, settings.cache_file, [model])
+    cache = open_cache(settings.cache, settings.cache_file, [model], reporter.warn)
     store = judgement_store(run_dir, label)
     manifest = base_manifest(label=label, spec=model.spec, model={"judge": model.spec},
                              identity=model.identity(), benchmark=bench.name)
@@ -113,9 +114,13 @@ async def _judge_pass(settings: JudgeSettings, bench: Benchmark, plan: RunPlan, 
                                description=f"judge {label}")
         store.close("finished" if not result.errors else "finished_with_errors")
         return result.errors
-    except BaseException:
+    except BaseException as exc:
+        full = is_disk_full(exc)
         if store._fd is not None:
-            store.close("interrupted")
+            with contextlib.suppress(*((OSError,) if full else ())):
+                store.close("interrupted")
+        if full:
+            raise store.disk_full() from None
         raise
     finally:
         await model.close()

@@ -12,6 +12,7 @@ import contextlib
 import gc
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,7 @@ from mindprobe.core.benchmark import (
 from mindprobe.core.cache import ResponseCache
 from mindprobe.core.loop import run_blocking
 from mindprobe.core.options import build_options, options_dict
-from mindprobe.core.paths import response_cache_path
+from mindprobe.core.paths import is_disk_full, response_cache_path
 from mindprobe.core.process import gc_paused
 from mindprobe.core.results import Results, failed_results
 from mindprobe.core.runner import PassSettings, execute, usage_summary
@@ -206,12 +207,14 @@ def check_capabilities(model: Model, plans: list[tuple[str, RunPlan]]) -> None:
                                  f"(it offers: {', '.join(sorted(model.capabilities)) or 'none'})")
 
 
-def open_cache(settings_cache: bool, cache_file: str | Path | None,
-               models: list[Model]) -> ResponseCache | None:
-    """The response cache, when wanted and some model's replies may be cached."""
+def open_cache(settings_cache: bool, cache_file: str | Path | None, models: list[Model],
+               warn: Callable[[str], None] | None = None) -> ResponseCache | None:
+    """The response cache, when wanted and some model's replies may be cached; `warn` hears
+    about damage it found and set aside (the reporter's warnings)."""
     if not settings_cache or not any(m.cacheable for m in models):
         return None
-    return ResponseCache(Path(cache_file) if cache_file else response_cache_path())
+    path = Path(cache_file) if cache_file else response_cache_path()
+    return ResponseCache(path, warn=warn)
 
 
 async def _run_all(task: Task, settings: RunSettings, plans: list[tuple[str, RunPlan]],
@@ -224,7 +227,7 @@ async def _run_all(task: Task, settings: RunSettings, plans: list[tuple[str, Run
     for m in own.values():
         m.configure(concurrency)
     cache = shared.cache if shared is not None else open_cache(
-        settings.cache, settings.cache_file, list(models.values()))
+        settings.cache, settings.cache_file, list(models.values()), reporter.warn)
     resources = {k: r for _, p in plans for k, r in p.resources.items()}
     try:
         for r in resources.values():  # first: a cheap check that fails before a model loads
@@ -249,6 +252,17 @@ async def _run_all(task: Task, settings: RunSettings, plans: list[tuple[str, Run
             await m.close()
         if cache is not None and shared is None:
             cache.close()
+
+
+def _close_failed(store: RunStore, new_dir: bool, run_dir: Path, settings: RunSettings,
+                  reporter: Reporter, command: str) -> None:
+    """A run that stopped on an error: marked failed, or removed when it holds nothing."""
+    store.close("failed")
+    if new_dir and not store.records():  # nothing to keep: leave no empty failed run
+        shutil.rmtree(run_dir, ignore_errors=True)
+        _prune_empty(run_dir.parent, Path(settings.runs_dir))
+    else:
+        reporter.kept(run_dir, command)
 
 
 def _prune_empty(folder: Path, root: Path) -> None:
@@ -305,13 +319,15 @@ async def _run_one(task: Task, settings: RunSettings, variant: str, plan: RunPla
     except asyncio.CancelledError:
         store.close("interrupted")  # the call says so, with the resume line (run_task)
         raise
+    except OSError as exc:
+        if not is_disk_full(exc):
+            _close_failed(store, new_dir, run_dir, settings, reporter, command)
+            raise
+        with contextlib.suppress(OSError):  # where even that finds no room, records still are
+            store.close("interrupted")
+        raise store.disk_full(command) from None
     except BaseException:
-        store.close("failed")
-        if new_dir and not store.records():  # nothing to keep: leave no empty failed run
-            shutil.rmtree(run_dir, ignore_errors=True)
-            _prune_empty(run_dir.parent, Path(settings.runs_dir))
-        else:
-            reporter.kept(run_dir, command)
+        _close_failed(store, new_dir, run_dir, settings, reporter, command)
         raise
     records = result.records
     res = failed_results(bench.name, records) or bench.results(records, plan)
@@ -321,9 +337,14 @@ async def _run_one(task: Task, settings: RunSettings, variant: str, plan: RunPla
         if role != "model":
             doc[f"{role}_usage"] = usage_summary(records, role)
     status = "finished" if result.errors == 0 else "finished_with_errors"
-    store.close(status, summary={"headline": res.headline_dict(), "usage": doc["usage"],
-                                 "invalid": res.invalid_dict(), "failed": res.failed_dict(),
-                                 "items_done": len(records)})
+    try:
+        store.close(status, summary={"headline": res.headline_dict(), "usage": doc["usage"],
+                                     "invalid": res.invalid_dict(), "failed": res.failed_dict(),
+                                     "items_done": len(records)})
+    except OSError as exc:
+        if is_disk_full(exc):
+            raise store.disk_full(command) from None
+        raise
     endpoints = model.endpoint_stats()
     if endpoints:
         doc["endpoints"] = endpoints

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
-from mindprobe.core.paths import check_parent, path_component
+from mindprobe.core.paths import check_parent, path_component, refuse_empty
 from mindprobe.errors import UsageError
 
 if TYPE_CHECKING:
@@ -73,6 +73,10 @@ class RunSettings:
         """Counts, the timeout, paths and --name, before anything is loaded or started."""
         check_counts(self, ("limit", "concurrency", "max_tokens", "max_attempts", "threads",
                             "batch"))
+        for field_, flag in (("runs_dir", "--runs-dir"), ("data_dir", "--data-dir"),
+                             ("prompt_file", "--prompt-file"), ("cache_file", "--cache"),
+                             ("endpoints", "--endpoints")):
+            refuse_empty(getattr(self, field_), flag)
         runs = Path(self.runs_dir)
         if runs.exists() and not runs.is_dir():
             raise UsageError(f"--runs-dir {runs} is a file; give a folder")

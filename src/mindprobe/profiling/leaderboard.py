@@ -26,16 +26,14 @@ def _headlines(folder: Path) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]
         raise UsageError(f"{folder / MANIFEST} is not valid JSON") from None
     out: dict[str, dict[str, Any]] = {}
     for bench, entry in sorted(doc.get("benchmarks", {}).items()):
-        for rel in entry.get("runs", []):
-            if not (folder / rel / "manifest.json").is_file():
-                continue
+        rels = [r for r in entry.get("runs", []) if (folder / r / "manifest.json").is_file()]
+        for rel in rels:
             run = load_run(folder / rel)
             h = stored_results(run).headline
             if h is None:
                 continue
             scale = 100.0 if h.percent else 1.0
-            key = bench if run.variant == entry.get("setting", run.variant) \
-                else f"{bench}:{run.variant}"
+            key = bench if len(rels) == 1 else f"{bench}:{run.variant}"
             out[key] = {"metric": h.name, "unit": "%" if h.percent else h.unit.strip(),
                         "value": None if h.value is None else h.value * scale,
                         "ci_low": None if h.ci_low is None else h.ci_low * scale,

@@ -221,7 +221,7 @@ async def _run_entries(prof: Profile, ps: ProfileRequest, todo: list[Entry],
     if model.spec.startswith("local"):
         reporter.note("starting the embedded llama.cpp server…")
     await model.start()
-    cache = open_cache(ps.run.cache, ps.run.cache_file, [model])
+    cache = open_cache(ps.run.cache, ps.run.cache_file, [model], reporter.warn)
     budgeted(model, concurrency)
     display = progress_display(reporter.console)
     display.start()
