@@ -292,6 +292,9 @@ def _print_error(message: str) -> None:
 
 def _fail(message: str, as_json: bool) -> int:
     """One error line on stderr; under --json also the one JSON document stdout promises."""
+    from mindprobe.core.secrets import redact
+
+    message = redact(message)
     _print_error(message)
     if as_json:
         import json

@@ -5,9 +5,9 @@ from __future__ import annotations
 import datetime as dt
 import fcntl
 import os
-import sys
 from pathlib import Path
 
+from mindprobe.core.secrets import command_line
 from mindprobe.errors import UsageError
 
 LOCK = ".lock"
@@ -50,7 +50,7 @@ class RunLock:
                 "wait for it to finish or stop it, or use another --runs-dir"
             ) from None
         os.ftruncate(fd, 0)
-        info = f"pid {os.getpid()}, since {now_iso()}: mindprobe {' '.join(sys.argv[1:])}"
+        info = f"pid {os.getpid()}, since {now_iso()}: {command_line()}"
         os.pwrite(fd, info.encode()[:4000], 0)
         RunLock._held[self._key] = [fd, 1]
 

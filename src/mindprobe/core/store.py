@@ -22,6 +22,7 @@ from mindprobe import __version__
 from mindprobe.core.records import dedupe, encode_record, read_records
 from mindprobe.core.requests import TEXTS, TextStore, read_texts
 from mindprobe.core.run_lock import RunLock, now_iso
+from mindprobe.core.secrets import redact
 from mindprobe.errors import DataError, UsageError
 
 if TYPE_CHECKING:
@@ -36,7 +37,8 @@ IDENTITY_FIELDS = ("benchmark", "variant", "model", "config", "data")
 
 def write_json_atomic(path: Path, obj: Any) -> None:
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(obj, indent=2, ensure_ascii=False, default=str) + "\n")
+    text = json.dumps(obj, indent=2, ensure_ascii=False, default=str)
+    tmp.write_text(redact(text) + "\n")
     os.replace(tmp, path)
 
 

@@ -8,7 +8,6 @@ console, the summary of a finished run, the resume hint of an interrupted one.
 
 from __future__ import annotations
 
-import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 
 from mindprobe.core.paths import check_parent, path_component
+from mindprobe.core.secrets import command_line
 from mindprobe.errors import UsageError
 
 if TYPE_CHECKING:
@@ -102,7 +102,7 @@ class RunSettings:
             argv += ["--reasoning-effort", self.reasoning_effort]
         elif self.reasoning:
             argv.append("--reasoning")
-        return "mindprobe " + shlex.join(argv)
+        return command_line(argv)
 
 
 class Reporter:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mindprobe.core.retry import backoff_delay
+from mindprobe.core.secrets import UrlCredentials, redact, remember, split_credentials
 from mindprobe.errors import ModelError, UsageError
 
 #: The group of endpoints given without a name (inline URL lists, files without `group =`).
@@ -42,6 +43,8 @@ class EndpointSpec:
     concurrency: int | None = None
     key_env: str | None = None
     key: str | None = field(default=None, repr=False)
+    #: What the URL carried besides the address (userinfo, query): sent, never shown.
+    credentials: UrlCredentials = field(default_factory=UrlCredentials, repr=False)
     source: str = ""
     #: llama.cpp servers take `id_slot`: one KV slot per live conversation (Ray replicas).
     llama_slots: bool = False
@@ -50,13 +53,17 @@ class EndpointSpec:
     slot_dir: str | None = None
 
 
-def _normalise(url: str, where: str) -> str:
+def _endpoint(url: str, where: str) -> EndpointSpec:
+    """The endpoint at `url`, its address shown and its credentials kept apart."""
     from mindprobe.models.wire import normalise_base_url
 
+    if "://" not in url:
+        url = "http://" + url
+    address, credentials = split_credentials(url)
     try:
-        return normalise_base_url(url)
+        return EndpointSpec(normalise_base_url(address), credentials=credentials, source=where)
     except ModelError as exc:
-        raise UsageError(f"{where}: {exc}") from None
+        raise UsageError(f"{where}: {redact(str(exc))}") from None
 
 
 def parse_endpoint_list(text: str, *, what: str = "the model spec") -> list[EndpointSpec]:
@@ -64,8 +71,7 @@ def parse_endpoint_list(text: str, *, what: str = "the model spec") -> list[Endp
     urls = [u.strip() for u in text.split(",")]
     if any(not u for u in urls):
         raise UsageError(f"{what}: empty URL in the endpoint list {text!r}")
-    specs = [EndpointSpec(_normalise(u, what), source=f"{what} #{i + 1}")
-             for i, u in enumerate(urls)]
+    specs = [_endpoint(u, f"{what} #{i + 1}") for i, u in enumerate(urls)]
     _check_unique(specs)
     return [_with_key(s) for s in specs]
 
@@ -95,10 +101,10 @@ def parse_endpoints_file(path: str | Path) -> tuple[list[EndpointSpec], str | No
             group = m.group(1)
             continue
         url, *options = line.split()
-        if "=" in url:
+        if "=" in url.partition("?")[0]:  # an option where the URL belongs (a query may hold =)
             raise UsageError(f"{where}: expected a URL first (e.g. http://host:8000/v1 "
                              f"concurrency=8 key_env=VLLM_KEY), got {raw.strip()!r}")
-        spec = EndpointSpec(_normalise(url, where), source=where)
+        spec = _endpoint(url, where)
         for opt in options:
             key, sep, value = opt.partition("=")
             if not sep or not value:
@@ -134,6 +140,7 @@ def _check_unique(specs: list[EndpointSpec]) -> None:
 def _with_key(spec: EndpointSpec) -> EndpointSpec:
     env = spec.key_env or "MINDPROBE_API_KEY"
     spec.key = os.environ.get(env)
+    remember(spec.key)
     if spec.key_env and not spec.key:
         raise UsageError(f"{spec.source}: key_env={spec.key_env} but ${spec.key_env} is not set")
     return spec
