@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
+from mindprobe.core.options import check_range
 from mindprobe.core.paths import check_parent, path_component
 from mindprobe.core.secrets import command_line
 from mindprobe.errors import UsageError
@@ -22,15 +23,29 @@ if TYPE_CHECKING:
     from mindprobe.core.runner import RunResult
 
 
-def check_counts(settings: Any, counts: tuple[str, ...]) -> None:
-    """Counts and the timeout, as any command that sends requests takes them (NaN refused)."""
-    for flag in counts:
-        value = getattr(settings, flag)
-        if value is not None and value < 1:
-            raise UsageError(f"--{flag.replace('_', '-')} must be a positive number; got {value}")
-    if not 0 < settings.timeout < float("inf"):
-        raise UsageError(f"--timeout must be a positive number of seconds; got "
-                         f"{settings.timeout:g}")
+#: The valid range of every numeric run setting (inclusive), checked before anything starts:
+#: a value past it would fail on every item instead (a max_tokens beyond 64 bits cannot even
+#: be encoded). Int32 where servers take an int32 (llama.cpp's n_predict, seeds).
+RANGES: dict[str, tuple[float, float]] = {
+    "limit": (1, 100_000_000),
+    "concurrency": (1, 100_000),
+    "seed": (0, 2**32 - 1),
+    "max_tokens": (1, 2**31 - 1),
+    "max_attempts": (1, 1000),
+    "timeout": (0.001, 7 * 24 * 3600.0),
+    "replicas": (1, 10_000),
+    "threads": (1, 4096),
+    "batch": (1, 1_048_576),
+}
+#: The flag of a setting whose name differs.
+FLAGS = {"batch": "--batch-size"}
+
+
+def check_counts(settings: Any, names: tuple[str, ...]) -> None:
+    """The named numeric settings within their `RANGES` (NaN and infinity refused)."""
+    for name in names:
+        check_range(FLAGS.get(name, "--" + name.replace("_", "-")), getattr(settings, name),
+                    *RANGES[name])
 
 
 @dataclass
@@ -71,8 +86,7 @@ class RunSettings:
 
     def check(self) -> None:
         """Counts, the timeout, paths and --name, before anything is loaded or started."""
-        check_counts(self, ("limit", "concurrency", "max_tokens", "max_attempts", "threads",
-                            "batch"))
+        check_counts(self, tuple(RANGES))
         runs = Path(self.runs_dir)
         if runs.exists() and not runs.is_dir():
             raise UsageError(f"--runs-dir {runs} is a file; give a folder")

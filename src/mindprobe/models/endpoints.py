@@ -23,6 +23,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mindprobe.core.paths import read_bounded
 from mindprobe.core.retry import backoff_delay
 from mindprobe.core.secrets import UrlCredentials, redact, remember, split_credentials
 from mindprobe.errors import ModelError, UsageError
@@ -81,9 +82,11 @@ def parse_endpoints_file(path: str | Path) -> tuple[list[EndpointSpec], str | No
     names the file and the line number."""
     path = Path(path).expanduser()
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_bounded(path, "--endpoints").decode("utf-8")
     except OSError as exc:
         raise UsageError(f"cannot read the endpoints file {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"the endpoints file {path} is not UTF-8 text") from None
     specs: list[EndpointSpec] = []
     group: str | None = None
     for n, raw in enumerate(text.splitlines(), 1):
