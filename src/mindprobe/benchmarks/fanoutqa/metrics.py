@@ -316,6 +316,9 @@ def evaluate(
         "only_score_answered": only_score_answered,
         "n_unanswered": sum(1 for r in records if not r["answered"]),
         "n_empty": sum(1 for _, ans in pairing.pairs if ans is not None and not ans.strip()),
+        "n_truncated": sum(1 for _, ans in pairing.pairs if ans is not None
+                           and norm.truncated(ans)),
+        "lemmatized_chars": norm.max_chars,
         "n_unknown_ids_ignored": len(pairing.unknown_ids),
         "duplicate_ids": pairing.duplicate_ids,
     }
