@@ -28,6 +28,7 @@ CANARIES = {
     "endpoints file userinfo": "CanaryFilePass6",
     "bare userinfo": "CanaryBareUser7",
     "key query in a list": "CanaryListKey8",
+    "judge URL userinfo": "CanaryJudgePass9",
 }
 
 
@@ -59,7 +60,8 @@ def _mp(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.Completed
                           capture_output=True, text=True, timeout=300)
 
 
-def test_canary_secrets_reach_the_server_and_no_file(tmp_path, monkeypatch, capsys):
+def test_canary_secrets_reach_the_server_and_no_file(tmp_path, monkeypatch, capsys,
+                                                     shared_data):
     """Three runs (a URL with userinfo and api_key, an endpoints file with a token query,
     key_env and userinfo, a URL list with a key query and a bare userinfo), then every report
     format, an Inspect export, the upstream export, `analyse --json` and `runs`: every canary
@@ -89,17 +91,23 @@ def test_canary_secrets_reach_the_server_and_no_file(tmp_path, monkeypatch, caps
         mp("run", "worldsense:fresh", "--model", f"openai:test-model@http://{ha}?key="
            f"{c['key query in a list']},http://{c['bare userinfo']}@{hb}", "--no-cache",
            "--name", "list", *common)
+        judge = ["run", "mr_gsm8k:sample", "--model", "random", "--limit", "2", "--data-dir",
+                 str(shared_data("mr_gsm8k")), "--judge",
+                 f"openai:test-model@http://carol:{c['judge URL userinfo']}@{ha}", *common]
+        mp(*judge)
+        mp(*judge)  # resumes: what was recorded compares equal to what is given again
         seen = "\n".join(a.stats()["credentials"] + b.stats()["credentials"])
     runs = sorted(p.parent for p in (tmp_path / "runs").rglob("manifest.json"))
     (tmp_path / "out").mkdir()
-    assert len(runs) == 3
+    ws = [r for r in runs if "worldsense" in r.parts]
+    assert len(runs) == 4 and len(ws) == 3
     monkeypatch.chdir(tmp_path)  # what reads the runs back runs in this process
     for args in [*(("report", "--runs-dir", "runs", "--format", fmt, "--out",
                     f"out/report.{fmt}") for fmt in ("html", "md", "latex")),
-                 ("export", "--format", "inspect", "--run", str(runs[0]), "--out",
-                  "out/run.eval"),
-                 ("export", "worldsense", "--run", str(runs[0]), "--out", "out/upstream"),
-                 ("analyse", "worldsense", *(f"--run={run}" for run in runs), "--json"),
+                 *(("export", "--format", "inspect", "--run", str(run), "--out",
+                    f"out/run{i}.eval") for i, run in enumerate(runs[:2])),
+                 ("export", "worldsense", "--run", str(ws[0]), "--out", "out/upstream"),
+                 ("analyse", "worldsense", *(f"--run={run}" for run in ws), "--json"),
                  ("runs", "--runs-dir", "runs", "--json")]:
         assert main(list(args)) == 0, args
         out, err = capsys.readouterr()
@@ -112,7 +120,7 @@ def test_canary_secrets_reach_the_server_and_no_file(tmp_path, monkeypatch, caps
     endpoints.unlink()  # the user's own file: everything else there mindprobe wrote
     assert _leaks(tmp_path, list(CANARIES.values())) == []
     assert not [s for s in CANARIES.values() if any(s in out for out in printed)]
-    manifest = (runs[0] / "manifest.json").read_text()
+    manifest = (ws[0] / "manifest.json").read_text()
     assert MASK in manifest and "alice" not in manifest  # masked, not dropped
 
 
@@ -138,7 +146,8 @@ def test_redact_masks_each_form_and_keeps_the_rest():
 def test_split_credentials_keeps_the_address_and_sends_the_rest():
     url, cred = split_credentials("http://u%40x:p%2Fw@host:9/v1?api_key=K&v=2")
     assert url == "http://host:9/v1"
-    assert (cred.user, cred.password, cred.query) == ("u@x", "p/w", (("api_key", "K"), ("v", "2")))
+    assert (cred.user, cred.password) == ("u@x", "p/w")
+    assert cred.query == (("api_key", "K"), ("v", "2"))
     expected = base64.b64encode(b"u@x:p/w").decode()
     assert cred.headers() == {"Authorization": f"Basic {expected}"}
     assert split_credentials("http://host/v1") == ("http://host/v1", type(cred)())

@@ -22,7 +22,7 @@ from mindprobe import __version__
 from mindprobe.core.records import dedupe, encode_record, read_records
 from mindprobe.core.requests import TEXTS, TextStore, read_texts
 from mindprobe.core.run_lock import RunLock, now_iso
-from mindprobe.core.secrets import redact
+from mindprobe.core.secrets import redact, redact_json
 from mindprobe.errors import DataError, UsageError
 
 if TYPE_CHECKING:
@@ -101,6 +101,7 @@ class RunStore:
             raise
 
     def _open(self, manifest: dict[str, Any], retry_errors: bool) -> dict[str, dict]:
+        manifest = redact_json(manifest)  # as written, so a resume compares like with like
         if self.exists():
             old = self.load_manifest()
             for key in self.identity_fields:

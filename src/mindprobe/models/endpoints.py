@@ -69,6 +69,7 @@ def _endpoint(url: str, where: str) -> EndpointSpec:
 
 def parse_endpoint_list(text: str, *, what: str = "the model spec") -> list[EndpointSpec]:
     """`URL1,URL2,...` (from `openai:MODEL@URL1,URL2`): keys from MINDPROBE_API_KEY."""
+    what = redact(what)  # it names the endpoints in messages and the manifest
     urls = [u.strip() for u in text.split(",")]
     if any(not u for u in urls):
         raise UsageError(f"{what}: empty URL in the endpoint list {text!r}")
