@@ -211,11 +211,17 @@ def test_order_free_statistics_give_one_value_for_any_order():
 
     import pandas as pd
 
-    from mindprobe.core.stats import cell_moments, exact_mean, exact_sum, mean_ci
+    from mindprobe.core.stats import (
+        cell_moments,
+        exact_mean,
+        exact_sum,
+        mean_ci,
+        paired_difference,
+    )
 
     rng = random.Random(1)
     values = [rng.random() / 3 for _ in range(300)]
-    sums, means, cells, cis = set(), set(), set(), set()
+    sums, means, cells, cis, diffs = set(), set(), set(), set(), set()
     for seed in range(8):
         v = values[:]
         random.Random(seed).shuffle(v)
@@ -224,7 +230,10 @@ def test_order_free_statistics_give_one_value_for_any_order():
         frame = pd.DataFrame({"g": [0] * len(v), "x": v})
         cells.add(json.dumps(cell_moments(frame, ["g"], "x").to_dict("records")))
         cis.add(mean_ci(v))
-    assert len(sums) == len(means) == len(cells) == len(cis) == 1, (cells, cis)
+        pairs = list(zip(values, values[::-1], strict=True))
+        random.Random(seed).shuffle(pairs)
+        diffs.add(paired_difference([a for a, _ in pairs], [b for _, b in pairs]))
+    assert len(sums) == len(means) == len(cells) == len(cis) == len(diffs) == 1, (cells, diffs)
 
 
 def test_bootstrap_intervals_depend_on_the_values_alone():

@@ -197,10 +197,13 @@ def paired_difference(a: Sequence[float], b: Sequence[float], *, seed: int = 0
     """Difference of two runs on the same items: the interval is a paired percentile bootstrap
     (items resampled together), the test an exact McNemar test where both are 0/1 and a paired
     sign-flip permutation test otherwise. Every comparison in mindprobe uses this one function,
-    so a difference and its interval always come from the same resampling."""
+    so a difference and its interval always come from the same resampling. The pairs are
+    sorted first: the numbers depend on the pairs alone, not on the order records came in."""
     x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if x.shape != y.shape:
         raise ValueError("paired values must have one value per item in both runs")
+    order = np.lexsort((y, x))
+    x, y = x[order], y[order]
     n = len(x)
     method = f"paired bootstrap 95% ({N_BOOT} resamples)"
     if n == 0:
@@ -214,7 +217,7 @@ def paired_difference(a: Sequence[float], b: Sequence[float], *, seed: int = 0
                                 int(((x == 0) & (y == 1)).sum())), "exact McNemar test"
     else:
         p, test = _sign_flip_p(d, rng), "paired sign-flip permutation test"
-    return PairedDifference(float(d.mean()), lo, hi, p, n, method, test)
+    return PairedDifference(exact_mean(d), lo, hi, p, n, method, test)
 
 
 def paired_bootstrap(diffs: np.ndarray, n_resamples: int = N_BOOT, seed: int = 0,
