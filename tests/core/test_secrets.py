@@ -132,6 +132,11 @@ def test_redact_masks_each_form_and_keeps_the_rest():
         "http://h/v1?api_key=abc&mode=x&key=k2&token=t": "http://h/v1?api_key=***&mode=x&key=***"
                                                          "&token=***",
         "Authorization: Bearer sk-abcdefgh": "Authorization: Bearer ***",
+        "Authorization: Basic dXNlcjpwYXNz": "Authorization: Basic ***",
+        "sent Bearer sk-0123456789abcdefXYZ": "sent Bearer ***",
+        "mindprobe run worldsense --prompting basic --limit 3": "mindprobe run worldsense "
+                                                                "--prompting basic --limit 3",
+        "the basic prompting, a bearer of news": "the basic prompting, a bearer of news",
         "x-api-key: abcdef": "x-api-key: ***",
         "the key RememberedSecret99 was refused": "the key *** was refused",
         "http://host/v1?author=Tolstoy and ordinary text": "http://host/v1?author=Tolstoy and "

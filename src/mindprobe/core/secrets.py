@@ -30,9 +30,12 @@ _NAMES = r"(?:key|token|secret|password|passwd|pwd|auth|authorization|sig|signat
 _SECRET_NAME = re.compile(rf"(?i)^[A-Za-z0-9_.-]*{_NAMES}$")
 _USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@?#'\"]+@")
 _QUERY = re.compile(rf"(?i)([?&;][A-Za-z0-9_.-]*{_NAMES}=)[^&#\s'\"]+")
-_BEARER = re.compile(r"(?i)\b(bearer|basic)(\s+)[A-Za-z0-9._~+/=-]{6,}")
-_HEADER = re.compile(r"(?i)\b((?:x-)?(?:api-?key|auth-?token|access-?token)\s*[:=]\s*)"
+#: A header's value: `Authorization: Bearer X` / `Basic X`, `x-api-key: X` and the like.
+_HEADER = re.compile(r"(?i)\b((?:authorization\s*[:=]\s*(?:bearer\s+|basic\s+)?)|"
+                     r"(?:(?:x-)?(?:api-?key|auth-?token|access-?token)\s*[:=]\s*))"
                      r"[^\s,;'\"]+")
+#: A bearer token on its own (long enough not to be a word: "bearer of news" stays).
+_BEARER = re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{16,}")
 
 _remembered: set[str] = set()
 
@@ -57,7 +60,7 @@ def redact(text: str) -> str:
     if "=" in text:
         text = _QUERY.sub(rf"\1{MASK}", text)
     text = _HEADER.sub(rf"\1{MASK}", text)
-    return _BEARER.sub(rf"\1\2{MASK}", text)
+    return _BEARER.sub(rf"\1{MASK}", text)
 
 
 def redact_json(obj: Any) -> Any:
