@@ -25,6 +25,20 @@ def test_a_flag_of_another_benchmark_is_refused(capsys, tmp_path, flag):
     assert not list(tmp_path.iterdir())  # nothing ran
 
 
+def test_every_numeric_verb_flag_declares_a_range_and_refuses_values_outside_it(capsys,
+                                                                                tmp_path):
+    """The same for the benchmarks' own verbs (judge, sort build/export, worldsense generate):
+    each numeric flag declares its range, and a value outside is refused as it is parsed."""
+    flags = _numeric_verb_flags()
+    assert len(flags) >= 8
+    for command, flag, kind, bounds in flags:
+        assert bounds is not None, f"{command} {flag} declares no range"
+        for value in _out_of_range(kind, *bounds):
+            code, _, err = _run(capsys, *command, f"{flag}={value}")
+            assert code == 2 and len(err.strip().splitlines()) == 1, (command, flag, err)
+            assert f"{flag} must be between" in err and value in err, (command, flag, err)
+
+
 def test_help_lists_only_that_benchmarks_options(capsys):
     with pytest.raises(SystemExit):
         main(["run", "worldsense", "--help"])
@@ -118,6 +132,16 @@ def _numeric_options() -> list[tuple[str, str, type, float | None, float | None]
         out += [(bench, s.flag, s.kind, s.minimum, s.maximum)
                 for s in option_specs(options_class(bench)) if s.kind in (int, float)]
     return out
+
+
+def _numeric_verb_flags() -> list[tuple[list[str], str, type, tuple | None]]:
+    """([verb, bench], flag, type, range) of every numeric flag a benchmark's verbs declare."""
+    from mindprobe.commands import verbs_of
+    from mindprobe.registry import BENCHMARKS
+
+    return [([name, bench], arg.flags[0], arg.options["type"], arg.range)
+            for bench in BENCHMARKS for name, verb in verbs_of(bench).items()
+            for arg in verb.arguments if arg.options.get("type") in (int, float)]
 
 
 def _out_of_range(kind: type, lo: float, hi: float) -> list[str]:
