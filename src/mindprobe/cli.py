@@ -209,7 +209,23 @@ def add_verb_arguments(p: argparse.ArgumentParser, verb: Verb, bench: str) -> No
                 groups[arg.one_of] = p.add_mutually_exclusive_group(
                     required=arg.one_of in verb.required_one_of)
             target = groups[arg.one_of]
-        target.add_argument(*arg.flags, **arg.options)
+        options = dict(arg.options)
+        if arg.range is not None:
+            options["type"] = _ranged(arg.flags[0], options["type"], *arg.range)
+        target.add_argument(*arg.flags, **options)
+
+
+def _ranged(flag: str, kind: type, minimum: float, maximum: float) -> Any:
+    """argparse's `type` for a numeric flag with a declared range: the number, or one usage
+    error naming the flag and its range."""
+    from mindprobe.core.options import check_range
+
+    def convert(text: str) -> Any:
+        value = kind(text)  # a ValueError is argparse's "invalid int value"
+        check_range(flag, value, minimum, maximum)
+        return value
+    convert.__name__ = kind.__name__
+    return convert
 
 
 def add_generic_export(v: argparse.ArgumentParser, fmt: str) -> None:
@@ -343,6 +359,9 @@ def _print_error(message: str) -> None:
 
 def _fail(message: str, as_json: bool) -> int:
     """One error line on stderr; under --json also the one JSON document stdout promises."""
+    from mindprobe.core.secrets import redact
+
+    message = redact(message)
     _print_error(message)
     if as_json:
         import json

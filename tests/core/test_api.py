@@ -137,22 +137,35 @@ def test_evaluate_a_group_of_variants(tmp_path, shared_data):
     assert set(res.document["variants"]) == set(res.variants)
 
 
-#: Runs whose scores vary from item to item, so an order-dependent statistic would show.
+#: Runs whose scores vary from item to item, so an order-dependent statistic would show: enough
+#: records, and float scores (FanOutQA's ROUGE and loose accuracy, from replies that differ
+#: from question to question), that a sum taken in record order differs in its last digits.
 ORDER_CASES = {
     "worldsense": ("worldsense:fresh", {"limit": 24}, None),
     "already_said_that": ("already_said_that:which-is-heavier",
                           {"options": {"n_samples": 6, "max_turns": 10}}, "already_said_that"),
     "mr_gsm8k": ("mr_gsm8k:sample", {"limit": 8}, "mr_gsm8k"),
     "sort": ("sort:250-20", {"limit": 12, "options": {"books": "73017"}}, "sort"),
-    "fanoutqa": ("fanoutqa", {"limit": 6, "max_tokens": 16}, "fanoutqa"),
+    "fanoutqa": ("fanoutqa", {"limit": 40, "max_tokens": 16}, "fanoutqa"),
 }
+
+
+def _varied_reply(body: dict) -> str:
+    """A reply that differs from question to question (a few of the prompt's own words, picked
+    by its hash), so ROUGE and loose accuracy take many different float values."""
+    import hashlib
+
+    text = body["messages"][-1]["content"] if "messages" in body else body["prompt"]
+    words = text.split()
+    seed = int(hashlib.sha256(text.encode()).hexdigest(), 16)
+    return " ".join(words[(seed >> (8 * i)) % len(words)] for i in range(1 + seed % 9))
 
 
 @pytest.mark.parametrize("bench", list(ORDER_CASES))
 def test_results_do_not_depend_on_the_order_records_finished_in(bench, tmp_path, monkeypatch,
                                                                 shared_data):
-    """Records are written as items finish, an order concurrency changes: the numbers (every
-    interval included) must be the same for any order of the same records."""
+    """Records are written as items finish, an order concurrency changes: every number (every
+    metric, table cell and interval) must be bit-identical for any order of the same records."""
     import random
 
     from mindprobe.registry import get_benchmark
@@ -163,18 +176,64 @@ def test_results_do_not_depend_on_the_order_records_finished_in(bench, tmp_path,
         monkeypatch.setenv("MINDPROBE_DATA_DIR", str(folder.parent))
         kwargs = {**kwargs, "data_dir": folder}
     monkeypatch.chdir(tmp_path)
-    with TestServer(reply="The answer is 42.") as srv:
+    with TestServer(responder=_varied_reply) as srv:
         model = f"openai:test-model@{srv.base_url}" if bench == "fanoutqa" else "random"
         res = mindprobe.evaluate(task, model, runs_dir=tmp_path, cache=False, progress=False,
                                  seed=3, **kwargs)
     run = load_run(res.run_dir)
     records, plan = list(run.records), run.plan()
     benchmark = get_benchmark(bench)
-    first = json.dumps(benchmark.results(records, plan).to_json(), sort_keys=True, default=str)
-    for seed in range(4):
+    first = benchmark.results(records, plan).to_json()
+    numbers = _floats(first)
+    assert len(set(numbers)) > 5, "too few distinct numbers for the order to matter"
+    text = json.dumps(first, sort_keys=True, default=str)
+    for seed in range(6):
         random.Random(seed).shuffle(records)
         again = benchmark.results(records, plan).to_json()
-        assert json.dumps(again, sort_keys=True, default=str) == first, seed
+        assert json.dumps(again, sort_keys=True, default=str) == text, seed
+        assert _floats(again) == numbers, seed  # repr-exact, NaN included
+
+
+def _floats(doc: object) -> list[str]:
+    """Every float in a results document, as its exact repr, in document order."""
+    if isinstance(doc, dict):
+        return [f for k in sorted(doc, key=str) for f in _floats(doc[k])]
+    if isinstance(doc, list | tuple):
+        return [f for v in doc for f in _floats(v)]
+    return [repr(doc)] if isinstance(doc, float) else []
+
+
+def test_order_free_statistics_give_one_value_for_any_order():
+    """The shared helpers every mean over records goes through: the same values in another
+    order give bit-identical results (a running sum or pandas' running mean and variance differ
+    in their last digits on these values)."""
+    import random
+
+    import pandas as pd
+
+    from mindprobe.core.stats import (
+        cell_moments,
+        exact_mean,
+        exact_sum,
+        mean_ci,
+        paired_difference,
+    )
+
+    rng = random.Random(1)
+    values = [rng.random() / 3 for _ in range(300)]
+    sums, means, cells, cis, diffs = set(), set(), set(), set(), set()
+    for seed in range(8):
+        v = values[:]
+        random.Random(seed).shuffle(v)
+        sums.add(exact_sum(v))
+        means.add(exact_mean(v))
+        frame = pd.DataFrame({"g": [0] * len(v), "x": v})
+        cells.add(json.dumps(cell_moments(frame, ["g"], "x").to_dict("records")))
+        cis.add(mean_ci(v))
+        pairs = list(zip(values, values[::-1], strict=True))
+        random.Random(seed).shuffle(pairs)
+        diffs.add(paired_difference([a for a, _ in pairs], [b for _, b in pairs]))
+    assert len(sums) == len(means) == len(cells) == len(cis) == len(diffs) == 1, (cells, diffs)
 
 
 def test_bootstrap_intervals_depend_on_the_values_alone():

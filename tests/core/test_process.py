@@ -104,7 +104,7 @@ def test_cli_module_run_as_program_exits_with_the_commands_code(tmp_path):
                            "--model", "random", "--limit", "0"], capture_output=True, text=True,
                           timeout=60, env={**os.environ, "MINDPROBE_CACHE_DIR": str(tmp_path)})
     assert done.returncode == 2
-    assert "--limit must be a positive number" in done.stderr
+    assert "--limit must be between 1 and" in done.stderr
     assert "Traceback" not in done.stderr
 
 

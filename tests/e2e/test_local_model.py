@@ -115,7 +115,7 @@ def test_engine_flags_need_the_embedded_engine(cli, tmp_path):
     assert code == 2 and "--threads" in err and "Traceback" not in err
     code, _, err = cli("run", "worldsense:fresh", "--model", "local", "--threads", 0,
                        "--runs-dir", tmp_path)
-    assert code == 2 and "--threads must be a positive number" in err
+    assert code == 2 and "--threads must be between 1 and 4096" in err
 
 
 def test_two_servers_sharing_a_slot_folder_restore_each_others_prefix(tmp_path):

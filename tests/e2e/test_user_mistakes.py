@@ -151,7 +151,7 @@ def test_judge_refuses_a_zero_timeout(cli, tmp_path, shared_data):
                "--runs-dir", tmp_path)[0] == 0
     run = next(tmp_path.rglob("manifest.json")).parent
     code, _, err = cli("judge", "mr_gsm8k", "--run", run, "--judge", "random", "--timeout", 0)
-    assert code == 2 and "--timeout must be a positive number" in err
+    assert code == 2 and "--timeout must be between 0.001 and" in err
 
 
 def test_runs_of_a_folder_that_is_not_there(cli, tmp_path):

@@ -259,3 +259,20 @@ def test_leaderboard_result(dev, exact_normalizer):
     assert out["closedbook"]["acc"] == {"loose": 0.0, "strict": 0.0}
     with pytest.raises(DataError, match="FOUNDATION"):
         leaderboard_result({**meta, "type": "BIG"}, closedbook=ev)
+
+
+def test_a_runaway_reply_is_bounded_before_it_is_lemmatised(dev, any_lemmatizer, monkeypatch):
+    """An answer longer than the lemmatiser takes (spaCy's max_length: 10 MB once stopped
+    every score with error E088) is scored on its first max_length characters, and the
+    results say how many answers were cut; the gold answer found early still counts."""
+    from mindprobe.benchmarks.fanoutqa.report import evaluation_results
+
+    monkeypatch.setattr(any_lemmatizer.nlp, "max_length", 5_000)  # 10 MB, made small
+    q = next(q for q in dev if q.id == EX2[0])
+    runaway = EX2[1] + " and so on" * 20_000
+    ev = evaluate([q], [Generation(q.id, runaway, 1)], normalizer=Normalizer(any_lemmatizer))
+    assert ev.meta["n_truncated"] == 1 and ev.meta["lemmatized_chars"] == 5_000
+    short = evaluate([q], [Generation(*EX2, 1)], normalizer=Normalizer(any_lemmatizer))
+    assert ev.acc == short.acc and short.meta["n_truncated"] == 0
+    res = evaluation_results(ev, title="t")
+    assert any("1 answer(s) longer than 5,000 characters" in w for w in res.warnings)

@@ -121,7 +121,7 @@ def test_chat_template_options_and_title(cli, tmp_path, sort_data):
 @pytest.mark.parametrize("extra, message", [
     (["--held-out", "12345"], "unknown book id"),
     (["--title", "73017"], "--title expects ID=TITLE"),
-    (["--chunk-words", "0"], "positive"),
+    (["--chunk-words", "0"], "--chunk-words must be between 1 and 100000"),
     (["--chat-template", "nope.jinja"], "no such file"),
 ])
 def test_bad_input_is_one_clear_line(cli, tmp_path, sort_data, extra, message):

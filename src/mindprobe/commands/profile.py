@@ -113,10 +113,8 @@ def bench_options(pairs: list[str] | None) -> dict[str, dict[str, Any]]:
 
 
 def cmd_profile(args: argparse.Namespace, err: Console) -> int:
-    import shlex
-    import sys
-
     from mindprobe.core.output import emit_json
+    from mindprobe.core.secrets import command_line
     from mindprobe.engine.settings import Reporter, RunSettings
     from mindprobe.profiling import run as prun
     from mindprobe.profiling.tables import plan_rows, profile_rows
@@ -132,7 +130,7 @@ def cmd_profile(args: argparse.Namespace, err: Console) -> int:
     run = RunSettings(model=args.model, concurrency=args.concurrency, seed=args.seed,
                       runs_dir=args.runs_dir, cache=not args.no_cache, cache_file=args.cache,
                       timeout=args.timeout, max_attempts=args.max_attempts, debug=args.debug,
-                      command="mindprobe " + shlex.join(sys.argv[1:]))
+                      command=command_line())
     req = prun.ProfileRequest(run=run, size=args.size, judge=args.judge,
                               data_root=Path(args.data_dir) if args.data_dir else None,
                               options=bench_options(args.option),

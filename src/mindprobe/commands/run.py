@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shlex
-import sys
 from typing import Any
 
 from rich.console import Console
@@ -19,6 +17,7 @@ from mindprobe.core.benchmark import ModelFacts, RunPlan
 from mindprobe.core.options import parse_assignments
 from mindprobe.core.output import emit_json, tables_console
 from mindprobe.core.results import render_results
+from mindprobe.core.secrets import command_line
 from mindprobe.engine.run import Task, build_model, envelope, plan_all, prepare, run_task
 from mindprobe.engine.settings import Reporter, RunSettings
 from mindprobe.errors import UsageError
@@ -68,7 +67,7 @@ def settings_from_args(args: argparse.Namespace) -> RunSettings:
         replicas=getattr(args, "replicas", None), ray=getattr(args, "ray", None),
         threads=getattr(args, "threads", None), batch=getattr(args, "batch_size", None),
         reasoning_effort=effort, reasoning=thinks, debug=getattr(args, "debug", False),
-        command="mindprobe " + shlex.join(sys.argv[1:]),
+        command=command_line(),
     )
 
 

@@ -8,6 +8,7 @@ script can pass the same options generically. Nothing here knows argparse.
 from __future__ import annotations
 
 import dataclasses
+import math
 import types
 import typing
 from dataclasses import dataclass, field
@@ -107,10 +108,23 @@ def _check(spec: OptionSpec, value: Any) -> None:
         return
     if spec.choices and value not in spec.choices:
         raise UsageError(f"{spec.flag} must be one of {', '.join(spec.choices)}; got {value!r}")
-    if spec.minimum is not None and value < spec.minimum:
-        raise UsageError(f"{spec.flag} must be at least {_num(spec.minimum)}; got {value}")
-    if spec.maximum is not None and value > spec.maximum:
-        raise UsageError(f"{spec.flag} must be at most {_num(spec.maximum)}; got {value}")
+    if spec.kind in (int, float):
+        check_range(spec.flag, value, spec.minimum, spec.maximum)
+
+
+def check_range(flag: str, value: float | None, minimum: float | None,
+                maximum: float | None) -> None:
+    """A number within [minimum, maximum]: one usage error naming the flag and its range
+    otherwise (NaN and infinity are never in range)."""
+    if value is None:
+        return
+    low = "" if minimum is None else _num(minimum)
+    high = "" if maximum is None else _num(maximum)
+    if not math.isfinite(value) or (minimum is not None and value < minimum) or (
+            maximum is not None and value > maximum):
+        span = (f"between {low} and {high}" if low and high else
+                f"at least {low}" if low else f"at most {high}" if high else "a finite number")
+        raise UsageError(f"{flag} must be {span}; got {value}")
 
 
 def _num(x: float) -> str:

@@ -71,3 +71,19 @@ def refuse_empty(value: object, flag: str) -> None:
     if isinstance(value, str) and not value.strip():
         raise UsageError(f"{flag} is empty: give a value (an empty path would mean the current "
                          "folder; an unset shell variable?)")
+
+
+#: The most a small input file the user names (a prompt file, an endpoints file) may hold.
+SMALL_FILE_LIMIT = 4 * 1024 * 1024
+
+
+def read_bounded(path: Path, what: str, limit: int = SMALL_FILE_LIMIT) -> bytes:
+    """A small file the user names, read up to `limit` bytes: a larger one (or an endless one,
+    /dev/zero) is one usage error naming it, never a read until memory runs out. OSError is
+    the caller's to word."""
+    with open(path, "rb") as f:
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise UsageError(f"{what} {path}: larger than {limit // 2**20} MiB, the most such a file "
+                         "may hold; give the right file")
+    return data

@@ -5,9 +5,9 @@ from __future__ import annotations
 import datetime as dt
 import fcntl
 import os
-import sys
 from pathlib import Path
 
+from mindprobe.core.secrets import command_line
 from mindprobe.errors import UsageError
 
 LOCK = ".lock"
@@ -49,7 +49,7 @@ class RunLock:
                 f"{self.path.parent} is in use by another mindprobe process ({holder}); "
                 "wait for it to finish or stop it, or use another --runs-dir"
             ) from None
-        info = f"pid {os.getpid()}, since {now_iso()}: mindprobe {' '.join(sys.argv[1:])}"
+        info = f"pid {os.getpid()}, since {now_iso()}: {command_line()}"
         try:
             os.ftruncate(fd, 0)
             os.pwrite(fd, info.encode()[:4000], 0)

@@ -7,7 +7,8 @@ cells can be merged without going back to the raw values.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,6 +17,19 @@ import pandas as pd
 
 Z95 = 1.96  # two-sided 95% normal quantile, as used for the published confidence intervals
 Z95_EXACT = 1.959963984540054  # the same quantile unrounded, for intervals of our own
+
+
+def exact_sum(values: Iterable[float]) -> float:
+    """The correctly rounded sum (``math.fsum``): one value for any order of the same values, so
+    a statistic over records never depends on the order they finished in (which concurrency and
+    resuming change), where a running sum differs in its last digits."""
+    return math.fsum(float(v) for v in values)
+
+
+def exact_mean(values: Iterable[float]) -> float:
+    """``exact_sum`` over the count: the order-free mean (NaN for no values)."""
+    vals = [float(v) for v in values]
+    return math.fsum(vals) / len(vals) if vals else math.nan
 
 
 def sem(var: np.ndarray | pd.Series, n: np.ndarray | pd.Series) -> np.ndarray:
@@ -27,7 +41,9 @@ def sem(var: np.ndarray | pd.Series, n: np.ndarray | pd.Series) -> np.ndarray:
 
 
 def cell_moments(values: pd.DataFrame, by: Sequence[str], column: str) -> pd.DataFrame:
-    """Per-group n, mean, sample var and q = var + mean² of ``values[column]``."""
+    """Per-group n, mean, sample var and q = var + mean² of ``values[column]``. The values are
+    sorted first: pandas' running mean and variance depend on the order of the rows."""
+    values = values.sort_values([*by, column], kind="mergesort")
     grouped = values.groupby(list(by), sort=True, dropna=False, observed=True)[column]
     cells = grouped.agg(["count", "mean", "var"]).reset_index()
     cells = cells.rename(columns={"count": "n"})
@@ -62,7 +78,7 @@ def with_sem(cells: pd.DataFrame) -> pd.DataFrame:
 
 def mean_ci(values: Sequence[float], level: float = 0.95) -> tuple[float | None, float | None]:
     """Student-t interval of a mean (None when fewer than two values or no spread to speak of)."""
-    x = np.asarray([v for v in values if v is not None and not np.isnan(v)], dtype=float)
+    x = np.sort(np.asarray([v for v in values if v is not None and not np.isnan(v)], dtype=float))
     if len(x) < 2:
         return None, None
     from scipy import stats
@@ -181,10 +197,13 @@ def paired_difference(a: Sequence[float], b: Sequence[float], *, seed: int = 0
     """Difference of two runs on the same items: the interval is a paired percentile bootstrap
     (items resampled together), the test an exact McNemar test where both are 0/1 and a paired
     sign-flip permutation test otherwise. Every comparison in mindprobe uses this one function,
-    so a difference and its interval always come from the same resampling."""
+    so a difference and its interval always come from the same resampling. The pairs are
+    sorted first: the numbers depend on the pairs alone, not on the order records came in."""
     x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if x.shape != y.shape:
         raise ValueError("paired values must have one value per item in both runs")
+    order = np.lexsort((y, x))
+    x, y = x[order], y[order]
     n = len(x)
     method = f"paired bootstrap 95% ({N_BOOT} resamples)"
     if n == 0:
@@ -198,7 +217,7 @@ def paired_difference(a: Sequence[float], b: Sequence[float], *, seed: int = 0
                                 int(((x == 0) & (y == 1)).sum())), "exact McNemar test"
     else:
         p, test = _sign_flip_p(d, rng), "paired sign-flip permutation test"
-    return PairedDifference(float(d.mean()), lo, hi, p, n, method, test)
+    return PairedDifference(exact_mean(d), lo, hi, p, n, method, test)
 
 
 def paired_bootstrap(diffs: np.ndarray, n_resamples: int = N_BOOT, seed: int = 0,

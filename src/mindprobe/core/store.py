@@ -22,6 +22,7 @@ from mindprobe.core.paths import free_space, is_disk_full
 from mindprobe.core.records import append_whole, dedupe, encode_record, read_records
 from mindprobe.core.requests import TEXTS, TextStore, read_texts
 from mindprobe.core.run_lock import RunLock, now_iso
+from mindprobe.core.secrets import redact, redact_json
 from mindprobe.errors import DataError, DiskFull, UsageError
 from mindprobe.version import __version__
 
@@ -41,7 +42,8 @@ def write_json_atomic(path: Path, obj: Any) -> None:
     """`obj` as `path`, whole or not at all (a temporary file renamed over it). On a full
     disk, where a second copy finds no room, an existing file is overwritten in place (the
     manifest must still say the run was interrupted); the temporary file never stays."""
-    data = (json.dumps(obj, indent=2, ensure_ascii=False, default=str) + "\n").encode()
+    text = json.dumps(obj, indent=2, ensure_ascii=False, default=str)
+    data = (redact(text) + "\n").encode()  # no secret reaches a manifest (core.secrets)
     tmp = path.with_name(path.name + ".tmp")
     try:
         tmp.write_bytes(data)
@@ -115,6 +117,7 @@ class RunStore:
             raise
 
     def _open(self, manifest: dict[str, Any], retry_errors: bool) -> dict[str, dict]:
+        manifest = redact_json(manifest)  # as written, so a resume compares like with like
         if self.exists():
             old = self.load_manifest()
             for key in self.identity_fields:

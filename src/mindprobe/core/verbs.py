@@ -23,14 +23,20 @@ ARG_KEYS = frozenset({"help", "type", "nargs", "choices", "default", "action", "
 class Arg:
     """One flag or positional: its names and argparse's keywords (help, type, nargs, choices,
     default, action, metavar, dest, required, const). `one_of` names a group of flags of which
-    at most one may be given (`Verb.required_one_of`: exactly one)."""
+    at most one may be given (`Verb.required_one_of`: exactly one). A numeric flag (`type` int
+    or float) declares its `range` (minimum, maximum): a value outside is refused as it is
+    parsed."""
 
-    def __init__(self, *flags: str, one_of: str | None = None, **options: Any) -> None:
+    def __init__(self, *flags: str, one_of: str | None = None,
+                 range: tuple[float, float] | None = None,  # noqa: A002 (its natural name)
+                 **options: Any) -> None:
         unknown = sorted(set(options) - ARG_KEYS)
         if not flags or unknown:
             raise TypeError(f"Arg{flags}: unknown keyword(s) {unknown}" if unknown
                             else "Arg needs a flag or a name")
-        self.flags, self.one_of, self.options = flags, one_of, options
+        if options.get("type") in (int, float) and range is None:
+            raise TypeError(f"Arg{flags}: a numeric flag declares its range=(min, max)")
+        self.flags, self.one_of, self.options, self.range = flags, one_of, options, range
 
     def __repr__(self) -> str:
         return f"Arg{self.flags}"

@@ -39,7 +39,7 @@ class JudgeSettings:
     debug: bool = False
 
     def check(self) -> None:
-        check_counts(self, ("concurrency", "max_tokens", "max_attempts"))
+        check_counts(self, ("concurrency", "max_tokens", "max_attempts", "timeout"))
 
 
 @dataclass

@@ -8,18 +8,22 @@ from collections.abc import Callable
 from typing import Any
 
 from mindprobe.core.verbs import Arg, Verb
+from mindprobe.engine.settings import RANGES
 
 JUDGE_ARGS = (
     Arg("--run", required=True, help="the run directory to judge"),
     Arg("--judge", required=True, help="judge model spec (any `mindprobe models` spec)"),
     Arg("--judge-label", help="name of this judge's verdict file (default: the judge model's "
         "label)"),
-    Arg("--concurrency", type=int, help="judge calls in flight"),
-    Arg("--max-tokens", type=int, help="judge reply cap (default: the benchmark's)"),
+    Arg("--concurrency", type=int, range=RANGES["concurrency"], help="judge calls in flight"),
+    Arg("--max-tokens", type=int, range=RANGES["max_tokens"],
+        help="judge reply cap (default: the benchmark's)"),
     Arg("--no-cache", action="store_true", help="do not use the response cache"),
     Arg("--cache", help="response cache file"),
-    Arg("--timeout", type=float, default=300.0, help="seconds per request"),
-    Arg("--max-attempts", type=int, default=6, help="attempts per request"),
+    Arg("--timeout", type=float, default=300.0, range=RANGES["timeout"],
+        help="seconds per request"),
+    Arg("--max-attempts", type=int, default=6, range=RANGES["max_attempts"],
+        help="attempts per request"),
     Arg("--json", action="store_true", help="print only JSON on stdout"),
 )
 

@@ -8,29 +8,44 @@ console, the summary of a finished run, the resume hint of an interrupted one.
 
 from __future__ import annotations
 
-import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
+from mindprobe.core.options import check_range
 from mindprobe.core.paths import check_parent, path_component, refuse_empty
+from mindprobe.core.secrets import command_line
 from mindprobe.errors import UsageError
 
 if TYPE_CHECKING:
     from mindprobe.core.runner import RunResult
 
 
-def check_counts(settings: Any, counts: tuple[str, ...]) -> None:
-    """Counts and the timeout, as any command that sends requests takes them (NaN refused)."""
-    for flag in counts:
-        value = getattr(settings, flag)
-        if value is not None and value < 1:
-            raise UsageError(f"--{flag.replace('_', '-')} must be a positive number; got {value}")
-    if not 0 < settings.timeout < float("inf"):
-        raise UsageError(f"--timeout must be a positive number of seconds; got "
-                         f"{settings.timeout:g}")
+#: The valid range of every numeric run setting (inclusive), checked before anything starts:
+#: a value past it would fail on every item instead (a max_tokens beyond 64 bits cannot even
+#: be encoded). Int32 where servers take an int32 (llama.cpp's n_predict, seeds).
+RANGES: dict[str, tuple[float, float]] = {
+    "limit": (1, 100_000_000),
+    "concurrency": (1, 100_000),
+    "seed": (0, 2**32 - 1),
+    "max_tokens": (1, 2**31 - 1),
+    "max_attempts": (1, 1000),
+    "timeout": (0.001, 7 * 24 * 3600.0),
+    "replicas": (1, 10_000),
+    "threads": (1, 4096),
+    "batch": (1, 1_048_576),
+}
+#: The flag of a setting whose name differs.
+FLAGS = {"batch": "--batch-size"}
+
+
+def check_counts(settings: Any, names: tuple[str, ...]) -> None:
+    """The named numeric settings within their `RANGES` (NaN and infinity refused)."""
+    for name in names:
+        check_range(FLAGS.get(name, "--" + name.replace("_", "-")), getattr(settings, name),
+                    *RANGES[name])
 
 
 @dataclass
@@ -71,8 +86,7 @@ class RunSettings:
 
     def check(self) -> None:
         """Counts, the timeout, paths and --name, before anything is loaded or started."""
-        check_counts(self, ("limit", "concurrency", "max_tokens", "max_attempts", "threads",
-                            "batch"))
+        check_counts(self, tuple(RANGES))
         for field_, flag in (("runs_dir", "--runs-dir"), ("data_dir", "--data-dir"),
                              ("prompt_file", "--prompt-file"), ("cache_file", "--cache"),
                              ("endpoints", "--endpoints")):
@@ -106,7 +120,7 @@ class RunSettings:
             argv += ["--reasoning-effort", self.reasoning_effort]
         elif self.reasoning:
             argv.append("--reasoning")
-        return "mindprobe " + shlex.join(argv)
+        return command_line(argv)
 
 
 class Reporter:

@@ -51,18 +51,15 @@ class EndpointClient(OpenAICompatModel):
     def __init__(self, model: str, spec: EndpointSpec, *, timeout: float,
                  grammar: str | None, reasoning: Reasoning = NO_REASONING) -> None:
         super().__init__(model, spec.url, spec.key, spec=f"{model}@{spec.url}", label=model,
-                         timeout=timeout, max_attempts=1, grammar=grammar, reasoning=reasoning)
+                         timeout=timeout, max_attempts=1, grammar=grammar, reasoning=reasoning,
+                         credentials=spec.credentials)
         self.key_env = spec.key_env
         self.supports_slots = spec.llama_slots
 
     async def start(self) -> None:
         """Open the connection pool only; the router probes (`probe`) and decides."""
         if self._session is None:
-            self._session = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(limit=0, ttl_dns_cache=300),
-                timeout=aiohttp.ClientTimeout(total=self.timeout),
-                headers=self._headers, json_serialize=json.dumps,
-            )
+            self._session = self._new_session(self.timeout)
 
     def _auth_message(self, status: int) -> str:
         env = self.key_env or "MINDPROBE_API_KEY"

@@ -23,7 +23,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mindprobe.core.paths import read_bounded
 from mindprobe.core.retry import backoff_delay
+from mindprobe.core.secrets import UrlCredentials, redact, remember, split_credentials
 from mindprobe.errors import ModelError, UsageError
 
 #: The group of endpoints given without a name (inline URL lists, files without `group =`).
@@ -42,6 +44,8 @@ class EndpointSpec:
     concurrency: int | None = None
     key_env: str | None = None
     key: str | None = field(default=None, repr=False)
+    #: What the URL carried besides the address (userinfo, query): sent, never shown.
+    credentials: UrlCredentials = field(default_factory=UrlCredentials, repr=False)
     source: str = ""
     #: llama.cpp servers take `id_slot`: one KV slot per live conversation (Ray replicas).
     llama_slots: bool = False
@@ -50,22 +54,26 @@ class EndpointSpec:
     slot_dir: str | None = None
 
 
-def _normalise(url: str, where: str) -> str:
+def _endpoint(url: str, where: str) -> EndpointSpec:
+    """The endpoint at `url`, its address shown and its credentials kept apart."""
     from mindprobe.models.wire import normalise_base_url
 
+    if "://" not in url:
+        url = "http://" + url
+    address, credentials = split_credentials(url)
     try:
-        return normalise_base_url(url)
+        return EndpointSpec(normalise_base_url(address), credentials=credentials, source=where)
     except ModelError as exc:
-        raise UsageError(f"{where}: {exc}") from None
+        raise UsageError(f"{where}: {redact(str(exc))}") from None
 
 
 def parse_endpoint_list(text: str, *, what: str = "the model spec") -> list[EndpointSpec]:
     """`URL1,URL2,...` (from `openai:MODEL@URL1,URL2`): keys from MINDPROBE_API_KEY."""
+    what = redact(what)  # it names the endpoints in messages and the manifest
     urls = [u.strip() for u in text.split(",")]
     if any(not u for u in urls):
         raise UsageError(f"{what}: empty URL in the endpoint list {text!r}")
-    specs = [EndpointSpec(_normalise(u, what), source=f"{what} #{i + 1}")
-             for i, u in enumerate(urls)]
+    specs = [_endpoint(u, f"{what} #{i + 1}") for i, u in enumerate(urls)]
     _check_unique(specs)
     return [_with_key(s) for s in specs]
 
@@ -75,9 +83,11 @@ def parse_endpoints_file(path: str | Path) -> tuple[list[EndpointSpec], str | No
     names the file and the line number."""
     path = Path(path).expanduser()
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_bounded(path, "--endpoints").decode("utf-8")
     except OSError as exc:
         raise UsageError(f"cannot read the endpoints file {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"the endpoints file {path} is not UTF-8 text") from None
     specs: list[EndpointSpec] = []
     group: str | None = None
     for n, raw in enumerate(text.splitlines(), 1):
@@ -95,10 +105,10 @@ def parse_endpoints_file(path: str | Path) -> tuple[list[EndpointSpec], str | No
             group = m.group(1)
             continue
         url, *options = line.split()
-        if "=" in url:
+        if "=" in url.partition("?")[0]:  # an option where the URL belongs (a query may hold =)
             raise UsageError(f"{where}: expected a URL first (e.g. http://host:8000/v1 "
                              f"concurrency=8 key_env=VLLM_KEY), got {raw.strip()!r}")
-        spec = EndpointSpec(_normalise(url, where), source=where)
+        spec = _endpoint(url, where)
         for opt in options:
             key, sep, value = opt.partition("=")
             if not sep or not value:
@@ -134,6 +144,7 @@ def _check_unique(specs: list[EndpointSpec]) -> None:
 def _with_key(spec: EndpointSpec) -> EndpointSpec:
     env = spec.key_env or "MINDPROBE_API_KEY"
     spec.key = os.environ.get(env)
+    remember(spec.key)
     if spec.key_env and not spec.key:
         raise UsageError(f"{spec.source}: key_env={spec.key_env} but ${spec.key_env} is not set")
     return spec

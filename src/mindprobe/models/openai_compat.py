@@ -26,6 +26,7 @@ from mindprobe.core.model import (
     split_reasoning,
 )
 from mindprobe.core.retry import RetryPolicy
+from mindprobe.core.secrets import UrlCredentials, redact, remember, split_credentials
 from mindprobe.errors import ModelError
 from mindprobe.models.llamacpp import LlamaServerTools
 from mindprobe.models.wire import (
@@ -63,11 +64,17 @@ class OpenAICompatModel(LlamaServerTools, Model):
         grammar: str | None = None,
         identity_extra: dict[str, Any] | None = None,
         reasoning: Reasoning = NO_REASONING,
+        credentials: UrlCredentials | None = None,
     ) -> None:
         self.model = model
+        # what the URL carries besides the address is sent, never shown (core/secrets.py)
+        if credentials is None:
+            base_url, credentials = split_credentials(base_url)
         self.base_url = normalise_base_url(base_url)
+        self._credentials = credentials
         self._api_key = api_key
-        self.spec = spec
+        remember(api_key)
+        self.spec = redact(spec)
         self.label = label
         self.timeout = timeout
         #: Attempts, backoff and when the server counts as dead (`core.retry`): a failed
@@ -93,6 +100,7 @@ class OpenAICompatModel(LlamaServerTools, Model):
         self._headers = {"Content-Type": "application/json"}
         if api_key:
             self._headers["Authorization"] = f"Bearer {api_key}"
+        self._headers.update(credentials.headers())  # the URL's own user:password wins
         #: A grammar mechanism given by the caller (local engine) is not re-detected.
         self.grammar_fixed = False
         self._offered: list[str] = []
@@ -105,14 +113,22 @@ class OpenAICompatModel(LlamaServerTools, Model):
             raise ModelError(f"{self.spec} needs an API key: set OPENAI_API_KEY")
         self.retry.started()  # a fresh start: earlier failures do not count
         if self._session is None:
-            connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300)
-            self._session = aiohttp.ClientSession(
-                connector=connector,
-                timeout=aiohttp.ClientTimeout(total=self.timeout),
-                headers=self._headers,
-                json_serialize=json.dumps,
-            )
+            self._session = self._new_session(self.timeout)
         await self._preflight()
+
+    def _new_session(self, timeout: float) -> aiohttp.ClientSession:
+        """The connection pool every request goes through: the key or the URL's userinfo in
+        its headers, the URL's query parameters added to every request."""
+        query = self._credentials.query
+
+        async def add_query(request: aiohttp.ClientRequest, handler: Any) -> Any:
+            request.url = request.url.extend_query(query)
+            return await handler(request)
+
+        return aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(limit=0, ttl_dns_cache=300),
+            timeout=aiohttp.ClientTimeout(total=timeout), headers=self._headers,
+            json_serialize=json.dumps, middlewares=(add_query,) if query else ())
 
     async def close(self) -> None:
         if self._session is not None:

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from mindprobe.core.benchmark import PairedScore
-from mindprobe.core.stats import N_BOOT, paired_difference
+from mindprobe.core.stats import N_BOOT, exact_mean, paired_difference
 from mindprobe.errors import UsageError
 from mindprobe.report.collect import ReportData, RunEntry
 
@@ -91,7 +91,7 @@ def compare(a: RunEntry, b: RunEntry) -> Comparison:
         return cmp
     xa = np.array([x for _, x, _ in pairs])
     xb = np.array([y for _, _, y in pairs])
-    cmp.mean_a, cmp.mean_b = float(xa.mean()), float(xb.mean())
+    cmp.mean_a, cmp.mean_b = exact_mean(xa), exact_mean(xb)
     cmp.diff = cmp.mean_a - cmp.mean_b
     diff = paired_difference(xa, xb, seed=SEED)  # the resampling every comparison uses
     cmp.ci = (diff.low, diff.high)

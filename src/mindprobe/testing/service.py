@@ -153,6 +153,10 @@ class Service:
         return app
 
     def _authorize(self, request: web.Request) -> None:
+        if "Authorization" in request.headers:
+            self.stats.credentials.add(f"Authorization: {request.headers['Authorization']}")
+        if request.query_string:
+            self.stats.credentials.add(f"?{request.query_string}")
         if self.auth is not None and request.headers.get("Authorization") != self.auth:
             raise ClientError(
                 401,

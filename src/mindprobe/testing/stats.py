@@ -21,6 +21,9 @@ class Stats:
         self.served_ok = 0
         self.prompt_tokens = 0
         self.cached_prompt_tokens = 0
+        #: Every distinct Authorization header and query string requests came with (tests
+        #: check that credentials kept off disk still reach the server).
+        self.credentials: set[str] = set()
         self.log: list[dict[str, Any]] | None = [] if getattr(self, "log", None) is not None \
             else None
         return self.snapshot()
@@ -38,5 +41,6 @@ class Stats:
             "served_ok": self.served_ok,
             "prompt_tokens": self.prompt_tokens,
             "cached_prompt_tokens": self.cached_prompt_tokens,
+            "credentials": sorted(self.credentials),
             **({"log": [dict(e) for e in self.log]} if self.log is not None else {}),
         }

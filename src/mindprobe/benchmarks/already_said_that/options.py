@@ -24,7 +24,9 @@ class AlreadySaidThatOptions:
                                        maximum=2)
     n_samples: int = option(DEFAULT_N_SAMPLES, "samples drawn from the 500", minimum=1,
                             maximum=500)
-    max_turns: int = option(DEFAULT_MAX_TURNS, "turns per chat", minimum=1)
+    max_turns: int = option(DEFAULT_MAX_TURNS, "turns per chat (at most 100: a sample has 100 "
+                            "distinct words, and each turn may need a new one)", minimum=1,
+                            maximum=100)
     estimate: bool = option(False, "print the tokens (and cost) a run would take, with and "
                             "without prefix reuse, then exit; sends nothing, needs no API key")
     price: str | None = option(None, "with --estimate: USD per million tokens, IN, IN,OUT or "

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mindprobe.core.stats import N_BOOT, bootstrap_mean, wilson_interval
+from mindprobe.core.stats import N_BOOT, bootstrap_mean, exact_mean, exact_sum, wilson_interval
 
 BINARY = ("strict", "gpt")
 CONTINUOUS = ("acc", "rouge1_f", "rouge2_f", "rougeL_f", "bleurt")
@@ -50,7 +50,7 @@ def interval(values: Sequence[float], binary: bool, seed: int = 0) -> tuple[floa
     if x.size < 2 and not binary:
         return math.nan, math.nan, ""  # one score: no interval to give
     if binary or (x.size > 1 and x.min() == x.max() and 0 <= x.min() <= 1):
-        lo, hi = wilson_interval(float(x.sum()), int(x.size))
+        lo, hi = wilson_interval(exact_sum(x), int(x.size))
         return float(lo), float(hi), WILSON if binary else WILSON + " (no spread to bootstrap)"
     lo, hi = bootstrap_interval(x, seed=seed)
     return lo, hi, f"bootstrap95(percentile,{N_BOOT},seed={seed})"
@@ -102,7 +102,7 @@ def _summarise(
                     group_col: group,
                     "metric": m,
                     "n": int(vals.size),
-                    "mean": float(vals.mean()),
+                    "mean": exact_mean(vals),
                     "ci_low": lo,
                     "ci_high": hi,
                     "ci_method": method,

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Protocol
 
+from mindprobe.core.stats import exact_sum
 from mindprobe.errors import DataError, MindprobeError
 
 from .data import Generation, Pairing, Question, pair_answers
@@ -113,7 +114,7 @@ def mean_rouge(rows: Sequence[Rouge]) -> Rouge:
     """Mean of P, of R and of F separately (the mean F is not the F of the means)."""
     n = len(rows)
     return {
-        t: {k: sum(r[t][k] for r in rows) / n for k in ("precision", "recall", "fscore")}
+        t: {k: exact_sum(r[t][k] for r in rows) / n for k in ("precision", "recall", "fscore")}
         for t in ROUGE_TYPES
     }
 
@@ -315,6 +316,9 @@ def evaluate(
         "only_score_answered": only_score_answered,
         "n_unanswered": sum(1 for r in records if not r["answered"]),
         "n_empty": sum(1 for _, ans in pairing.pairs if ans is not None and not ans.strip()),
+        "n_truncated": sum(1 for _, ans in pairing.pairs if ans is not None
+                           and norm.truncated(ans)),
+        "lemmatized_chars": norm.max_chars,
         "n_unknown_ids_ignored": len(pairing.unknown_ids),
         "duplicate_ids": pairing.duplicate_ids,
     }
@@ -329,7 +333,7 @@ def evaluate(
         )
         for r, v in zip(records, raw, strict=True):
             r["bleurt"] = float(v)
-        bleurt_value = sum(float(v) for v in raw) / n
+        bleurt_value = exact_sum(raw) / n
         meta["bleurt_backend"] = bleurt.name
 
     gpt_value = None
@@ -345,7 +349,7 @@ def evaluate(
         meta.update(judge_model=judge_model, judge_no_verdict=jm.n_no_verdict)
 
     acc = {
-        "loose": sum(r["acc"] for r in records) / n,
+        "loose": exact_sum(r["acc"] for r in records) / n,
         "strict": sum(1 for r in records if r["strict"]) / n,
     }
     return Evaluation(

@@ -26,12 +26,24 @@ NORMALIZE_VERSION = 1
 _NUMBER_WITH_COMMAS = re.compile(r"(\d+,)+\d+(\.\d+)?")
 _PUNCT = re.compile(r"[,.?!:;]")
 _WHITESPACE = re.compile(r"\s+")
+#: The most characters of one text a lemmatiser takes when it says no limit of its own:
+#: spaCy's default `nlp.max_length`, past which upstream stops with spaCy's error E088.
+MAX_LEMMA_CHARS = 1_000_000
 
 
-def pre_lemma(text: Any) -> str:
-    """Steps 1-3: ``str().lower()``, ftfy.fix_text, commas removed inside numbers."""
-    s = ftfy.fix_text(str(text).lower())
+def pre_lemma(text: Any, limit: int | None = None) -> str:
+    """Steps 1-3: ``str().lower()``, ftfy.fix_text, commas removed inside numbers; only the
+    first `limit` characters (a runaway reply is bounded before it is lemmatised)."""
+    s = str(text)[:limit]
+    s = ftfy.fix_text(s.lower())[:limit]
     return _NUMBER_WITH_COMMAS.sub(lambda m: m.group(0).replace(",", ""), s)
+
+
+def lemma_limit(lemmatizer: Lemmatizer) -> int:
+    """How many characters of one text `lemmatizer` takes: its spaCy pipeline's
+    `max_length` (upstream's limit too: a longer answer stops it with E088)."""
+    nlp = getattr(lemmatizer, "nlp", None)
+    return int(getattr(nlp, "max_length", MAX_LEMMA_CHARS) or MAX_LEMMA_CHARS)
 
 
 def post_lemma(lemmas: str) -> str:
@@ -48,6 +60,8 @@ class Normalizer:
 
     def __init__(self, lemmatizer: Lemmatizer | None = None):
         self.lemmatizer = lemmatizer if lemmatizer is not None else load_lemmatizer(AUTO)
+        #: Longer texts are lemmatised up to here (see `truncated`).
+        self.max_chars = lemma_limit(self.lemmatizer)
         self._cache: dict[str, str] = {}
         self._store: Path | None = None
         self._stored: set[str] = set()
@@ -92,7 +106,7 @@ class Normalizer:
         for t in texts:
             key = str(t)
             if key not in self._cache:
-                todo.setdefault(pre_lemma(key), []).append(key)
+                todo.setdefault(pre_lemma(key, self.max_chars), []).append(key)
         if not todo:
             return
         pre = list(todo)
@@ -116,6 +130,10 @@ class Normalizer:
 
     def __len__(self) -> int:
         return len(self._cache)
+
+    def truncated(self, text: Any) -> bool:
+        """Whether only the first `max_chars` characters of `text` are scored."""
+        return len(str(text)) > self.max_chars
 
     # -- optional persistence: gold strings are the same in every evaluation of the dev set
 
@@ -162,6 +180,6 @@ def normalize(text: Any, lemmatizer: Lemmatizer | None = None) -> str:
     """Normalise one string, uncached (the reference path; upstream's per-call behaviour)."""
     lem = lemmatizer if lemmatizer is not None else load_lemmatizer(AUTO)
     one = getattr(lem, "lemmatize_one", None)
-    pre = pre_lemma(text)
+    pre = pre_lemma(text, lemma_limit(lem))
     lemmas = one(pre) if one is not None else lem.lemmatize_many([pre])[0]
     return post_lemma(lemmas)

@@ -29,7 +29,8 @@ class FanOutQAOptions:
                                      "search result fills max_context/2, history is trimmed "
                                      "to max_context-520). Default: the model's context window "
                                      "(less any --max-tokens above 512), else the paper's "
-                                     f"{PAPER_MAX_CONTEXT}", minimum=1024, metavar="TOKENS")
+                                     f"{PAPER_MAX_CONTEXT}", minimum=1024, maximum=10_000_000,
+                                     metavar="TOKENS")
     chunk_size: int = option(1024, "characters per retrieval chunk (paper 1024; the library's "
                              "default is 2048)", minimum=64, maximum=65536)
     lemmatizer: str = option("auto", "lemmatiser behind accuracy and BM25: auto (en_core_web_sm, "
@@ -57,6 +58,7 @@ class FanOutQAOptions:
                                  "page (paper 10)", minimum=1, maximum=50)
     time_limit: float = option(PAPER_TIME_LIMIT, "openbook: wall-clock seconds per question "
                                "(paper 600); at the cap the loop stops and the question is "
-                               "answered with the last message so far", minimum=1)
+                               "answered with the last message so far", minimum=1,
+                               maximum=86_400)
     wiki_attempts: int = option(5, "attempts per Wikipedia request before the question is "
                                 "recorded as an error", minimum=1, maximum=20)

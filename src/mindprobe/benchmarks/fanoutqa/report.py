@@ -132,6 +132,12 @@ def evaluation_results(ev: Evaluation, *, title: str, extra: Mapping[str, Any] |
         res.notes.append(str(ev.meta.get("gpt_reason")))
     if ev.meta.get("n_unanswered"):
         res.notes.append(f"{ev.meta['n_unanswered']} question(s) without an answer score 0")
+    if ev.meta.get("n_truncated"):
+        res.warnings.append(
+            f"{ev.meta['n_truncated']} answer(s) longer than {ev.meta['lemmatized_chars']:,} "
+            "characters: accuracy scores only their first "
+            f"{ev.meta['lemmatized_chars']:,} (the lemmatiser's limit; upstream stops there "
+            "with spaCy's error E088); the records hold them whole")
     res.invalid = (int(ev.meta.get("n_empty") or 0) + int(ev.meta.get("n_unanswered") or 0),
                    ev.n)
     if ev.meta.get("n_empty"):

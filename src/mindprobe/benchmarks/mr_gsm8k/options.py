@@ -20,7 +20,7 @@ class MRGSM8KOptions:
                                        "POT, reversed)", metavar="TYPES")
     sample: int | None = option(None, "a seeded sample of N solutions, stratified by question "
                                 "type and correct/wrong label (--seed; default all)",
-                                minimum=1, metavar="N")
+                                minimum=1, maximum=1_000_000, metavar="N")
     data_file: str | None = option(None, "records to use instead of the official file (JSON "
                                    "array or JSONL with the MR-GSM8K fields)", metavar="FILE")
     share_correct: float | None = option(None, "variant fresh: the share of correct solutions "

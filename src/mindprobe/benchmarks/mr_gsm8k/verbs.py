@@ -99,8 +99,9 @@ VERBS = [
         Arg("--data-file", metavar="FILE", help="the base records (default: the official "
             "MR-GSM8K.json in the data folder)"),
         Arg("--data-dir", help="the data folder holding MR-GSM8K.json"),
-        Arg("--seed", type=int, help="generator seed (default: the sample seed, 20231117)"),
-        Arg("--share-correct", type=float, metavar="SHARE", help="share of correct solutions, "
+        Arg("--seed", type=int, range=(0, 2**32 - 1),
+            help="generator seed (default: the sample seed, 20231117)"),
+        Arg("--share-correct", type=float, range=(0.0, 1.0), metavar="SHARE", help="share of correct solutions, "
             "0-1 (default: the official file's, 1427 of 3000)"),
         Arg("--error-kinds", metavar="KINDS", help="calculation, operation, quantity "
             "(comma-separated; default all)"),

@@ -37,7 +37,7 @@ class SortOptions:
     books: str | None = option(None, "only these Gutenberg ids, comma-separated", metavar="IDS")
     excerpts: int | None = option(None, "only the first N excerpts of each book and condition, "
                                   "with all their segment pairs (a quick run that still shows "
-                                  "prefix reuse)", minimum=1)
+                                  "prefix reuse; a book has 100)", minimum=1, maximum=100)
     base_model: str | None = option(None, "with --condition long-term: the label of the model "
                                     "it was fine-tuned from, whose no-context run is its "
                                     "baseline in `analyse` and the report", metavar="LABEL",

@@ -16,7 +16,7 @@ import pandas as pd
 
 from mindprobe.benchmarks.sort.options import DEFAULT_HELD_OUT, SortOptions
 from mindprobe.core.results import Headline, Results
-from mindprobe.core.stats import N_BOOT, paired_difference
+from mindprobe.core.stats import N_BOOT, exact_mean, paired_difference
 from mindprobe.errors import DataError, UsageError
 
 LONG_TERM = "long-term"
@@ -105,7 +105,7 @@ def paired_table(df: pd.DataFrame, by: Sequence[str] = ()) -> pd.DataFrame:
         a, b = part["correct_a"].to_numpy(), part["correct_b"].to_numpy()
         d = paired_difference(b.astype(float), a.astype(float))  # B − A
         row = dict(zip(by, key if isinstance(key, tuple) else (key,), strict=True))
-        row.update(n=d.n, accuracy_a=float(a.mean()), accuracy_b=float(b.mean()),
+        row.update(n=d.n, accuracy_a=exact_mean(a), accuracy_b=exact_mean(b),
                    difference=d.diff, ci_low=d.low, ci_high=d.high,
                    only_a_right=int((a & ~b).sum()), only_b_right=int((~a & b).sum()),
                    p_mcnemar=d.p_value)

@@ -222,9 +222,9 @@ VERBS = [
         Arg("--excerpt-lengths", help="with --text: excerpt lengths in words (default: the "
             "standard ones the text can hold)"),
         Arg("--segment-lengths", help="with --text: segment lengths in words"),
-        Arg("--seed", type=int, default=0, help="with --text: seed (cell seed = seed + LE + "
-            "LS)"),
-        Arg("--workers", type=int, help="processes (default: CPUs, at most 4)"),
+        Arg("--seed", type=int, default=0, range=(0, 2**32 - 1),
+            help="with --text: seed (cell seed = seed + LE + LS)"),
+        Arg("--workers", type=int, range=(1, 256), help="processes (default: CPUs, at most 4)"),
         Arg("--no-csv", action="store_true", help="skip the CSV trio per condition"),
         Arg("--no-parquet", action="store_true", help="skip the Parquet splits"),
     ), required_one_of=("source",)),
@@ -248,7 +248,7 @@ VERBS = [
         Arg("--held-out", default=",".join(map(str, ft.DEFAULT_HELD_OUT)), metavar="IDS",
             help="Gutenberg ids kept out of the corpus, the control (default: %(default)s, as "
             "the paper)"),
-        Arg("--chunk-words", type=int, default=ft.DEFAULT_SIZE, metavar="N",
+        Arg("--chunk-words", type=int, default=ft.DEFAULT_SIZE, metavar="N", range=(1, 100_000),
             help="a chunk closes at the first sentence end at or after N words (default: "
             "%(default)s)"),
         Arg("--chunk-rule", choices=ft.RULES, default="sentence",

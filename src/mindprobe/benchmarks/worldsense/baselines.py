@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from mindprobe.benchmarks.worldsense.metrics import _BIAS, _WEIGHT, is_correct
+from mindprobe.core.stats import exact_mean, exact_sum
 
 CHANCE_DEFINITION = (
     "chance = the paper's weighted accuracy of a uniform guess among each trial's allowed "
@@ -35,10 +36,10 @@ OPTION_ORDER = ("TRUE", "FALSE", "POSSIBLE", "IMPOSSIBLE", "1", "2", "3")
 
 
 def _weighted(rows: list[Mapping[str, Any]], value: Any) -> float | None:
-    total = sum(_WEIGHT.get(str(r["goldresp"]), 0.0) for r in rows)
+    total = exact_sum(_WEIGHT.get(str(r["goldresp"]), 0.0) for r in rows)
     if not total:
         return None
-    return sum(_WEIGHT.get(str(r["goldresp"]), 0.0) * value(r) for r in rows) / total
+    return exact_sum(_WEIGHT.get(str(r["goldresp"]), 0.0) * value(r) for r in rows) / total
 
 
 def chance_table(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -62,7 +63,7 @@ def chance_table(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, An
                     for o in options}
         best = max(options, key=lambda o: (constant[o] or 0.0, -options.index(o)))
         given = {o: sum(str(r.get("resp")) == o for r in rows) / len(rows) for o in options}
-        given["invalid"] = 1.0 - sum(given.values())
+        given["invalid"] = 1.0 - exact_sum(given.values())
         out[name] = {"chance": _weighted(rows, guess), "bias_at_chance": _weighted(rows, guess_bias),
                      "majority_answer": best, "majority_baseline": constant[best],
                      "answers": given}
@@ -71,10 +72,10 @@ def chance_table(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, An
         everything = [r for rows in trials.values() for r in rows]
         options = [o for o in OPTION_ORDER if any(o in p["answers"] for p in parts)]
         out = {"ALL": {
-            "chance": sum(p["chance"] or 0.0 for p in parts) / len(parts),
-            "bias_at_chance": sum(p["bias_at_chance"] or 0.0 for p in parts) / len(parts),
+            "chance": exact_mean(p["chance"] or 0.0 for p in parts),
+            "bias_at_chance": exact_mean(p["bias_at_chance"] or 0.0 for p in parts),
             "majority_answer": "per problem",
-            "majority_baseline": sum(p["majority_baseline"] or 0.0 for p in parts) / len(parts),
+            "majority_baseline": exact_mean(p["majority_baseline"] or 0.0 for p in parts),
             "answers": {**{o: sum(str(r.get("resp")) == o for r in everything) / len(everything)
                            for o in options},
                         "invalid": sum(str(r.get("resp")) not in OPTION_ORDER

@@ -24,7 +24,7 @@ from mindprobe.benchmarks.worldsense.metrics import (
     warn_stderr,
 )
 from mindprobe.benchmarks.worldsense.upstream import RESULTS_SUFFIX, load_results
-from mindprobe.core.stats import Z95
+from mindprobe.core.stats import Z95, exact_mean
 from mindprobe.errors import DataError
 from mindprobe.report.plots import by_setting, color, frame_of, minus, num, plus
 from mindprobe.report.svg import Series, bar_chart
@@ -270,7 +270,7 @@ def plots(runs: Sequence[Run], results: Sequence[Results | None]) -> list[str]:
                     chance.setdefault(str(row["problem"]), []).append(float(row["chance"]))
         if not rows:
             continue
-        per_problem = {p: sum(v) / len(v) for p, v in chance.items()}
+        per_problem = {p: exact_mean(v) for p, v in chance.items()}
         acc, bias = [], []
         for run, by in rows:
             m = run.model_label

@@ -184,8 +184,10 @@ VERBS = [
         Arg("--data-dir", help="where the official trials are (if not in the cache)"),
     )),
     Verb("generate", generate, (
-        Arg("--seed", type=int, default=0, help="generator seed (default 0)"),
-        Arg("--n", type=int, default=100, help="tuples per (problem, size) cell (default 100)"),
+        Arg("--seed", type=int, default=0, range=(0, 2**32 - 1),
+            help="generator seed (default 0)"),
+        Arg("--n", type=int, default=100, range=(1, 100_000),
+            help="tuples per (problem, size) cell (default 100)"),
         Arg("--sizes", default="3,4,5", help="entity counts, e.g. 3,4,5,6"),
         Arg("--problems", help="problem families (default: the 6 standard; also "
             "Infer.extrema, Infer.parallel)"),
