@@ -30,9 +30,14 @@ class UndocumentedFlag(Exception):
     """A CLI flag has no help text: the reference would have nothing to say about it."""
 
 
-def _escape(text: str) -> str:
-    """Help text as Markdown text: angle brackets shown, not taken for HTML."""
-    return text.replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")
+def _escape(text: str, table: bool = False) -> str:
+    """Help text as Markdown text: angle brackets outside `code` shown, not taken for HTML (and
+    in a table cell, `|` kept in its cell)."""
+    parts = text.split("`")
+    for i in range(0, len(parts), 2):
+        parts[i] = parts[i].replace("<", "&lt;").replace(">", "&gt;")
+    out = "`".join(parts)
+    return out.replace("|", "\\|") if table else out
 
 
 def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
@@ -145,7 +150,7 @@ def benchmark_reference(bench: str) -> str:
     info = BENCHMARKS[bench]
     out = [f"**Variants** (`mindprobe run {bench}:VARIANT`; default `{info.default_variant}`)", ""]
     out += ["| variant | what it runs |", "|---|---|"]
-    out += [f"| `{v}` | {_escape(text)} |" for v, text in info.variants.items()]
+    out += [f"| `{v}` | {_escape(text, table=True)} |" for v, text in info.variants.items()]
     out += [f"| `{g}` | every one of {', '.join(f'`{m}`' for m in members)} |"
             for g, members in info.variant_groups.items()]
     out += ["", f"`--limit N` runs only {_escape(info.limit)}.", ""]
