@@ -118,6 +118,8 @@ def _commands(code: str) -> list[list[str]]:
     out = []
     for line in text.splitlines():
         words = shlex.split(line, comments=True)
+        while words and re.match(r"^\w+=", words[0]):  # VAR=value mindprobe ...
+            words = words[1:]
         if words[:1] == ["mindprobe"]:
             out.append(words[1:])
     return out
