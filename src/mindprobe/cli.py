@@ -110,7 +110,8 @@ def _bench_in_argv(argv: list[str]) -> str | None:
     return None
 
 
-def add_common_run_options(r: argparse.ArgumentParser, bench: str | None = None) -> None:
+def add_common_run_options(r: argparse.ArgumentParser | argparse._ArgumentGroup,
+                           bench: str | None = None) -> None:
     from mindprobe.registry import BENCHMARKS
 
     r.add_argument("--model", required=True, help="model spec, see `mindprobe models`")
@@ -199,8 +200,8 @@ def add_benchmark_options(parser: argparse.ArgumentParser, bench: str) -> None:
 def add_verb_arguments(p: argparse.ArgumentParser, verb: Verb, bench: str) -> None:
     """A benchmark's verb's declared flags (and the run flags, where it takes them)."""
     if verb.run_options:
-        add_common_run_options(p, bench)
         add_benchmark_options(p, bench)
+        add_common_run_options(p.add_argument_group("common options"), bench)
     groups: dict[str, Any] = {}
     for arg in verb.arguments:
         target: Any = p
@@ -306,9 +307,9 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
                        description="Run BENCH[:VARIANT] against --model. Re-running the same "
                        "command resumes; `mindprobe run BENCH --help` lists its options.")
     r.add_argument("benchmark", help="BENCH[:VARIANT], see `mindprobe list`")
-    add_common_run_options(r, bench)
-    if bench:
+    if bench:  # its own options first in --help, then the ones every benchmark shares
         add_benchmark_options(r, bench)
+    add_common_run_options(r.add_argument_group("common options") if bench else r, bench)
 
     a = sub.add_parser("analyse", aliases=["analyze"],
                        help="recompute metrics of runs, or score upstream result files")

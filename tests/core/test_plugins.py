@@ -1,4 +1,4 @@
-"""A third-party benchmark: README's "Writing a benchmark" example, as its own package with
+"""A third-party benchmark: the manual's "Writing a benchmark" example, as its own package with
 entry-point metadata on sys.path, is listed, runs with `mindprobe run` and `evaluate()` against
 the local OpenAI-compatible server, resumes after Ctrl-C, and shows in the report. A broken
 plugin is one warning, never a crash."""
@@ -22,15 +22,16 @@ from mindprobe.core.store import read_records
 from mindprobe.registry import BENCHMARKS
 from mindprobe.testing import TestServer
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+GUIDE = Path(__file__).resolve().parents[2] / "docs" / "writing-a-benchmark.md"
 
 
 def _readme_example() -> tuple[str, str]:
-    """The example's Python module and its entry-point line, as README shows them."""
-    text = README.read_text().split("## Writing a benchmark", 1)[1]
-    code = re.search(r"```python\n(.*?)```", text, re.S).group(1)
-    entry = re.search(r"```toml\n.*?\n(add = .*?)\n```", text, re.S).group(1)
-    return code, entry
+    """The example's Python module and its entry-point line, as the manual shows them."""
+    text = GUIDE.read_text()
+    code = re.search(r'```python title="add-bench/add_bench/task.py"\n(.*?)```', text, re.S)
+    entry = re.search(r'```toml title="add-bench/pyproject.toml"\n.*?\n(add = .*?)\n```', text,
+                      re.S)
+    return code.group(1), entry.group(1)
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""README's WorldSense Python API example runs as written and prints the paper's numbers."""
+"""The manual's WorldSense Python API example runs as written and prints the paper's numbers."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ REPO = Path(__file__).resolve().parents[2]
 
 def test_readme_python_example_runs(shared_data):
     shared_data("worldsense")  # skips with a reason when the official data is absent
-    text = (REPO / "README.md").read_text()
-    code = re.search(r"Python API.*?```python\n(.*?)```", text, re.S).group(1)
+    text = (REPO / "docs" / "benchmarks" / "worldsense.md").read_text()
+    code = re.search(r"analysis in Python.*?```python\n(.*?)```", text, re.S).group(1)
     env = {**os.environ, "COLUMNS": "200"}
     proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True,
                           text=True, timeout=300, env=env)
