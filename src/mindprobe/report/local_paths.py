@@ -40,13 +40,14 @@ def _absolute(text: str) -> Path | None:
 
 def prefixes(run_dirs: Iterable[Path], manifests: Iterable[dict[str, Any]],
              others: Iterable[Path] = ()) -> list[tuple[str, str]]:
-    """(local prefix, what the page shows instead), longest first."""
+    """(local prefix, what the page shows instead), longest first. `manifests`: the runs'."""
     out: dict[str, str] = {}
-    for d in run_dirs:
+    manifests = list(manifests)
+    for d, m in zip(run_dirs, manifests, strict=False):
         d = Path(d).absolute()
-        # runs/<benchmark>/<run>: the page shows the runs folder's name onwards
-        root = d.parent.parent if d.parent.parent != d.parent else d.parent
-        out.setdefault(str(root.parent), "")
+        # <runs>/<benchmark>/…/<run>: the page shows the runs folder's name onwards
+        bench = next((p for p in d.parents if p.name == m.get("benchmark")), d.parent)
+        out.setdefault(str(bench.parent.parent), "")
     local = [*others]
     for m in manifests:
         for s in _strings(m):
