@@ -110,3 +110,10 @@ def test_no_report_names_a_path_of_the_machine(cli, report_runs, fanoutqa_run, f
     data = json.loads(re.search(r'id="mindprobe-data">(.*?)</script>',
                                 html.read_text(encoding="utf-8"), re.S).group(1))
     assert all(not r["dir"].startswith("/") for r in data["runs"])
+
+
+def test_benchmarks_without_published_results_say_so(cli, report_runs, fetched, tmp_path):
+    if not report_runs.ast:
+        pytest.skip("no Already Said That runs (shared data absent)")
+    text = " ".join(_md(cli, tmp_path, *report_runs.of("already_said_that")).split())
+    assert "publishes no machine-readable results" in text

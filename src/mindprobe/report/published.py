@@ -41,7 +41,10 @@ def where_you_stand(data: ReportData, e: RunEntry) -> str | None:
     pairs = [(r, lab) for r, lab in rows_beside(data, e) if r.headline]
     if e.results is None or e.results.headline is None or not pairs:
         return None
-    text = standing(e.results.headline, [r for r, _ in pairs])
+    h = e.results.headline
+    text = standing(h, [r for r, _ in pairs])
+    if text and h.name != pairs[0][0].metric:
+        text += f" (the run's {h.name} read against the published {pairs[0][0].metric})"
     labels = sorted({lab for _, lab in pairs if lab})
     if text and labels:
         text += f" (published rows on other data: {'; '.join(labels)}; levels only)"
