@@ -74,8 +74,9 @@ def setting_lines(rows: list[PublishedRow]) -> list[str]:
     if judges:
         lines += _wrap("judge: " + "; ".join(judges))
     if any(len(r.value) > 6 for r in rows):
-        lines += _wrap("long values are shown rounded (percent: ×100, one decimal); "
-                       "`--json` gives every number exactly as upstream prints it")
+        lines += _wrap("long values are shown rounded (percent: ×100, one decimal); `--json` "
+                       + ("gives the exact values" if r0.computed else
+                          "gives every number exactly as upstream prints it"))
     if r0.computed:
         lines += _wrap("computed by mindprobe's analysis from upstream's released responses "
                        "(not a number upstream prints)")
@@ -100,7 +101,7 @@ def bench_text(name: str, entry: dict[str, Any]) -> list[str]:
     if not entry["rows"]:
         return lines + _wrap(entry.get("note") or "none") + [""]
     for setting, rows in by_setting(entry["rows"]).items():
-        lines += ["", f"setting {setting}"]
+        lines += ["", f"published rows with {setting}"]
         lines += setting_lines(rows)
         for table in fit_tables(rows, WIDTH):
             lines += [""] + table.splitlines()
