@@ -1,6 +1,6 @@
 """A report names no absolute path of the machine that made it: a page is shared, and the
 folders it was made in are nobody else's. Run folders are shown from their runs folder on
-(`runs/worldsense/…`), the working directory as `.`, the data cache as `<data cache>`,
+(`runs/<benchmark>/…`), the working directory as `.`, the data cache as `<data cache>`,
 the home as `~`, and any other local folder a run read (its data, named in its manifest) as
 `<local>/<folder>`. Published results cite `owner/repo@commit:path`, never a copy's path."""
 
