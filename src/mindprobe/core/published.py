@@ -55,6 +55,8 @@ class PublishedRow:
     data_label: str = ""
     #: Short column label for narrow tables (default: the metric).
     label: str = ""
+    #: The name a run's headline gives this metric, where it is not `metric`.
+    run_metric: str = ""
     #: Made by mindprobe from upstream's released files (not a number upstream prints).
     computed: bool = False
     extra: dict[str, Any] = field(default_factory=dict)

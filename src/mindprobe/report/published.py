@@ -43,8 +43,9 @@ def where_you_stand(data: ReportData, e: RunEntry) -> str | None:
         return None
     h = e.results.headline
     text = standing(h, [r for r, _ in pairs])
-    if text and h.name != pairs[0][0].metric:
-        text += f" (the run's {h.name} read against the published {pairs[0][0].metric})"
+    row = pairs[0][0]
+    if text and h.name not in (row.metric, row.run_metric):
+        text += f" (the run's {h.name} read against the published {row.metric})"
     labels = sorted({lab for _, lab in pairs if lab})
     if text and labels:
         text += f" (published rows on other data: {'; '.join(labels)}; levels only)"

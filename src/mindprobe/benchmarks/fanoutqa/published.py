@@ -82,6 +82,10 @@ for _r, _name in (("rouge1", "R1"), ("rouge2", "R2"), ("rougeL", "RL")):
                                        "answer against the reference.")
 
 
+#: What a run's Results call the leaderboard's metrics.
+RUN_METRIC = {"acc.loose": "loose accuracy"}
+
+
 def judge_of(meta: dict[str, Any]) -> str:
     """The GPT judge that scored a submission, from the year its metadata cites."""
     years = [int(y) for y in re.findall(r"\b(20\d\d)\b", str(meta.get("citation") or ""))]
@@ -120,7 +124,7 @@ def submission_rows(name: str, doc: dict[str, Any], where: str) -> list[Publishe
                 judge=judge if metric == "gpt" else None,
                 unit="score" if metric == "bleurt" else "fraction",
                 percent=metric != "bleurt", n=N_GRADED, headline=metric == "acc.loose",
-                data_label=DATA_LABEL, label=label,
+                data_label=DATA_LABEL, label=label, run_metric=RUN_METRIC.get(metric, ""),
                 extra={"details": meta.get("details"), "type": meta.get("type"),
                        "authors": meta.get("authors"), "context": meta.get("context")}))
     return rows
