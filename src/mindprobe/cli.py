@@ -29,7 +29,8 @@ DESCRIPTION = (
 #: known); benchmarks add verbs of their own (`mindprobe.core.verbs`).
 BENCH_VERBS = ("run", "analyse", "analyze", "export")
 #: Commands a benchmark's verb may not be named like (`analyse` and `export` it may extend).
-BUILT_IN = ("run", "analyse", "analyze", "report", "profile", "data", "list", "runs", "models")
+BUILT_IN = ("run", "analyse", "analyze", "report", "profile", "data", "list", "runs", "models",
+            "published")
 EXPORT_HELP = ("export a run: any run as an Inspect log (--format inspect), or in a "
                "benchmark's own format")
 
@@ -340,6 +341,16 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     pr.add_argument("--data-dir", help="folder with the upstream files (default: the mindprobe "
                     "data cache)")
 
+    pb = sub.add_parser("published", help="the papers' and leaderboards' published results, "
+                        "read from upstream's pinned files",
+                        description="Every published number a benchmark reads from upstream's "
+                        "files (fetched by `mindprobe data fetch BENCH`), with its setting, "
+                        "data, metric, judge and source.")
+    pb.add_argument("benchmark", nargs="?", help="one benchmark (default: all)")
+    pb.add_argument("--data-dir", help="the benchmark's data folder (default: the mindprobe "
+                    "data cache)")
+    pb.add_argument("--json", action="store_true", help="print JSON on stdout: every number "
+                    "exactly as upstream prints it")
     ls = sub.add_parser("list", help="benchmarks and their variants")
     ls.add_argument("--json", action="store_true", help="print JSON on stdout")
     rs = sub.add_parser("runs", help="runs with status and headline metric")

@@ -228,13 +228,18 @@ def test_pairing_default_and_only_answered(dev):
 
 
 def test_data_fetch_verifies_both_releases_in_place(cli, tmp_path, shared_data):
-    """`mindprobe data fetch fanoutqa` over a folder that already holds the pinned files: each
-    verified by its hash, nothing downloaded (tests never touch the internet)."""
+    """`mindprobe data fetch fanoutqa` over a folder that already holds the pinned files (both
+    releases and the 16 leaderboard submissions): each verified by its hash, nothing
+    downloaded (tests never touch the internet)."""
     import shutil
 
-    for f in data.DATA_FILES:
+    from mindprobe.benchmarks.fanoutqa.task import FanOutQABenchmark
+
+    files = FanOutQABenchmark.data_files
+    for f in files:
+        (tmp_path / f.relpath).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(shared_data("fanoutqa") / f.relpath, tmp_path / f.relpath)
     code, _, err = cli("data", "fetch", "fanoutqa", "--data-dir", tmp_path)
     assert code == 0, err
-    assert err.count("ok") == len(data.DATA_FILES) == 5
+    assert err.count("ok") == len(files) == len(data.DATA_FILES) + 16 == 21
     assert [q.version for q in data.load_dev("jul26", tmp_path)[:1]] == ["jul26"]

@@ -39,7 +39,8 @@ def test_failed_and_unreadable_runs_are_listed(cli, report_runs, tmp_path):
     rows = {r[0]: r for r in profile[1:]}
     assert rows["broken-model"][1] == "—"  # failed: not scored, and not a 0
     assert "Failed runs (not scored)" in html and "the run failed (status failed)" in html
-    assert "Runs that could not be read" in html and str(bad) in html
+    assert "Runs that could not be read" in html and "runs/corrupt" in html
+    assert str(bad) not in html  # named from its runs folder, no path of this machine
     assert any(r["model"] == "broken-model" for r in data_of(html)["runs"])
 
 
@@ -62,22 +63,25 @@ def test_text_measure_fit_and_wrap():
     assert len(lines) >= 2 and all(text_width(x, 13, True) <= 200 for x in lines)
 
 
-def test_mr_gsm8k_published_table_as_references():
-    """MR-GSM8K's README table (read as data from the seed copy) gives one reference per
-    model: MR-Score/A on the full set, its shots as the setting, the file cited."""
+def test_mr_gsm8k_legacy_seed_table_is_no_published_source(tmp_path):
+    """The seed README's January 2024 table (other prompts, legacy protocol) is not read: only
+    upstream's README at the pinned commit is, verified by its sha256."""
+    import shutil
+
     import pytest
 
     from mindprobe.benchmarks.mr_gsm8k.task import MRGSM8KBenchmark
+    from mindprobe.errors import DataError
 
     seeds = Path(__file__).resolve().parents[2].parent / "shared" / "seeds"
     if not (seeds / "mr_gsm8k_README.md").is_file():
         pytest.skip(f"no MR-GSM8K README copy in {seeds}")
-    refs = {r.model: r for r in MRGSM8KBenchmark().references([seeds], print)}
-    gpt4 = refs["GPT4"]
-    assert gpt4.headline.value == pytest.approx(0.512) and gpt4.headline.name == "MR-Score"
-    assert gpt4.variant == "full" and gpt4.setting == {"prompting": "0shot"}
-    assert refs["MetaMath-70B"].setting == {"prompting": "3shot"}
-    assert "mr_gsm8k_README.md" in gpt4.source and "MR-Score/A" in gpt4.source
+    with pytest.raises(DataError, match="data fetch mr_gsm8k"):
+        MRGSM8KBenchmark().published([seeds], print)
+    (tmp_path / "upstream").mkdir()
+    shutil.copy(seeds / "mr_gsm8k_README.md", tmp_path / "upstream" / "README.md")
+    with pytest.raises(DataError, match="does not match the official file"):
+        MRGSM8KBenchmark().published([tmp_path], print)
 
 
 def test_profile_heads_state_the_majority_answer_baseline(cli, report_runs, tmp_path):

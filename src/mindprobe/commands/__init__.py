@@ -63,6 +63,10 @@ def dispatch(args: argparse.Namespace, err: Console) -> int:
         from mindprobe.commands import info
 
         return getattr(info, f"cmd_{cmd}")(args, err)
+    if cmd == "published":
+        from mindprobe.commands.published import cmd_published
+
+        return cmd_published(args, err)
     if cmd == "report":
         from mindprobe.commands.report import cmd_report
 

@@ -20,7 +20,9 @@ from mindprobe.errors import UsageError
 
 if TYPE_CHECKING:
     from mindprobe.core.model import Model
-    from mindprobe.core.results import Headline, Results
+    from mindprobe.core.prompt_file import PromptFile
+    from mindprobe.core.published import PublishedRow
+    from mindprobe.core.results import Results
     from mindprobe.core.session import Session
     from mindprobe.core.upstream_source import Template
 
@@ -110,25 +112,6 @@ class RunPlan:
     requires: dict[str, str] = field(default_factory=dict)
     #: The model the plan was made for: estimates follow the request path it takes.
     model_facts: ModelFacts | None = None
-
-
-@dataclass
-class Reference:
-    """A published result for the same data and setting (a paper's table, upstream's released
-    results files): shown beside the user's runs, labelled, never used in a paired test."""
-
-    model: str
-    headline: Headline
-    variant: str
-    #: The setting in the same words as a run's (`Benchmark.setting`), e.g. {"prompting": "basic"}.
-    setting: dict[str, str]
-    #: Where the number comes from: a file path, a paper's table (cited on the page).
-    source: str
-    dataset_version: str | None = None
-
-    def row_name(self, benchmark: str) -> str:
-        """The profile row: one per paper's model (two papers' "GPT4" are not one model)."""
-        return f"{self.model} (published, {benchmark})"
 
 
 #: What an item came to, as the report filters it: right, wrong, no valid answer, or failed.
@@ -321,9 +304,21 @@ class Benchmark(abc.ABC):
         "chance" explains the baseline."""
         return {}
 
-    def references(self, data_dirs: list[Path], warn: Callable[[str], None]) -> list[Reference]:
-        """Published per-model results found in these data folders (none by default)."""
+    #: Said where published rows would stand when upstream publishes none in a form a program
+    #: reads (the report and `mindprobe published` show it instead of an empty column).
+    published_note: str = ""
+
+    def published(self, data_dirs: list[Path | None], warn: Callable[[str], None]
+                  ) -> list[PublishedRow]:
+        """Upstream's published results, read as data from its pinned files in the first of
+        these data folders holding them (None: the data cache; none by default); a missing
+        file is a DataError saying how to fetch it."""
         return []
+
+    def published_coords(self, variant: str, plan: RunPlan) -> dict[str, str]:
+        """A run in its published rows' words: the keys of their `setting`, and the `split`
+        and `release` of its data (a row of other data is labelled beside it)."""
+        return {**self.setting(variant, plan), "split": variant, "release": ""}
 
     def published_tables(self, data_dirs: list[Path], warn: Callable[[str], None]
                          ) -> dict[str, Results]:

@@ -40,6 +40,7 @@ def build_report(paths: Iterable[str | Path] = (), *, runs_dir: str | Path | Non
     from mindprobe.errors import UsageError
     from mindprobe.report.collect import collect, find_run_dirs
     from mindprobe.report.compare import comparisons
+    from mindprobe.report.local_paths import prefixes, scrub
     from mindprobe.report.provenance import parse_price
     from mindprobe.report.transcripts import MAX_ITEMS
 
@@ -65,17 +66,20 @@ def build_report(paths: Iterable[str | Path] = (), *, runs_dir: str | Path | Non
             dirs.append(p)
     data = collect(dirs, warn=warn, extra=extra, title=title, reference_dirs=ref_dirs)
     cmps, how = comparisons(data, tuple(compare) if compare else None)
+    local = prefixes([e.run.dir for e in data.entries], [e.run.manifest for e in data.entries],
+                     ref_dirs)
     if fmt == "md":
         from mindprobe.report.formats import render_markdown
 
-        return render_markdown(data, cmps)
+        return scrub(render_markdown(data, cmps), local)
     if fmt == "latex":
         from mindprobe.report.formats import render_latex
 
-        return render_latex(data, cmps)
+        return scrub(render_latex(data, cmps), local)
     from mindprobe.report.html import render_html
 
-    return render_html(data, cmps, how, unit_price, MAX_ITEMS if max_items is None else max_items)
+    return scrub(render_html(data, cmps, how, unit_price,
+                             MAX_ITEMS if max_items is None else max_items), local)
 
 
 __all__ = ["EXTENSIONS", "FORMATS", "build_report"]

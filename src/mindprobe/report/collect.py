@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mindprobe.core.benchmark import Reference
+from mindprobe.core.published import PublishedRow
 from mindprobe.core.results import Results, failed_results
 from mindprobe.core.store import MANIFEST, Run, iter_runs, load_run, read_judgements
 from mindprobe.errors import MindprobeError, UsageError
@@ -103,7 +103,9 @@ class ReportData:
     #: Run directories that could not be read, with the reason.
     unreadable: list[tuple[str, str]] = field(default_factory=list)
     #: Published results (papers, upstream files) by benchmark: shown, never paired.
-    references: dict[str, list[Reference]] = field(default_factory=dict)
+    references: dict[str, list[PublishedRow]] = field(default_factory=dict)
+    #: Why a benchmark of the report shows no published rows (none upstream, or not fetched).
+    no_published: dict[str, str] = field(default_factory=dict)
 
     def benchmarks(self) -> list[str]:
         from mindprobe.registry import BENCHMARKS
@@ -243,7 +245,8 @@ def collect(run_dirs: Iterable[Path], warn: Callable[[str], None] = lambda m: No
             continue
         entries.append(RunEntry(run, res, slug))
     extra = dict(extra or {})
-    references = find_references(entries, list(reference_dirs), extra, warn)
+    no_published: dict[str, str] = {}
+    references = find_references(entries, list(reference_dirs), extra, warn, no_published)
     if not entries and not extra and not references:
         raise UsageError("none of the given runs could be loaded"
                          + "".join(f"; {d}: {why}" for d, why in unreadable[:3]))
@@ -252,7 +255,7 @@ def collect(run_dirs: Iterable[Path], warn: Callable[[str], None] = lambda m: No
                                              e.run.variant, e.run.prompting, e.model == "random",
                                              e.model))
     models = list(dict.fromkeys(e.model for e in entries))
-    models += [r.row_name(b) for b, refs in references.items() for r in refs]
+    models += [row_name(r) for refs in references.values() for r in refs if r.headline]
     # the random baseline keeps a neutral grey, so real models get the strong colours
     colors, i = {}, 0
     for m in models:
@@ -262,7 +265,13 @@ def collect(run_dirs: Iterable[Path], warn: Callable[[str], None] = lambda m: No
             colors[m] = PALETTE[i % len(PALETTE)]
             i += 1
     return ReportData(entries, colors, extra, title or "mindprobe report", unreadable,
-                      references)
+                      references, no_published)
+
+
+def row_name(row: PublishedRow) -> str:
+    """A published row's line in the profile: one per paper's system (two papers' "GPT4" are
+    not one model)."""
+    return f"{row.system} (published, {row.benchmark})"
 
 
 def _data_dirs(entries: list[RunEntry], benchmark: str) -> list[Path]:
@@ -280,28 +289,36 @@ def _data_dirs(entries: list[RunEntry], benchmark: str) -> list[Path]:
 
 
 def find_references(entries: list[RunEntry], reference_dirs: list[Path],
-                    extra: dict[str, Results], warn: Callable[[str], None]
-                    ) -> dict[str, list[Reference]]:
-    """Every benchmark's published results: from the data folders of its runs, the data cache
-    and `reference_dirs` (their full tables go to `extra`)."""
+                    extra: dict[str, Results], warn: Callable[[str], None],
+                    missing: dict[str, str] | None = None) -> dict[str, list[PublishedRow]]:
+    """Every benchmark's published rows: read from its pinned files in `reference_dirs`, the
+    data folders of its runs and the data cache (full tables of `reference_dirs` go to
+    `extra`). `missing` gets why a benchmark of the runs shows none."""
     from mindprobe.registry import BENCHMARKS, get_benchmark
 
+    missing = {} if missing is None else missing
     seen = list(dict.fromkeys(e.benchmark for e in entries if e.benchmark in BENCHMARKS))
     names = seen if not reference_dirs else list(BENCHMARKS)
-    out: dict[str, list[Reference]] = {}
+    out: dict[str, list[PublishedRow]] = {}
     for name in names:
         dirs = [*reference_dirs, *(_data_dirs([e for e in entries if e.benchmark == name], name)
                                    if name in seen else [])]
         bench = get_benchmark(name)
         try:
-            refs = bench.references(dirs, warn)
+            rows = bench.published(dirs, warn)
             if reference_dirs:
                 extra.update(bench.published_tables(list(reference_dirs), warn))
         except MindprobeError as exc:
-            warn(f"{name}: published results not read: {exc}")
+            if name in seen:
+                warn(f"{name}: published results not read: {exc}")
+                missing[name] = (f"published results not read (their pinned upstream files "
+                                 f"are missing or damaged): `mindprobe data fetch {name}` "
+                                 "fetches them")
             continue
-        if refs:
-            out[name] = refs
+        if rows:
+            out[name] = rows
+        elif name in seen and bench.published_note:
+            missing[name] = bench.published_note
     return out
 
 

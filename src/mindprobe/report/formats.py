@@ -10,6 +10,7 @@ from mindprobe.core.results import Results
 from mindprobe.report import profile
 from mindprobe.report.collect import ReportData, across_runs_of
 from mindprobe.report.compare import Comparison, comparison_rows
+from mindprobe.report.published import published_sections
 from mindprobe.report.tables import table_cells
 from mindprobe.version import __version__
 
@@ -36,6 +37,8 @@ def _sections(data: ReportData, comparisons: list[Comparison]
                 out.append((3, e.title, [], [f"not analysed: {e.error}"]))
                 continue
             out.append((3, e.title, _tables(e.results), notes + _notes(e.results)))
+        for name, res in published_sections(data, bench):
+            out.append((3, name, _tables(res), _notes(res)))
         for name, res in data.extra.items():
             if res.benchmark == bench:
                 out.append((3, name, _tables(res), _notes(res)))

@@ -20,6 +20,7 @@ from mindprobe.report.assets import CSS, JS
 from mindprobe.report.collect import ReportData, RunEntry, across_runs_of, combined_of
 from mindprobe.report.compare import Comparison, comparisons_html
 from mindprobe.report.provenance import Price, provenance_html, usage_by_role
+from mindprobe.report.published import published_sections
 from mindprobe.report.tables import table_html
 from mindprobe.version import __version__
 
@@ -51,6 +52,7 @@ def data_json(data: ReportData, comparisons: list[Comparison], price: Price | No
                                                       for u in usage_by_role(e).values()),
         } for e in data.entries],
         "extra": {name: res.to_json() for name, res in data.extra.items()},
+        "published": {b: [r.as_json() for r in rows] for b, rows in data.references.items()},
         "comparisons": [{
             "benchmark": c.a.benchmark, "variant": c.a.run.variant, "a": c.a.slug,
             "b": c.b.slug, "score": c.score_name, "n": c.n, "mean_a": c.mean_a,
@@ -174,6 +176,10 @@ def benchmark_html(data: ReportData, bench: str) -> str:
                      "(all of them are shown when printed).</p>")
     for e in entries:
         parts.append(_run_html(e, len(entries) <= OPEN_RUNS))
+    for name, res in published_sections(data, bench):
+        key = "published-" + "".join(ch if ch.isalnum() else "-" for ch in name)
+        parts.append(f'<div class="run"><h3 id="{escape(key)}">{escape(name)}</h3>'
+                     + results_html(res, key) + "</div>")
     for name, res in data.extra.items():
         if res.benchmark == bench:
             key = "extra-" + "".join(ch if ch.isalnum() else "-" for ch in name)

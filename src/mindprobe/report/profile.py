@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from html import escape
 
-from mindprobe.core.benchmark import Reference
+from mindprobe.core.published import PublishedRow
 from mindprobe.core.results import Headline, _fmt
-from mindprobe.report.collect import ReportData, RunEntry
+from mindprobe.report.collect import ReportData, RunEntry, row_name
 from mindprobe.report.svg import interval_chart, ok
 
 MISSING = "—"
@@ -23,7 +23,9 @@ class Cell:
 
     headline: Headline | None
     entry: RunEntry | None = None
-    reference: Reference | None = None
+    reference: PublishedRow | None = None
+    #: How a published row's data differs from the run's ("" where it does not).
+    data_label: str = ""
     #: The chosen run is not the paper's default setting (rank > 0).
     off_default: bool = False
     #: Validation runs of a sweep that led to this run.
@@ -32,7 +34,7 @@ class Cell:
     @property
     def setting(self) -> str:
         if self.reference is not None:
-            return setting_text(self.reference.variant, self.reference.setting)
+            return " · ".join(x for x in (self.reference.setting_text(), self.data_label) if x)
         assert self.entry is not None
         return setting_text(self.entry.run.variant, self.entry.setting)
 
@@ -52,6 +54,8 @@ class Column:
     #: (variant, setting, dataset version) of the column: other cells are marked, not charted.
     like: tuple[str, str, str | None] | None = None
     label: str = ""
+    #: Where each of the user's models stands among the published rows of the setting.
+    standing: dict[str, str] = field(default_factory=dict)
 
 
 def setting_text(variant: str, setting: dict[str, str]) -> str:
@@ -75,10 +79,6 @@ def models_of(data: ReportData) -> list[str]:
     """Every model, the random baseline last."""
     models = data.models()
     return [m for m in models if m != "random"] + [m for m in models if m == "random"]
-
-
-def _setting_key(setting: dict[str, str]) -> str:
-    return ",".join(f"{k}={v}" for k, v in sorted(setting.items()))
 
 
 def _like(e: RunEntry) -> tuple[str, str, str | None]:
@@ -129,10 +129,18 @@ def columns(data: ReportData) -> list[Column]:
             assert e.results is not None
             col.cells[model] = Cell(e.results.headline, e, off_default=bool(key[0]),
                                     sweep=sweeps.get(model, []))
-        for ref in data.references.get(b, []):
-            like = (ref.variant, _setting_key(ref.setting), ref.dataset_version)
-            col.cells.setdefault(ref.row_name(b),
-                                 Cell(ref.headline, reference=ref, off_default=like != col.like))
+        if best is not None:
+            from mindprobe.report.published import rows_beside, where_you_stand
+
+            for ref, lab in rows_beside(data, best[1]):
+                if ref.headline:
+                    col.cells.setdefault(row_name(ref), Cell(ref.as_headline(), reference=ref,
+                                                             data_label=lab))
+            for model, cell in list(col.cells.items()):
+                if cell.entry is not None and not cell.off_default:
+                    text = where_you_stand(data, cell.entry)
+                    if text:
+                        col.standing[model] = text
         for cell in col.cells.values():
             h = cell.headline
             if h is not None and h.name and col.metric == "–":
@@ -194,7 +202,10 @@ def profile_table(data: ReportData) -> tuple[list[str], list[list[str]], list[st
     for c in cols:
         for ref in {id(x.reference): x.reference for x in c.cells.values()
                     if x.reference is not None}.values():
-            notes.append(f"{ref.row_name(c.benchmark)}: {ref.source}")
+            notes.append(f"{row_name(ref)}: {ref.source}")
+        notes += [f"{c.benchmark}: where {m} stands: {t}" for m, t in c.standing.items()]
+        if c.benchmark in data.no_published:
+            notes.append(f"{c.benchmark}: {data.no_published[c.benchmark]}")
         notes += [f"{c.benchmark}: {e.model} · {e.run.variant} failed ({why}): not scored"
                   for e, why in c.failed]
     notes += [f"unreadable run {d}: {why}" for d, why in data.unreadable]
@@ -267,16 +278,29 @@ def _profile_notes(data: ReportData, cols: list[Column]) -> str:
                                    if k in (c.metric, "chance"))
                          + "</dd>")
     parts.append("</dl>")
-    refs = [(c.benchmark, cell.reference) for c in cols for cell in c.cells.values()
+    refs = [(c.benchmark, cell) for c in cols for cell in c.cells.values()
             if cell.reference is not None]
     if refs:
-        items = "".join(f"<li><b>{escape(r.model)}</b> ({escape(b)}, "
-                        f"{escape(setting_text(r.variant, r.setting))}): "
-                        f"{escape(headline_cell(r.headline))} — source: {escape(r.source)}</li>"
-                        for b, r in refs)
+        items = "".join(f"<li><b>{escape(cell.reference.system)}</b> ({escape(b)}, "
+                        f"{escape(cell.setting)}): "
+                        f"{escape(headline_cell(cell.headline))} — source: "
+                        f"{escape(cell.reference.source)}</li>"
+                        for b, cell in refs if cell.reference is not None)
         parts.append('<p class="small"><span class="badge pub">published</span> rows are '
-                     "the papers' own models on the same data, shown for reference and never "
-                     f"used in a paired comparison:</p><ul class=\"small\">{items}</ul>")
+                     "the papers' and upstream's own numbers in the same setting (labelled "
+                     "where their data differs), levels shown for reference and never used "
+                     f"in a paired comparison:</p><ul class=\"small\">{items}</ul>")
+    stand = [(c.benchmark, m, t) for c in cols for m, t in c.standing.items()]
+    if stand:
+        items = "".join(f"<li><b>{escape(m)}</b> on {escape(b)}: {escape(t)}</li>"
+                        for b, m, t in stand)
+        parts.append(f'<p class="small"><b>Where you stand</b></p><ul class="small">{items}'
+                     "</ul>")
+    absent = [(c.benchmark, data.no_published[c.benchmark]) for c in cols
+              if c.benchmark in data.no_published]
+    if absent:
+        items = "".join(f"<li>{escape(b)}: {escape(t)}</li>" for b, t in absent)
+        parts.append(f'<ul class="small">{items}</ul>')
     failed = [(e, why) for c in cols for e, why in c.failed]
     if failed:
         items = "".join(f'<li><a href="#run-{e.slug}">{escape(e.benchmark)} · '

@@ -111,6 +111,9 @@ class AlreadySaidThatBenchmark(Benchmark):
     limit = "the first N of the --n-samples chats, per variant (so `:all` runs N per task)"
     Options = AlreadySaidThatOptions
     data_files = list(ast_data.DATA_FILES)
+    published_note = ("Upstream (openai/evals, the already_said_that eval) publishes no "
+                      "machine-readable results: its numbers are in the paper's text and "
+                      "figures only, so no published row stands beside a run.")
 
     def prompt_templates(self, data_dir: Path | None) -> dict[str, Template]:
         return ast_prompt.templates(data_dir)

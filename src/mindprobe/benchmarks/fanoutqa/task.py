@@ -17,13 +17,14 @@ the judge's verdict when ``--judge`` ran; results re-score the answers from the 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from mindprobe.core.benchmark import Benchmark, Item, PlanContext, ProfileSettings, RunPlan
 from mindprobe.core.judges import primary_judge
 from mindprobe.core.model import Request, TransientError
+from mindprobe.core.published import PublishedRow
 from mindprobe.core.results import Results
 from mindprobe.core.session import Session
 from mindprobe.errors import DataError, UsageError
@@ -36,6 +37,7 @@ from .metrics import score_answer
 from .normalize import Normalizer
 from .options import FanOutQAOptions
 from .prompts import GENERATION_RESERVE, closed_book_messages, resolve_max_context, user
+from .published import DATA_FILES as LEADERBOARD_FILES
 from .upstream import data_provenance
 
 SETTINGS = ("closedbook", "evidenceprovided", "openbook")
@@ -88,7 +90,7 @@ class FanOutQABenchmark(Benchmark):
     limit = "the first N questions of the split"
     roles = ("judge",)
     Options = FanOutQAOptions
-    data_files = DATA_FILES
+    data_files = [*DATA_FILES, *LEADERBOARD_FILES]
 
     def __init__(self) -> None:
         self._normalizers: dict[str, Normalizer] = {}
@@ -294,6 +296,17 @@ class FanOutQABenchmark(Benchmark):
 
     # -- the report -------------------------------------------------------------------------
     setting_rule = "the paper's prompts on the dev split (label `paper`), then the test split"
+
+    def published(self, data_dirs: list[Path], warn: Callable[[str], None]
+                  ) -> list[PublishedRow]:
+        from mindprobe.benchmarks.fanoutqa.published import published
+
+        return published(data_dirs)
+
+    def published_coords(self, variant: str, plan: RunPlan) -> dict[str, str]:
+        """The setting (the variant), the split and the release of the run's questions."""
+        return {"setting": variant, "split": plan.options.split,
+                "release": version_of(plan.config)}
 
     def setting_rank(self, variant: str, setting: dict[str, str]) -> int | None:
         return 0 if setting.get("prompting") == "paper" else 1

@@ -29,12 +29,12 @@ from mindprobe.core.benchmark import (
     PairedScore,
     PlanContext,
     ProfileSettings,
-    Reference,
     RunPlan,
 )
 from mindprobe.core.judges import primary_judge
 from mindprobe.core.model import Request, TransientError
 from mindprobe.core.prompt_file import DEVIATIONS, apply_prompt_file, wording_notes
+from mindprobe.core.published import PublishedRow
 from mindprobe.core.results import Results
 from mindprobe.core.sampling import stratified_sample
 from mindprobe.core.session import Session
@@ -59,6 +59,7 @@ from .judging import judge_input, judge_one
 from .metrics import score_item
 from .options import MRGSM8KOptions
 from .prompts import UPSTREAM_SCRIPT, braced, prompts_of, sampling, templates
+from .published import README
 from .report import results_of_doc
 
 #: Expected length of a reply (a step-by-step evaluation and the verdict), for estimates.
@@ -120,7 +121,7 @@ class MRGSM8KBenchmark(Benchmark):
     limit = "the first N solutions of the data file"
     roles = ("judge",)
     Options = MRGSM8KOptions
-    data_files = [OFFICIAL_FILE, UPSTREAM_SCRIPT]
+    data_files = [OFFICIAL_FILE, UPSTREAM_SCRIPT, README]
 
     def prompt_templates(self, data_dir: Path | None) -> dict[str, Template]:
         return templates(data_dir)
@@ -298,10 +299,19 @@ class MRGSM8KBenchmark(Benchmark):
             "step, so MR-Score ≈ 0; the `random` model's run measures it.",
         }
 
-    def references(self, data_dirs: list[Path], warn: Callable[[str], None]) -> list[Reference]:
-        from mindprobe.benchmarks.mr_gsm8k.upstream import published_references
+    def published(self, data_dirs: list[Path], warn: Callable[[str], None]
+                  ) -> list[PublishedRow]:
+        from mindprobe.benchmarks.mr_gsm8k.published import published
 
-        return published_references(data_dirs)
+        return published(data_dirs)
+
+    def published_coords(self, variant: str, plan: RunPlan) -> dict[str, str]:
+        """k-shot as the README's columns name it; the official 3,000 solutions or not."""
+        from mindprobe.benchmarks.mr_gsm8k.published import RELEASE
+
+        official = (plan.provenance or {}).get("git_blob") == OFFICIAL_FILE.git_blob
+        return {"shots": str(plan.options.shots), "split": "full" if official else variant,
+                "release": RELEASE if official else "other data"}
 
     def item_outcome(self, record: dict[str, Any]) -> str:
         """T1: the verdict on the solution (right or wrong) against the label."""

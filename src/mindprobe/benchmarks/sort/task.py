@@ -67,6 +67,9 @@ class SortBenchmark(Benchmark):
     limit = "the first N test rows (segment pairs) in total, over all conditions run"
     Options = SortOptions
     data_files = sources.DATA_FILES
+    published_note = ("Upstream (bridge-ai-neuro/SORT) publishes no machine-readable results: "
+                      "the paper's numbers are in its figures and text only, so no published "
+                      "row stands beside a SORT run.")
 
     def profile_settings(self, size: str) -> ProfileSettings:
         """Every condition that fits the model's window, in-context, logprob scoring (the

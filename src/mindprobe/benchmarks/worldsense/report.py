@@ -188,15 +188,25 @@ def _analysis(folder: Path, warn: Warn) -> WorldSenseAnalysis:
     return _ANALYSES[folder]
 
 
-def published_references(data_dirs: Sequence[Path], warn: Warn) -> list[Any]:
-    """One reference per upstream results file of the test set (the paper's models), its
-    headline computed by the same analysis as a run's (`metrics.accuracy_interval`)."""
-    from mindprobe.benchmarks.worldsense.sets import sha256_of
-    from mindprobe.core.benchmark import Reference
-    from mindprobe.core.results import Headline
+def upstream_citation(folder: Path, name: str = "") -> str:
+    """`owner/repo@commit:path` of a test set's folder (or a file in its results/), never the
+    path of this machine."""
+    from mindprobe.benchmarks.worldsense.sets import COMMIT, REPO, UPSTREAM_DATA
+
+    where = folder.name if folder.name == TESTSET else f"other_tests/{folder.name}"
+    return f"{REPO}@{COMMIT}:{UPSTREAM_DATA}{where}" + (f"/results/{name}" if name else "")
+
+
+def published_rows(data_dirs: Sequence[Path], warn: Warn) -> list[Any]:
+    """One row per upstream results file of a test set (the paper's models): accuracy over
+    all problems, computed by the same analysis as a run's (`runs.results_of_run`'s interval)
+    from upstream's released responses."""
+    from mindprobe.benchmarks.worldsense.sets import TRIALS_PATH, sha256_of
+    from mindprobe.core.data import data_dir_for
+    from mindprobe.core.published import PublishedRow
 
     out = []
-    for folder in testset_folders(data_dirs):
+    for folder in testset_folders([data_dir_for("worldsense", d) for d in data_dirs]):
         doc = to_json(_analysis(folder, warn))
         n_trials = load_results(folder).groupby(["prompting", "modelname"]).size()
         for run, problems in doc["accuracy"].items():
@@ -207,15 +217,16 @@ def published_references(data_dirs: Sequence[Path], warn: Warn) -> list[Any]:
             n = int(n_trials.get((prompting, model), 0))
             lo, hi, method = accuracy_interval(s["mean"], s.get("conf95"),
                                                round(s["mean"] * n), n)
-            files = [p for p in (folder / "results").rglob(f"{prompting}___{model}{RESULTS_SUFFIX}")]
-            source = str(files[0]) if files else str(folder / "results")
-            out.append(Reference(
-                model=model, variant=TESTSET, setting={"prompting": prompting},
-                headline=Headline("accuracy", s["mean"], lo, hi, n=n, ci_method=method,
-                                  chance=0.5, percent=True),
-                source=f"upstream's released results file {source} (WorldSense paper, "
-                       "Benchekroun et al. 2023, arXiv 2311.15930)",
-                dataset_version=sha256_of(f"{TESTSET}/trials.jsonl.bz2")))
+            sha = sha256_of(TRIALS_PATH.get(folder.name, ""))
+            out.append(PublishedRow(
+                "worldsense", model, "accuracy", repr(s["mean"]), {"prompting": prompting},
+                folder.name, f"trials sha256 {sha[:12]}" if sha else "upstream's",
+                DEFINITIONS["accuracy"],
+                upstream_citation(folder, f"{prompting}___{model}{RESULTS_SUFFIX}"),
+                unit="fraction", percent=True, n=n, ci=(lo, hi), headline=True,
+                data_label=f"upstream's {folder.name}", computed=True,
+                extra={"ci_method": method, "paper": "Benchekroun et al. 2023, arXiv "
+                       "2311.15930"}))
     return out
 
 
@@ -240,7 +251,7 @@ def published_tables(data_dirs: Sequence[Path], warn: Warn) -> dict[str, Any]:
         for name, table, title in (("accuracy", analysis.accuracy_by_problem, TITLE_ACCURACY),
                                    ("bias", analysis.bias_by_problem, TITLE_BIAS)):
             res.add_table(name, pivot_pretty(table, list(RUN_KEYS), "problemname"), title.strip())
-        res.notes.append(f"{analysis.n_trials:,} trials from {folder}; cells: value (95% CI "
+        res.notes.append(f"{analysis.n_trials:,} trials of {upstream_citation(folder)}; cells: value (95% CI "
                          "half-width); published results of the paper's models")
         out[f"WorldSense test set: {folder.name} (upstream results files, published)"] = res
     return out

@@ -7,10 +7,11 @@ from typing import Any
 from mindprobe.core.data import DataFile
 
 # Pinned upstream commit (shared/data/worldsense/SOURCE.md); files are verified by sha256.
-_BASE = (
-    "https://raw.githubusercontent.com/facebookresearch/worldsense/"
-    "bd81d945077f169cf95ff39207f788f86e4645e9/data/worldsense/"
-)
+REPO = "facebookresearch/worldsense"
+COMMIT = "bd81d945077f169cf95ff39207f788f86e4645e9"
+#: The data's folder in the upstream repository.
+UPSTREAM_DATA = "data/worldsense/"
+_BASE = f"https://raw.githubusercontent.com/{REPO}/{COMMIT}/{UPSTREAM_DATA}"
 
 _OFFICIAL: list[tuple[str, str]] = [
     ("test_set/trials.jsonl.bz2",

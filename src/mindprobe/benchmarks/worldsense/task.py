@@ -35,7 +35,6 @@ from mindprobe.core.benchmark import (
     PairedScore,
     PlanContext,
     ProfileSettings,
-    Reference,
     RunPlan,
 )
 from mindprobe.core.data import (
@@ -48,6 +47,7 @@ from mindprobe.core.data import (
     resolve,
 )
 from mindprobe.core.model import Request
+from mindprobe.core.published import PublishedRow
 from mindprobe.core.results import Results
 from mindprobe.core.session import Session
 from mindprobe.core.thinking import ReplyBudget, generate_with_room
@@ -370,10 +370,19 @@ class WorldSenseBenchmark(Benchmark):
 
         return dict(DEFINITIONS)
 
-    def references(self, data_dirs: list[Path], warn: Callable[[str], None]) -> list[Reference]:
-        from mindprobe.benchmarks.worldsense.report import published_references
+    def published(self, data_dirs: list[Path], warn: Callable[[str], None]
+                  ) -> list[PublishedRow]:
+        from mindprobe.benchmarks.worldsense.report import published_rows
 
-        return published_references(data_dirs, warn)
+        return published_rows(data_dirs, warn)
+
+    def published_coords(self, variant: str, plan: RunPlan) -> dict[str, str]:
+        """The prompting; the official test set (by its trials' sha256) or another set."""
+        from mindprobe.benchmarks.worldsense.sets import TRIALS_PATH, sha256_of
+
+        sha = sha256_of(TRIALS_PATH.get(variant, ""))
+        return {"prompting": plan.prompting, "split": variant,
+                "release": f"trials sha256 {sha[:12]}" if sha else "upstream's"}
 
     def published_tables(self, data_dirs: list[Path], warn: Callable[[str], None]
                          ) -> dict[str, Results]:
