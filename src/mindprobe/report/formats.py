@@ -79,7 +79,7 @@ _MD_ENTITY = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 
 def _md_escape(m: re.Match[str]) -> str:
     s, i, j = m.string, m.start(), m.end()
-    if s[i] == "_" and 0 < i and j < len(s) and s[i - 1].isalnum() and s[j].isalnum():
+    if s[i] == "_" and i > 0 and j < len(s) and s[i - 1].isalnum() and s[j].isalnum():
         return m.group()  # inside a word: inactive
     return _MD_ENTITY.get(m.group()) or "".join("\\" + ch for ch in m.group())
 
