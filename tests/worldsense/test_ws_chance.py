@@ -5,6 +5,7 @@ the JSON and the report."""
 from __future__ import annotations
 
 from mindprobe.benchmarks.worldsense.baselines import CHANCE_DEFINITION, chance_table
+from mindprobe.report.formats import md_text
 
 
 def _trial(problem: str, options: list[str], gold: str, resp: str, tuple_id: int = 0) -> dict:
@@ -42,4 +43,4 @@ def test_one_chance_line_in_terminal_json_and_report(cli, tmp_path):
                        tmp_path / "r.md")
     assert code == 0, err
     md = (tmp_path / "r.md").read_text()
-    assert CHANCE_DEFINITION in md and "chance 50.0%" in md
+    assert md_text(CHANCE_DEFINITION) in md and "chance 50.0%" in md  # as Markdown shows it
