@@ -7,6 +7,10 @@ benchmark's records appear without code here: what each item sent (`request`: me
 prompt, and the sampling parameters; a chat's turns each carry theirs) and got back (`reply`)
 becomes a chat, with the run's shared texts put back (`core.requests`); scalar fields a small
 facts table. Records of older runs (`messages`, `raw`, `response`) are shown as before.
+
+The page carries each item's summary line; its conversation goes into one packed block
+(`report.textstore`: each paragraph once, deflated) that the page's script renders when the
+item is opened, each text and each item cut to a stated length (the records keep it whole).
 """
 
 from __future__ import annotations
