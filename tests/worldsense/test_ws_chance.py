@@ -25,6 +25,21 @@ def test_compl_chance_and_bias_at_chance_follow_the_folding():
     assert c["majority_baseline"] == 0.5  # always "1" (decidable): right on half the weight
 
 
+def test_chance_table_does_not_depend_on_record_order():
+    """Trials are counted by (gold, allowed answers) first: shuffled records, same digits."""
+    import random
+
+    rows = [_trial(p, opts, gold, resp, t)
+            for t in range(40)
+            for p, opts in (("Infer.normal", ["TRUE", "FALSE"]),
+                            ("Compl.normal", ["1", "2", "3"]))
+            for gold in opts for resp in (opts[t % len(opts)], "junk")]
+    first = chance_table(rows)
+    for seed in range(5):
+        random.Random(seed).shuffle(rows)
+        assert chance_table(rows) == first
+
+
 def test_one_chance_line_in_terminal_json_and_report(cli, tmp_path):
     code, doc, err = cli("run", "worldsense:fresh", "--model", "random", "--runs-dir",
                          tmp_path / "runs", "--limit", 120, "--json")
