@@ -67,3 +67,30 @@ def report(cli, *args: object, out: Path) -> tuple[str, str]:
     code, _, err = cli("report", *args, "--out", out)
     assert code == 0, err
     return out.read_text(encoding="utf-8"), err
+
+
+PACKED_RE = re.compile(r'<script type="application/octet-stream" id="mindprobe-transcripts">'
+                       r"(.*?)</script>", re.S)
+
+
+def transcripts_of(html: str) -> list[str]:
+    """Each item's body as the page's script renders it: its texts put back, escaped."""
+    from html import escape
+
+    from mindprobe.report.textstore import unpack
+
+    m = PACKED_RE.search(html)
+    assert m, "the report has no packed transcripts"
+    store = unpack(m.group(1))
+
+    def text(ids: str) -> str:
+        return "".join(store["s"][int(k)] for k in ids.split(",") if k)
+
+    return [re.sub(r'<pre data-s="([^"]*)"></pre>',
+                   lambda p: f"<pre>{escape(text(p.group(1)))}</pre>", body)
+            for body in store["b"]]
+
+
+def expanded(html: str) -> str:
+    """The page with every item's body rendered after it (for checks on the whole text)."""
+    return html + "".join(transcripts_of(html))

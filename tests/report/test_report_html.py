@@ -9,7 +9,7 @@ import shutil
 
 import numpy as np
 import pytest
-from report_helpers import data_of, report, tables_of
+from report_helpers import data_of, expanded, report, tables_of
 from scipy import stats
 
 from mindprobe.core.numbers import display
@@ -136,7 +136,8 @@ def test_transcripts_and_provenance(page, report_runs):
     assert 'data-filter="outcome"' in page and 'class="item"' in page
     assert re.search(r'data-outcome="(correct|wrong|invalid)"', page)
     if report_runs.ast:
-        assert "MAIN TASK - " in page  # the chat of an Already Said That sample
+        assert "MAIN TASK - " not in page  # packed: rendered when an item is opened
+        assert "MAIN TASK - " in expanded(page)  # the chat of an Already Said That sample
     data = data_of(page)
     for run in data["runs"]:
         assert run["usage"]["model"]["requests"] > 0 and run["cost_usd"] is not None
@@ -167,9 +168,10 @@ def test_hostile_reply_is_escaped(cli, tmp_path):
                            "--limit", 4, "--runs-dir", tmp_path / "runs", "--no-cache")
     assert code == 0, err
     html, _ = report(cli, "--runs-dir", tmp_path / "runs", out=tmp_path / "x.html")
-    assert hostile not in html and "<img src=x" not in html
-    assert "&lt;script&gt;alert(1)&lt;/script&gt;&lt;img src=x onerror=alert(2)&gt;" in html
-    assert html.count("<script") == 2  # the data block and the page's own script
+    assert hostile not in expanded(html) and "<img src=x" not in expanded(html)
+    assert ("&lt;script&gt;alert(1)&lt;/script&gt;&lt;img src=x onerror=alert(2)&gt;"
+            in expanded(html))
+    assert html.count("<script") == 3  # the data block, the transcripts, the page's script
 
 
 def test_markdown_and_latex(cli, report_runs, tmp_path):

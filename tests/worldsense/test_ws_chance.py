@@ -5,6 +5,7 @@ the JSON and the report."""
 from __future__ import annotations
 
 from mindprobe.benchmarks.worldsense.baselines import CHANCE_DEFINITION, chance_table
+from mindprobe.report.formats import md_text
 
 
 def _trial(problem: str, options: list[str], gold: str, resp: str, tuple_id: int = 0) -> dict:
@@ -22,6 +23,21 @@ def test_compl_chance_and_bias_at_chance_follow_the_folding():
     assert abs(c["bias_at_chance"] - 1 / 3) < 1e-9  # the +0.33 a uniform guess shows
     assert c["answers"] == {"1": 2 / 3, "2": 1 / 3, "3": 0.0, "invalid": 0.0}
     assert c["majority_baseline"] == 0.5  # always "1" (decidable): right on half the weight
+
+
+def test_chance_table_does_not_depend_on_record_order():
+    """Trials are counted by (gold, allowed answers) first: shuffled records, same digits."""
+    import random
+
+    rows = [_trial(p, opts, gold, resp, t)
+            for t in range(40)
+            for p, opts in (("Infer.normal", ["TRUE", "FALSE"]),
+                            ("Compl.normal", ["1", "2", "3"]))
+            for gold in opts for resp in (opts[t % len(opts)], "junk")]
+    first = chance_table(rows)
+    for seed in range(5):
+        random.Random(seed).shuffle(rows)
+        assert chance_table(rows) == first
 
 
 def test_one_chance_line_in_terminal_json_and_report(cli, tmp_path):
@@ -42,4 +58,4 @@ def test_one_chance_line_in_terminal_json_and_report(cli, tmp_path):
                        tmp_path / "r.md")
     assert code == 0, err
     md = (tmp_path / "r.md").read_text()
-    assert CHANCE_DEFINITION in md and "chance 50.0%" in md
+    assert md_text(CHANCE_DEFINITION) in md and "chance 50.0%" in md  # as Markdown shows it

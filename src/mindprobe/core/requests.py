@@ -136,26 +136,30 @@ class TextStore:
     def __init__(self, run_dir: Path, min_chars: int = SHARED_TEXT_MIN) -> None:
         self.path = Path(run_dir) / TEXTS
         self.min_chars = min_chars
-        self._stored: set[str] = set(read_texts(self.path))
-        self._seen: set[str] = set()
+        #: text -> its sha256, for the texts stored (looked up by the text: its hash is cached)
+        self._stored: dict[str, str] = {t: d for d, t in read_texts(self.path).items()}
+        #: Python hashes of the long texts sent once: a text's sha256 is computed only when it
+        #: is sent a second time (most long texts are sent once; a collision merely stores one)
+        self._seen: set[int] = set()
 
     def ref(self, text: str) -> str | dict[str, str]:
         """`text`, or `{"sha256": …}` once the run has stored it."""
         if len(text) < self.min_chars:
             return text
-        digest = hashlib.sha256(text.encode()).hexdigest()
-        if digest in self._stored:
+        digest = self._stored.get(text)
+        if digest is not None:
             return {"sha256": digest}
-        if digest not in self._seen:
-            self._seen.add(digest)
+        if hash(text) not in self._seen:
+            self._seen.add(hash(text))
             return text
+        digest = hashlib.sha256(text.encode()).hexdigest()
         line = orjson.dumps({"sha256": digest, "text": text}, option=orjson.OPT_APPEND_NEWLINE)
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             append_whole(fd, line)  # a full disk leaves no torn line for the next to follow
         finally:
             os.close(fd)
-        self._stored.add(digest)
+        self._stored[text] = digest
         return {"sha256": digest}
 
     def share(self, request: Any, parts: tuple[str, ...] = ()) -> Any:

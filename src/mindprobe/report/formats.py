@@ -3,6 +3,7 @@ and every Results table, as Markdown or LaTeX (booktabs), cells formatted as in 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from mindprobe.core.numbers import legend
@@ -69,26 +70,44 @@ def _notes(res: Results) -> list[str]:
 
 
 # -- Markdown ---------------------------------------------------------------------------------
-def _md_cell(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+#: Markdown's active characters, each shown as itself: HTML (`<`, `&`) as entities, the rest
+#: behind a backslash: emphasis and code marks, a table's `|`, a `]` that would close a link
+#: or a link definition, and `_` except inside a word (where it is inactive and frequent:
+#: `avg_num_turns`). Every cell, heading and note goes through `md_text`, as the HTML page
+#: escapes every text: a run name or reply never becomes markup (a prompt file named
+#: `<img src=x onerror=…>` stays text); an interval `[low, high]` stays as printed.
+_MD_ACTIVE = re.compile(r"[&<>\\`*|]|\](?=[(\[:])|_+")
+_MD_ENTITY = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+
+
+def _md_escape(m: re.Match[str]) -> str:
+    s, i, j = m.string, m.start(), m.end()
+    if s[i] == "_" and i > 0 and j < len(s) and s[i - 1].isalnum() and s[j].isalnum():
+        return m.group()  # inside a word: inactive
+    return _MD_ENTITY.get(m.group()) or "".join("\\" + ch for ch in m.group())
+
+
+def md_text(text: str) -> str:
+    """`text` as Markdown that renders as exactly that text, on one line."""
+    return _MD_ACTIVE.sub(_md_escape, " ".join(str(text).split()))
 
 
 def md_table(header: Sequence[str], rows: Sequence[Sequence[str]],
              numeric: Sequence[bool]) -> str:
-    lines = ["| " + " | ".join(_md_cell(h) for h in header) + " |",
+    lines = ["| " + " | ".join(md_text(h) for h in header) + " |",
              "|" + "|".join("---:" if n else ":---" for n in numeric) + "|"]
-    lines += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in rows]
+    lines += ["| " + " | ".join(md_text(c) for c in row) + " |" for row in rows]
     return "\n".join(lines)
 
 
 def render_markdown(data: ReportData, comparisons: list[Comparison]) -> str:
-    out = [f"# {data.title}", "",
+    out = [f"# {md_text(data.title)}", "",
            f"{len(data.entries)} run(s), made with mindprobe {__version__}.", ""]
     for level, heading, tables, notes in _sections(data, comparisons):
-        out += ["#" * level + " " + heading, ""]
+        out += ["#" * level + " " + md_text(heading), ""]
         for caption, header, rows, numeric in tables:
-            out += [f"*{_md_cell(caption)}*", "", md_table(header, rows, numeric), ""]
-        out += [f"> {_md_cell(n)}" for n in notes] + ([""] if notes else [])
+            out += [f"*{md_text(caption)}*", "", md_table(header, rows, numeric), ""]
+        out += [f"> {md_text(n)}" for n in notes] + ([""] if notes else [])
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -96,11 +115,18 @@ def render_markdown(data: ReportData, comparisons: list[Comparison]) -> str:
 _TEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
         "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
         "±": r"$\pm$", "–": "--", "—": "---", "−": "$-$", "·": r"$\cdot$", "≥": r"$\geq$",
-        "≤": r"$\leq$", "×": r"$\times$", "…": r"\ldots{}", "χ": r"$\chi$", "²": r"$^2$"}
+        "≤": r"$\leq$", "×": r"$\times$", "…": r"\ldots{}", "χ": r"$\chi$", "²": r"$^2$",
+        "<": r"\textless{}", ">": r"\textgreater{}"}
 
 
 def tex(text: str) -> str:
+    """`text` as LaTeX that typesets as that text (every special character escaped)."""
     return "".join(_TEX.get(ch, ch) for ch in text)
+
+
+def _tex_comment(text: str) -> str:
+    """`text` inside a `%` comment: on one line, so nothing after it becomes LaTeX."""
+    return " ".join(str(text).split())
 
 
 def latex_table(caption: str, header: Sequence[str], rows: Sequence[Sequence[str]],
@@ -116,12 +142,12 @@ def latex_table(caption: str, header: Sequence[str], rows: Sequence[Sequence[str
 
 def render_latex(data: ReportData, comparisons: list[Comparison]) -> str:
     """Tables ready to \\input{} (needs \\usepackage{booktabs}); sections as comments+headings."""
-    out = [f"% {data.title}: made with mindprobe {__version__}; needs \\usepackage{{booktabs}}",
+    out = [f"% {_tex_comment(data.title)}: made with mindprobe {__version__}; needs \\usepackage{{booktabs}}",
            ""]
     for level, heading, tables, notes in _sections(data, comparisons):
         cmd = "section" if level == 2 else "subsection"
         out += [rf"\{cmd}*{{{tex(heading)}}}", ""]
         for caption, header, rows, numeric in tables:
             out += [latex_table(caption, header, rows, numeric), ""]
-        out += [f"% {' '.join(n.split())}" for n in notes] + ([""] if notes else [])
+        out += [f"% {_tex_comment(n)}" for n in notes] + ([""] if notes else [])
     return "\n".join(out).rstrip() + "\n"

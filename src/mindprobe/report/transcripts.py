@@ -7,6 +7,10 @@ benchmark's records appear without code here: what each item sent (`request`: me
 prompt, and the sampling parameters; a chat's turns each carry theirs) and got back (`reply`)
 becomes a chat, with the run's shared texts put back (`core.requests`); scalar fields a small
 facts table. Records of older runs (`messages`, `raw`, `response`) are shown as before.
+
+The page carries each item's summary line; its conversation goes into one packed block
+(`report.textstore`: each paragraph once, deflated) that the page's script renders when the
+item is opened, each text and each item cut to a stated length (the records keep it whole).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from typing import Any
 from mindprobe.core.benchmark import ItemFields
 from mindprobe.core.requests import sent_calls
 from mindprobe.report.collect import ReportData, RunEntry
+from mindprobe.report.textstore import ITEM_CHARS, TEXT_CHARS, Shown, TextStore
 
 MAX_ITEMS = 300
 PROMPT_FIELDS = ("prompt", "question", "text", "input")
@@ -74,12 +79,12 @@ def group_of(rec: dict[str, Any], fields: ItemFields) -> str:
     return ""
 
 
-def _bubble(role: str, text: Any, label: str = "", meta: str = "") -> str:
+def _bubble(shown: Shown, role: str, text: Any, label: str = "", meta: str = "") -> str:
     body = text if isinstance(text, str) else json.dumps(text, ensure_ascii=False, indent=1)
     who = escape(label or role)
     extra = f'<div class="meta">{escape(meta)}</div>' if meta else ""
     return (f'<div class="msg {escape(role)}"><div class="who">{who}</div>'
-            f"<pre>{escape(body)}</pre>{extra}</div>")
+            f"{shown.pre(body)}{extra}</div>")
 
 
 def _params(params: Any) -> str:
@@ -89,7 +94,8 @@ def _params(params: Any) -> str:
                                     for k, v in params.items())
 
 
-def _sent(request: Any, texts: dict[str, str], reply: Any = None, head: str = "") -> list[str]:
+def _sent(shown: Shown, request: Any, texts: dict[str, str], reply: Any = None,
+          head: str = "") -> list[str]:
     """What was sent: each call's messages (only those new to it; `history` says how many
     earlier ones it repeats) or prompt, its parameters, and each call's reply."""
     out = []
@@ -103,56 +109,58 @@ def _sent(request: Any, texts: dict[str, str], reply: Any = None, head: str = ""
                        f'{call["continues"]} characters), the prompt goes on:</p>')
         for j, m in enumerate(msgs):
             kind = "prompt" if "prompt" in call else m["role"]
-            out.append(_bubble(m["role"], m["content"], f"{kind} {head}".strip(),
+            out.append(_bubble(shown, m["role"], m["content"], f"{kind} {head}".strip(),
                                meta if j == len(msgs) - 1 else ""))
         if answer is not None:
-            out.append(_bubble("assistant", answer, "model"))
+            out.append(_bubble(shown, "assistant", answer, "model"))
     return out
 
 
-def _turns(turns: list[Any], texts: dict[str, str] | None = None) -> list[str]:
+def _turns(shown: Shown, turns: list[Any], texts: dict[str, str] | None = None) -> list[str]:
     out = []
     for t in turns:
         if not isinstance(t, dict):
-            out.append(_bubble("other", t))
+            out.append(_bubble(shown, "other", t))
             continue
         if "role" in t and "content" in t:
-            out.append(_bubble(str(t["role"]), t["content"]))
+            out.append(_bubble(shown, str(t["role"]), t["content"]))
             continue
         head = " · ".join(str(t[k]) for k in ("turn", "kind") if t.get(k) not in (None, ""))
         if t.get("request") is not None:  # what this turn sent, then its reply
             facts = [f"{k} {t[k]}" for k in ("expected", "answer", "correct", "violation")
                      if k in t and t[k] is not None]
-            out += _sent(t["request"], texts or {}, t.get("reply"), head)
+            out += _sent(shown, t["request"], texts or {}, t.get("reply"), head)
             if facts:
                 out.append(f'<div class="meta">{escape(" · ".join(facts))}</div>')
             continue
         user = t.get("user", t.get("prompt", t.get("question")))
         if user is not None:
-            out.append(_bubble("user", user, f"user {head}".strip()))
+            out.append(_bubble(shown, "user", user, f"user {head}".strip()))
         reply = t.get("reply", t.get("response", t.get("answer_text")))
         facts = [f"{k} {t[k]}" for k in ("expected", "answer", "correct", "violation")
                  if k in t and t[k] is not None]
         if reply is not None:
-            out.append(_bubble("assistant", reply, "model", " · ".join(facts)))
+            out.append(_bubble(shown, "assistant", reply, "model", " · ".join(facts)))
         elif user is None:
-            out.append(_bubble("other", t))
+            out.append(_bubble(shown, "other", t))
     return out
 
 
-def conversation(rec: dict[str, Any], texts: dict[str, str] | None = None) -> str:
+def conversation(rec: dict[str, Any], texts: dict[str, str] | None = None,
+                 shown: Shown | None = None) -> str:
     """The item's exchange, as chat bubbles, in the order it happened: what it sent (the
-    record's `request`) and got back (`reply`); `texts`: the run's shared texts."""
-    texts = texts or {}
+    record's `request`) and got back (`reply`); `texts`: the run's shared texts; `shown`:
+    where its texts go and how much of them (default: inline, capped)."""
+    texts, shown = texts or {}, shown or Shown()
     if rec.get("request") is not None:
-        parts = _sent(rec["request"], texts, rec.get("reply"))
+        parts = _sent(shown, rec["request"], texts, rec.get("reply"))
         if isinstance(rec.get("transcript"), list):
-            parts += _turns(rec["transcript"], texts)
-        return "".join(parts + _tail(rec))
+            parts += _turns(shown, rec["transcript"], texts)
+        return "".join(parts + _tail(shown, rec))
     parts = []
     for k in PROMPT_FIELDS:
         if isinstance(rec.get(k), str):
-            parts.append(_bubble("user", rec[k], k))
+            parts.append(_bubble(shown, "user", rec[k], k))
             break
     else:
         if not isinstance(rec.get("messages"), list) and not isinstance(rec.get("transcript"),
@@ -160,37 +168,38 @@ def conversation(rec: dict[str, Any], texts: dict[str, str] | None = None) -> st
             parts.append('<p class="muted small">The prompt is not stored in the record; the '
                          "item's fields below identify it.</p>")
     if isinstance(rec.get("messages"), list):
-        parts += _turns(rec["messages"])
+        parts += _turns(shown, rec["messages"])
     if isinstance(rec.get("transcript"), list):
-        parts += _turns(rec["transcript"], texts)
+        parts += _turns(shown, rec["transcript"], texts)
     raw = rec.get("raw")
     if isinstance(raw, list):
         for i, reply in enumerate(raw):
             label = "model" if len(raw) == 1 else ("model, first reply" if i == 0 else
                                                    f"model, after re-ask {i}")
-            parts.append(_bubble("assistant", reply, label))
+            parts.append(_bubble(shown, "assistant", reply, label))
     elif isinstance(raw, str):
-        parts.append(_bubble("assistant", raw, "model"))
+        parts.append(_bubble(shown, "assistant", raw, "model"))
     if isinstance(rec.get("response"), str):
-        parts.append(_bubble("assistant", rec["response"], "model"))
-    parts += _tail(rec)
+        parts.append(_bubble(shown, "assistant", rec["response"], "model"))
+    parts += _tail(shown, rec)
     if not parts:
         parts.append('<p class="muted">no conversation recorded for this item</p>')
     return "".join(parts)
 
 
-def _tail(rec: dict[str, Any]) -> list[str]:
+def _tail(shown: Shown, rec: dict[str, Any]) -> list[str]:
     """A judge's verdict and the item's error, after the exchange."""
     parts = []
     if isinstance(rec.get("judge"), (dict, str)):
-        parts.append(_bubble("judge", rec["judge"], "judge"))
+        parts.append(_bubble(shown, "judge", rec["judge"], "judge"))
     if "error" in rec:
-        parts.append(_bubble("error", str(rec["error"]), "error"))
+        parts.append(_bubble(shown, "error", str(rec["error"]), "error"))
     return parts
 
 
-def facts(rec: dict[str, Any]) -> str:
+def facts(rec: dict[str, Any], shown: Shown | None = None) -> str:
     """Scalar fields as a compact table; nested or long ones folded away as JSON."""
+    shown = shown or Shown()
     short, long = [], []
     for k, v in rec.items():
         if k in SKIP_FACTS or k == "error":
@@ -205,7 +214,7 @@ def facts(rec: dict[str, Any]) -> str:
     out = f'<dl class="facts">{"".join(short)}</dl>' if short else ""
     for k, v in long:
         text = v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, indent=1)
-        out += f"<details><summary>{escape(str(k))}</summary><pre>{escape(text)}</pre></details>"
+        out += f"<details><summary>{escape(str(k))}</summary>{shown.pre(text)}</details>"
     return out
 
 
@@ -223,8 +232,9 @@ def _short(text: str, n: int = 90) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-def item_html(e: RunEntry, index: int, rec: dict[str, Any]) -> str:
-    """One item: a summary line (id, group, outcome, answer), unfolding to the conversation."""
+def item_html(e: RunEntry, index: int, rec: dict[str, Any], store: TextStore) -> str:
+    """One item: a summary line (id, group, outcome, answer), unfolding to the conversation,
+    which goes into `store` (the page renders it when the item is opened)."""
     out, out_text = outcome(e.benchmark, rec)
     fields = fields_of(e.benchmark)
     group, answer = group_of(rec, fields), answer_of(rec, fields)
@@ -233,10 +243,12 @@ def item_html(e: RunEntry, index: int, rec: dict[str, Any]) -> str:
                + (f'<span class="grp">{escape(group)}</span>' if group else "")
                + f'<span class="badge {cls}">{escape(out_text)}</span>'
                + (f'<span class="ans">{escape(_short(answer))}</span>' if answer else ""))
+    shown = Shown(store)
+    body = store.add_body(f'<div class="convo">{conversation(rec, e.run.texts, shown)}</div>'
+                          f"{scores_html(e.benchmark, rec)}{facts(rec, shown)}")
     return (f'<details class="item" id="{item_anchor(e, index)}" data-outcome="{escape(out)}" '
-            f'data-group="{escape(group)}"><summary>{summary}</summary>'
-            f'<div class="convo">{conversation(rec, e.run.texts)}</div>'
-            f"{scores_html(e.benchmark, rec)}{facts(rec)}</details>")
+            f'data-group="{escape(group)}" data-b="{body}"><summary>{summary}</summary>'
+            '<div class="body"></div></details>')
 
 
 def item_anchor(e: RunEntry, index: int) -> str:
@@ -250,7 +262,10 @@ def anchors(data: ReportData, cap: int = MAX_ITEMS) -> dict[str, str]:
 
 
 def transcripts_html(data: ReportData, cap: int = MAX_ITEMS) -> str:
+    """The items' summaries, filters, and their conversations packed in one compressed block
+    (`TextStore`), unpacked by the page's script."""
     runs, variants, groups, outcomes = {}, set(), set(), set()
+    store = TextStore()
     blocks = []
     for e in data.entries:
         recs = e.run.records[:cap]
@@ -266,7 +281,7 @@ def transcripts_html(data: ReportData, cap: int = MAX_ITEMS) -> str:
             outcomes.add(out)
             if group:
                 groups.add(group)
-            items.append(item_html(e, i, rec))
+            items.append(item_html(e, i, rec, store))
         blocks.append(
             f'<section class="run-items" data-run="{escape(e.slug)}" '
             f'data-variant="{escape(e.run.variant)}"><h3>{escape(runs[e.slug])} '
@@ -290,6 +305,10 @@ def transcripts_html(data: ReportData, cap: int = MAX_ITEMS) -> str:
         "</label>"
         '<span class="count" id="item-count"></span></div>')
     note = (f'<p class="muted">Up to {cap} items per run, in the order they were recorded; '
-            "pick a run (or all) and filter below. Model output is shown as text, exactly as "
-            "received.</p>")
-    return note + controls + "".join(blocks)
+            "pick a run (or all) and filter below; open an item to see its conversation. Model "
+            f"output is shown as text, exactly as received, each text up to {TEXT_CHARS:,} "
+            f"characters and each item up to {ITEM_CHARS:,} (a longer one says where it is cut; "
+            "the full text is in the run's records.jsonl).</p>")
+    packed = (f'<script type="application/octet-stream" id="mindprobe-transcripts">'
+              f"{store.blob()}</script>")
+    return note + controls + "".join(blocks) + packed

@@ -10,7 +10,8 @@ uniform guess has bias +1/3 on Compl.* (two of its three options count +1), not 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from mindprobe.benchmarks.worldsense.metrics import _BIAS, _WEIGHT, is_correct
@@ -35,50 +36,60 @@ def _trials(records: Iterable[Mapping[str, Any]]) -> dict[str, list[Mapping[str,
 OPTION_ORDER = ("TRUE", "FALSE", "POSSIBLE", "IMPOSSIBLE", "1", "2", "3")
 
 
-def _weighted(rows: list[Mapping[str, Any]], value: Any) -> float | None:
-    total = exact_sum(_WEIGHT.get(str(r["goldresp"]), 0.0) for r in rows)
+def _weighted(patterns: Mapping[tuple[str, tuple[str, ...]], int],
+              value: Callable[[str, tuple[str, ...]], float]) -> float | None:
+    """The weighted mean of `value(gold, allowed)` over trials counted by (gold, allowed)."""
+    total = exact_sum(n * _WEIGHT.get(g, 0.0) for (g, _), n in patterns.items())
     if not total:
         return None
-    return exact_sum(_WEIGHT.get(str(r["goldresp"]), 0.0) * value(r) for r in rows) / total
+    return exact_sum(n * _WEIGHT.get(g, 0.0) * value(g, a)
+                     for (g, a), n in patterns.items()) / total
+
+
+def _guess(gold: str, allowed: tuple[str, ...]) -> float:
+    return sum(is_correct(o, gold) for o in allowed) / len(allowed)
+
+
+def _guess_bias(gold: str, allowed: tuple[str, ...]) -> float:
+    return sum(_BIAS.get(o, 0.0) for o in allowed) / len(allowed)
 
 
 def chance_table(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
     """problem -> chance accuracy, bias at chance, the best constant answer and its accuracy,
-    and the share of each answer the model gave (invalid answers under "invalid")."""
+    and the share of each answer the model gave (invalid answers under "invalid"). Trials are
+    counted by (gold answer, allowed answers) first: a problem has a handful of such patterns,
+    so 20,000 trials cost what a few dozen do (and the sums do not depend on record order)."""
     out: dict[str, dict[str, Any]] = {}
     trials = _trials(records)
     for name, rows in trials.items():
-        seen = {str(o) for r in rows for o in r["expectedresp"]}
+        patterns: Counter[tuple[str, tuple[str, ...]]] = Counter()
+        for (gold, allowed), n in Counter((r["goldresp"], tuple(r["expectedresp"]))
+                                          for r in rows).items():
+            patterns[str(gold), tuple(map(str, allowed))] += n
+        seen = {o for _, allowed in patterns for o in allowed}
         options = [o for o in OPTION_ORDER if o in seen] + sorted(seen - set(OPTION_ORDER))
-
-        def guess(r: Mapping[str, Any]) -> float:
-            allowed = [str(o) for o in r["expectedresp"]]
-            return sum(is_correct(o, str(r["goldresp"])) for o in allowed) / len(allowed)
-
-        def guess_bias(r: Mapping[str, Any]) -> float:
-            allowed = [str(o) for o in r["expectedresp"]]
-            return sum(_BIAS.get(o, 0.0) for o in allowed) / len(allowed)
-
-        constant = {o: _weighted(rows, lambda r, o=o: float(is_correct(o, str(r["goldresp"]))))
+        constant = {o: _weighted(patterns, lambda g, _, o=o: float(is_correct(o, g)))
                     for o in options}
         best = max(options, key=lambda o: (constant[o] or 0.0, -options.index(o)))
-        given = {o: sum(str(r.get("resp")) == o for r in rows) / len(rows) for o in options}
+        answered = Counter(str(r.get("resp")) for r in rows)
+        given = {o: answered[o] / len(rows) for o in options}
         given["invalid"] = 1.0 - exact_sum(given.values())
-        out[name] = {"chance": _weighted(rows, guess), "bias_at_chance": _weighted(rows, guess_bias),
+        out[name] = {"chance": _weighted(patterns, _guess),
+                     "bias_at_chance": _weighted(patterns, _guess_bias),
                      "majority_answer": best, "majority_baseline": constant[best],
                      "answers": given}
     if out:  # the paper's ALL is the plain mean over problems, and so are these
         parts = list(out.values())
         everything = [r for rows in trials.values() for r in rows]
+        answered = Counter(str(r.get("resp")) for r in everything)
         options = [o for o in OPTION_ORDER if any(o in p["answers"] for p in parts)]
         out = {"ALL": {
             "chance": exact_mean(p["chance"] or 0.0 for p in parts),
             "bias_at_chance": exact_mean(p["bias_at_chance"] or 0.0 for p in parts),
             "majority_answer": "per problem",
             "majority_baseline": exact_mean(p["majority_baseline"] or 0.0 for p in parts),
-            "answers": {**{o: sum(str(r.get("resp")) == o for r in everything) / len(everything)
-                           for o in options},
-                        "invalid": sum(str(r.get("resp")) not in OPTION_ORDER
-                                       for r in everything) / len(everything)}},
+            "answers": {**{o: answered[o] / len(everything) for o in options},
+                        "invalid": sum(n for a, n in answered.items() if a not in OPTION_ORDER)
+                        / len(everything)}},
             **out}
     return out
