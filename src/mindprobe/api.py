@@ -115,13 +115,10 @@ class Run:
 
     def results(self, judge_label: str | None = None) -> Results:
         """The results `mindprobe analyse` (and the report) compute from the records alone,
-        with every judge's verdicts (`judge_label`'s primary; default: the run's own)."""
-        from mindprobe.core.store import read_judgements
-        from mindprobe.registry import get_benchmark
-
-        bench = get_benchmark(self.stored.benchmark)
-        return bench.results_with_judgements(self.stored.records, self.stored.plan(),
-                                             read_judgements(self.stored.dir), judge_label)
+        with every judge's verdicts (`judge_label`'s primary; default: the run's own). Its
+        `state` (finished, partial, interrupted, failed; with the counts) is `mindprobe
+        runs`'s."""
+        return self.stored.results(judge_label)
 
 
 def load_run(run_dir: str | Path) -> Run:

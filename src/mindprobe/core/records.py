@@ -17,10 +17,17 @@ from mindprobe.errors import DataError
 def read_records(path: Path, *, repair: bool = False) -> list[dict[str, Any]]:
     """All complete records of a records.jsonl. A torn last line (no newline) is ignored and,
     with `repair`, cut off; a malformed complete line is a DataError naming file and line."""
+    return read_records_torn(path, repair=repair)[0]
+
+
+def read_records_torn(path: Path, *, repair: bool = False) -> tuple[list[dict[str, Any]], int]:
+    """`read_records`, and how many torn last lines it left out (0 or 1), which a run's state
+    counts (`core.run_state`) rather than silently dropping."""
     if not path.exists():
-        return []
+        return [], 0
     data = path.read_bytes()
     end = data.rfind(b"\n") + 1
+    torn = int(bool(data[end:].strip()))
     if end < len(data) and repair:
         with open(path, "r+b") as f:
             f.truncate(end)
@@ -38,7 +45,7 @@ def read_records(path: Path, *, repair: bool = False) -> list[dict[str, Any]]:
         if not isinstance(rec, dict) or "id" not in rec:
             raise DataError(f"{path}:{lineno}: record without an 'id' field")
         records.append(rec)
-    return records
+    return records, torn
 
 
 _RECORD_OPTS = orjson.OPT_APPEND_NEWLINE | orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY

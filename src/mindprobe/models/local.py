@@ -187,6 +187,7 @@ class LocalModel(LlamaCppFeatures, OpenAICompatModel):
     """A GGUF served by an in-process llama.cpp server that lives as long as this object."""
 
     supports_slots = True
+    heavy_start = True  # llama.cpp loads the GGUF (seconds)
 
     def deterministic(self, concurrency: int) -> bool | None:
         """Measured on the embedded engine: one request at a time, replies repeat exactly.

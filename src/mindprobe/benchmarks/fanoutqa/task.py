@@ -27,7 +27,7 @@ from mindprobe.core.results import Results
 from mindprobe.core.session import Session
 from mindprobe.errors import DataError, UsageError
 from mindprobe.models import model_label
-from mindprobe.models.base import Request, TransientError
+from mindprobe.models.base import FREE_TEXT, Request, TransientError
 
 from .data import DATA_FILES, LEGACY_VERSION, Question, load_questions, version_of
 from .judge import SEED, collect_judges, judge_letter, judge_prompt, parse_judge
@@ -63,8 +63,10 @@ def run_questions(plan: RunPlan, version: str | None = None, data_dir: Path | No
                   ) -> dict[str, Question]:
     """The questions a run is scored against: its own release unless ``version`` says another
     (a run's own: `version_of` its config, which knows runs from before releases were told
-    apart); from ``data_dir``, else the data folder (or, for nov23, the wheel)."""
-    return questions_by_id(plan.options.split, version or version_of(plan.config), data_dir)
+    apart); from ``data_dir``, else the folder the run read (`plan.data_dir`), else the data
+    folder (or, for nov23, the wheel)."""
+    return questions_by_id(plan.options.split, version or version_of(plan.config),
+                           data_dir or plan.data_dir)
 
 
 #: Where an answer is complete (base models on the completion path): the end of its lines
@@ -182,6 +184,8 @@ class FanOutQABenchmark(Benchmark):
             roles={**ctx.roles, **({"judge": judge} if judge else {})},
             resources=resources,
             item_time_limit=opts.time_limit + GRACE_S if setting == "openbook" else None,
+            requires={FREE_TEXT: "FanOutQA needs answers in free text (its questions have no "
+                      "closed answer set to pick from)"},
         )
 
     def estimate(self, plan: RunPlan, opts: FanOutQAOptions) -> Results:
