@@ -113,10 +113,6 @@ def plan_profile(size: str, settings: RunSettings, facts: ModelFacts, reporter: 
             entry.status, entry.reason = CANNOT, str(exc)
             entry.enable = f"-O {name}.OPTION=VALUE (the option the reason names)"
             continue
-        entry.run_settings = sub
-        entry.notes += [ps.note] if ps.note else []
-        if "judge" in bench.roles and not judge:
-            entry.notes.append(f"{name} runs without its judge (--judge SPEC grades it)")
         lacks = {cap: why for _, p in entry.plans for cap, why in p.requires.items()
                  if cap not in facts.capabilities}
         if lacks:  # said in the plan, before anything starts; the rest of the profile runs
@@ -126,6 +122,10 @@ def plan_profile(size: str, settings: RunSettings, facts: ModelFacts, reporter: 
             entry.enable = ("a model that answers in free text (--model)" if FREE_TEXT in lacks
                             else f"-O {name}.OPTION=VALUE (the option the reason names)")
             continue
+        entry.run_settings = sub
+        entry.notes += [ps.note] if ps.note else []
+        if "judge" in bench.roles and not judge:
+            entry.notes.append(f"{name} runs without its judge (--judge SPEC grades it)")
         _progress(entry, sub, facts.label)
         if ps.items and entry.items < ps.items:
             entry.notes.append(f"the data holds {entry.items:,} of the {ps.items:,} items "
