@@ -63,3 +63,5 @@ def test_fanoutqa_is_scored_from_the_folder_the_run_read(cli, shared_data, tmp_p
     assert code == 0 and "warning" not in err, err
     code, again, err = cli("analyse", "fanoutqa", "--run", run, "--data-dir", root, "--json")
     assert code == 0 and again["headline"] == doc["headline"], err
+    res = mindprobe.load_run(run).results(data_dir=root)  # the library, the same rule
+    assert res.headline.value == doc["headline"]["value"]

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from mindprobe.core.benchmark import Benchmark, Item, RunPlan
+from mindprobe.core.data import benchmark_folder
 from mindprobe.core.loop import run_blocking
 from mindprobe.core.paths import path_component
 from mindprobe.core.results import Results
@@ -35,6 +36,9 @@ class JudgeSettings:
     timeout: float = 300.0
     max_attempts: int = 6
     debug: bool = False
+    #: Where the run's data is (its benchmark folder or the data root; None: the folder the
+    #: run recorded).
+    data_dir: str | Path | None = None
 
     def check(self) -> None:
         check_counts(self, ("concurrency", "max_tokens", "max_attempts"))
@@ -58,6 +62,8 @@ def judge_run(run_dir: str | Path, judge_spec: str, settings: JudgeSettings,
     run = load_run(run_dir, benchmark)
     bench = get_benchmark(run.benchmark)
     plan = run.plan()
+    if settings.data_dir:
+        plan.data_dir = benchmark_folder(bench.name, settings.data_dir, bench.data_files)
     model = parse_model_spec(judge_spec, timeout=settings.timeout,
                              max_attempts=settings.max_attempts)
     label = path_component(settings.label or model.label, "judge label")
