@@ -143,3 +143,24 @@ def test_library_names_are_visible_and_errors_carry_the_plan(tmp_path):
     message = str(exc.value)
     assert "see the plan above" not in message
     assert "worldsense: missing data" in message and "mr_gsm8k: missing data" in message
+
+
+def test_a_larger_mr_gsm8k_sample_extends_the_run(cli, shared_data, tmp_path):
+    """--sample N is drawn in an order that does not depend on N (`core.sampling`): 6 then
+    12 keeps the 6 recorded solutions; 4 after that is refused."""
+    data = shared_data("mr_gsm8k")
+
+    def run(n):
+        return cli("run", "mr_gsm8k", "--model", "random", "--data-dir", data.parent,
+                   "--data-file", data / "sample_records.jsonl", "--sample", n,
+                   "--runs-dir", tmp_path, "--json")
+
+    code, doc, err = run(6)
+    assert code == 0, err
+    records = Path(doc["run"]) / "records.jsonl"
+    first = records.read_text().splitlines()
+    code, doc, err = run(12)
+    assert code == 0, err
+    assert records.read_text().splitlines()[:6] == first and doc["items"]["done"] == 12
+    code, _, err = run(4)
+    assert code == 2 and "leaves out" in err

@@ -148,19 +148,22 @@ class RunStore:
         done = dedupe(self.records())[0]
         return sum(1 for i in ids if i not in done or (retry_errors and "error" in done[i]))
 
-    def settled(self, manifest: dict[str, Any]) -> dict[str, Any]:
+    def settled(self, manifest: dict[str, Any], sizes: Collection[str] = ()) -> dict[str, Any]:
         """For a re-run with nothing left to ask, whose models are therefore not started: the
         recorded values of what only started models add (config keys a benchmark's `prepare`
         derives from the model, what a server says it serves), where everything the plan
-        itself knows agrees with the record; otherwise `manifest` as it is, and `open` says
-        what differs."""
+        itself knows (but its `sizes`) agrees with the record; otherwise `manifest` as it is,
+        and `open` says what differs."""
         if not self.exists():
             return manifest
         old = self.load_manifest()
         out = dict(manifest)
-        for key in ("config", "model_identity"):
-            if key in old and within(manifest.get(key), old[key]):
-                out[key] = old[key]
+        config = {k: v for k, v in (manifest.get("config") or {}).items() if k not in sizes}
+        if isinstance(old.get("config"), dict) and within(config, old["config"]):
+            out["config"] = {**old["config"], **manifest.get("config", {})}
+        if "model_identity" in old and within(manifest.get("model_identity"),
+                                              old["model_identity"]):
+            out["model_identity"] = old["model_identity"]
         return out
 
     def _rewrite(self, records: Any) -> None:

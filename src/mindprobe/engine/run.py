@@ -275,7 +275,7 @@ async def _run_one(task: Task, settings: RunSettings, variant: str, plan: RunPla
                    models: dict[str, Model], concurrency: int, cache: ResponseCache | None,
                    resources: dict[str, Any], reporter: Reporter,
                    progress: Any = None, idle: bool = False) -> tuple[int, Results, dict[str, Any]]:
-    """`idle`: nothing is left to ask, and the models were not started."""
+    """`idle`: nothing is left to ask, and no model was loaded (`_run_all`)."""
     bench, model = task.bench, models["model"]
     run_dir = run_dir_of(task, settings, variant, plan, model)
     variant = plan.variant_label or variant
@@ -302,7 +302,7 @@ async def _run_one(task: Task, settings: RunSettings, variant: str, plan: RunPla
     )
     store = RunStore(run_dir)
     if idle:  # what only a started model adds to the manifest: as recorded
-        manifest = store.settled(manifest)
+        manifest = store.settled(manifest, plan.sizes)
     done = store.open(manifest, retry_errors=settings.retry_errors,
                       planned={it.id: it.key for it in plan.items}, sizes=plan.sizes)
     if store.duplicates_dropped:
