@@ -70,10 +70,10 @@ def add_profile_parser(sub: Any, detailed: bool = False) -> argparse.ArgumentPar
                    "benchmark (the layout of shared/data); each run records its folder and "
                    "is scored from it")
     p.add_argument("-O", "--option", action="append", metavar="BENCH.KEY=VALUE",
-                   help="a benchmark option (`mindprobe run BENCH --help` lists them; "
-                   "--some-flag is some_flag), e.g. -O sort.scoring=text, or -O "
-                   "mr_gsm8k.data_file=shared/data/mr_gsm8k/sample_records.jsonl (the "
-                   "official MR-GSM8K.json is not shipped; offline, its 40 sample records)")
+                   help="a benchmark option, as `mindprobe run BENCH --help` lists them "
+                   "(--some-flag is some_flag), e.g. -O BENCH.scoring=text or -O "
+                   "BENCH.data_file=PATH (a benchmark whose official file is missing says "
+                   "which)")
     p.add_argument("--concurrency", type=int, help="requests in flight over all benchmarks "
                    "(default per backend)")
     p.add_argument("--seed", type=int, help="seed of the subsets and sampling (default per "

@@ -55,8 +55,8 @@ class RunEntry:
         """Why the run has no score (it failed, or nothing was recorded), or None."""
         state = self.run.state
         if state.state == "failed":
-            return (f"all {state.failed} items failed" if state.done and
-                    state.failed == state.done else f"the run failed ({state.text()})")
+            return (f"the run failed: all {state.failed} items ended in errors" if state.done
+                    and state.failed == state.done else f"the run failed ({state.text()})")
         if not state.done and state.state != "running":
             return f"no item recorded ({state.text()})"
         return None
