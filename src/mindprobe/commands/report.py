@@ -41,9 +41,9 @@ def add_report_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--max-items", type=int, metavar="N",
                    help="transcripts shown per run (default 300)")
     p.add_argument("--title", help="the page title (default 'mindprobe report')")
-    p.add_argument("--data-dir", metavar="DIR", help="where runs find the data they are "
-                   "scored against, when the folder they recorded is gone: a benchmark's "
-                   "folder or the data root (one folder per benchmark, as shared/data)")
+    p.add_argument("--data-dir", metavar="DIR", help="the data the runs are scored against: "
+                   "a benchmark's folder or the data root (one folder per benchmark, as "
+                   "shared/data); default: the folder each run read, as it recorded")
     p.add_argument("--references", action="append", default=[], metavar="DIR",
                    help="a folder of published results to show beside your models, labelled "
                    "'published' (e.g. an upstream test-set folder with its released results "

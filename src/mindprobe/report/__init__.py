@@ -36,8 +36,8 @@ def build_report(paths: Iterable[str | Path] = (), *, runs_dir: str | Path | Non
     `references` are folders holding published results (e.g. an upstream test set with its
     released results files): their models appear as labelled "published" rows and their tables as
     sections (the data folders of the runs are searched for published results too).
-    `data_dir` (a benchmark's folder or the data root) is where runs that need their data to be
-    scored find it, when the folder they recorded is gone (default: the recorded one).
+    `data_dir` (a benchmark's folder or the data root) is the data the runs are scored against
+    (default: the folder each run read, as it recorded).
     """
     from mindprobe.errors import UsageError
     from mindprobe.report.collect import collect, find_run_dirs
