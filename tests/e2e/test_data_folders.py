@@ -16,8 +16,8 @@ from mindprobe.testing import TestServer
 
 
 def test_the_folder_rule_tells_a_benchmark_folder_from_the_data_root(shared_data):
-    root = shared_data("already_said_that").parent
     for name in ("already_said_that", "worldsense", "fanoutqa"):
+        root = shared_data(name).parent
         files = get_benchmark(name).data_files
         assert benchmark_folder(name, root, files) == root / name
         # Already Said That's own folder holds a sub-folder of its name: still its folder
