@@ -29,3 +29,4 @@ __getattr__ = lazy_exports("mindprobe", {
     "core.options": ["option"],
     "core.model": ["Request"],
 })
+del lazy_exports  # dir(mindprobe) lists the public names (and none of the machinery)

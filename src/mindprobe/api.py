@@ -78,16 +78,17 @@ def evaluate(task: str, model: str, *, options: dict[str, Any] | Any | None = No
 def judge(run_dir: str | Path, judge_model: str, *, label: str | None = None,
           concurrency: int | None = None, max_tokens: int | None = None,
           cache: bool | str | Path = True, progress: bool = True, timeout: float = 300.0,
-          max_attempts: int = 6) -> Results:
+          max_attempts: int = 6, data_dir: str | Path | None = None) -> Results:
     """Grade a finished run's answers with `judge_model` (`mindprobe judge`); verdicts are kept
-    in the run under `label` (default: the judge's label) and a re-run resumes."""
+    in the run under `label` (default: the judge's label) and a re-run resumes. `data_dir`:
+    where the run's data is now, if not in the folder it recorded."""
     from mindprobe.engine.judge import JudgeSettings, judge_run
     from mindprobe.engine.settings import Reporter
 
     settings = JudgeSettings(label=label, concurrency=concurrency, max_tokens=max_tokens,
                              cache=bool(cache),
                              cache_file=cache if isinstance(cache, (str, Path)) else None,
-                             timeout=timeout, max_attempts=max_attempts)
+                             timeout=timeout, max_attempts=max_attempts, data_dir=data_dir)
     return judge_run(run_dir, judge_model, settings, Reporter(progress=progress)).results
 
 
@@ -113,12 +114,14 @@ class Run:
 
         return pd.DataFrame(self.stored.records)
 
-    def results(self, judge_label: str | None = None) -> Results:
+    def results(self, judge_label: str | None = None,
+                data_dir: str | Path | None = None) -> Results:
         """The results `mindprobe analyse` (and the report) compute from the records alone,
-        with every judge's verdicts (`judge_label`'s primary; default: the run's own)."""
-        from mindprobe.engine.judge import stored_results
-
-        return stored_results(self.stored, judge_label)
+        with every judge's verdicts (`judge_label`'s primary; default: the run's own). Its
+        `state` (finished, partial, interrupted, failed; with the counts) is `mindprobe
+        runs`'s. The data comes from the folder the run read, or `data_dir` (a benchmark's
+        folder or the data root)."""
+        return self.stored.results(judge_label, data_dir)
 
 
 def load_run(run_dir: str | Path) -> Run:

@@ -316,6 +316,9 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
                        help="recompute metrics of runs, or score upstream result files")
     a.add_argument("benchmark", help="the benchmark, see `mindprobe list`")
     a.add_argument("--run", action="append", help="a mindprobe run directory (repeatable)")
+    a.add_argument("--data-dir", metavar="DIR", help="the data a run is scored against: "
+                   "the benchmark's folder or the data root holding it (default: the folder "
+                   "the run read)")
     a.add_argument("--json", action="store_true", help="print only JSON on stdout")
     command = next((x for x in argv if not x.startswith("-")), None)
     add_benchmark_verbs(sub, a, bench, command, argv)

@@ -161,3 +161,16 @@ def test_two_servers_sharing_a_slot_folder_restore_each_others_prefix(tmp_path):
     # the shared prefix (~240 tokens) came from a's slot file: only the question is prefilled
     assert second.prompt_tokens - second.cached_prompt_tokens < 16, second
     assert second.text == plain
+
+
+def test_a_finished_rerun_loads_no_model(cli, tmp_path):
+    """Issue 32.8: nothing left to ask, nothing started: the results are read back."""
+    args = ("run", "worldsense:fresh", "--model", "local", "--limit", 2, "--runs-dir",
+            tmp_path, "--json")
+    code, doc, err = cli(*args)
+    assert code == 0, err
+    assert "starting the embedded llama.cpp server" in err
+    code, again, err = cli(*args)
+    assert code == 0, err
+    assert "starting the embedded llama.cpp server" not in err
+    assert again["headline"] == doc["headline"] and again["state"] == "finished"

@@ -75,11 +75,10 @@ def _args(srv, data, runs, *extra):
 
 
 def test_quick_profile_plans_runs_all_five_then_resumes_sending_nothing(cli, server,
-                                                                        shared_data, tmp_path,
-                                                                        monkeypatch):
+                                                                        shared_data, tmp_path):
     root = shared_data("worldsense").parent
-    # FanOutQA re-reads its questions from the data folder when it scores (not --data-dir)
-    monkeypatch.setenv("MINDPROBE_DATA_DIR", str(root))
+    # FanOutQA re-reads its questions when it scores: from the folder its run recorded (issue
+    # 32.1: not the data cache, which here holds nothing)
     sample = root / "mr_gsm8k" / "sample_records.jsonl"
     mr = ("-O", f"mr_gsm8k.data_file={sample}")  # the official file is not shipped
     runs = tmp_path / "runs"
@@ -125,7 +124,10 @@ def test_quick_profile_plans_runs_all_five_then_resumes_sending_nothing(cli, ser
     assert u["prompt_tokens"] <= ast["prompt tokens"] and u["requests"] <= ast["requests"]
     manifest = json.loads((folder / "profile.json").read_text())
     assert manifest["size"] == "quick" and manifest["model_identity"]["model"] == "test"
-    assert {b["status"] for b in manifest["benchmarks"].values()} == {"done"}
+    # issue 32.2: profile.json, `runs` and the report say the same (`core.run_state`)
+    assert {b["status"] for b in manifest["benchmarks"].values()} == {"finished"}
+    code, listed, err = cli("runs", "--runs-dir", folder, "--json")
+    assert {r["status"] for r in listed} == {"finished"}, err
     assert (folder / "report.html").is_file() and doc["report"] == str(folder / "report.html")
     # the same command again: every benchmark is finished, nothing is sent (not even /models)
     sent = _requests(server)
@@ -204,6 +206,17 @@ def test_without_a_tokenizer_the_plan_says_heuristic(cli, shared_data, tmp_path)
     assert doc["tokens counted"].startswith("heuristic")
     rows = [r for r in doc["plan"] if r["status"] == "runs"]
     assert rows and all(r["tokens counted"].startswith("heuristic") for r in rows)
+    # issue 32.3: what cannot run for this model is said, with its reason, before anything
+    # starts (the random model picks from closed answer sets; FanOutQA's answers are free)
+    by_name = {r["benchmark"]: r for r in doc["plan"]}
+    fanout = by_name["fanoutqa"]
+    assert fanout["status"] == "cannot run" and "free text" in fanout["reason"]
+    assert "fanoutqa: cannot run: FanOutQA needs answers in free text" in err
+    # issue 32.7: MR-GSM8K's offline hint names what a profile accepts (-O BENCH.KEY=...)
+    mr = by_name["mr_gsm8k"]
+    assert mr["status"] == "missing data"
+    assert "-O mr_gsm8k.data_file=PATH" in mr["reason"]
+    assert str(root / "mr_gsm8k" / "sample_records.jsonl") in mr["reason"]
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]

@@ -157,8 +157,10 @@ def test_partial_run_says_how_partial(cli, report_runs, tmp_path):
     lines = (part / "records.jsonl").read_text().splitlines(keepends=True)
     (part / "records.jsonl").write_text("".join(lines[:30]))
     html, _ = report(cli, part, out=tmp_path / "r.html")
-    assert f"30 of {len(lines)} items" in html
-    assert data_of(html)["runs"][0]["partial"].startswith(f"30 of {len(lines)} items")
+    # the state `mindprobe runs` shows (`core.run_state`), and the headline's subset
+    assert f"partial 30/{len(lines)}" in html and f"over 30 of {len(lines)} items" in html
+    assert data_of(html)["runs"][0]["partial"] == f"partial 30/{len(lines)}"
+    assert data_of(html)["runs"][0]["state"]["done"] == 30
 
 
 def test_hostile_reply_is_escaped(cli, tmp_path):

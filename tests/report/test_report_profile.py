@@ -38,7 +38,8 @@ def test_failed_and_unreadable_runs_are_listed(cli, report_runs, tmp_path):
     profile = tables_of(html)["profile"]
     rows = {r[0]: r for r in profile[1:]}
     assert rows["broken-model"][1] == "—"  # failed: not scored, and not a 0
-    assert "Failed runs (not scored)" in html and "the run failed (status failed)" in html
+    assert "Failed runs (not scored)" in html
+    assert f"the run failed: all {len(recs)} items ended in errors" in html
     assert "Runs that could not be read" in html and "runs/corrupt" in html
     assert str(bad) not in html  # named from its runs folder, no path of this machine
     assert any(r["model"] == "broken-model" for r in data_of(html)["runs"])

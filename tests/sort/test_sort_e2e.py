@@ -119,3 +119,17 @@ def test_text_scoring_names_its_own_reason_for_no_answer(cli, tmp_path, sort_dat
     assert any("the reply names neither label" in w for w in doc["warnings"])
     assert {"share_A", "share_B", "share_X"} <= set(doc["tables"]["overall"][0])
     assert doc["invalid"]["count"] == 6
+
+
+def test_more_excerpts_extend_a_run_fewer_are_refused(cli, tmp_path, sort_data):
+    """Issue 32.6: a larger --excerpts (a size, as --limit is) resumes the run it extends."""
+    code, doc, err = _run(cli, tmp_path, sort_data, "--excerpts", 1)
+    assert code == 0, err
+    records = tmp_path / doc["run"] / "records.jsonl"
+    first = records.read_text().splitlines()
+    code, doc, err = _run(cli, tmp_path, sort_data, "--excerpts", 2)
+    assert code == 0, err
+    lines = records.read_text().splitlines()
+    assert lines[:len(first)] == first and len(lines) == 2 * len(first)
+    code, _, err = _run(cli, tmp_path, sort_data, "--excerpts", 1)
+    assert code == 2 and "leaves out" in err

@@ -7,8 +7,7 @@ from typing import Any
 
 from rich.console import Console
 
-from mindprobe.core.output import emit_json, tables_console
-from mindprobe.core.results import failed_results, render_results
+from mindprobe.core.output import emit_json, show_run, tables_console
 from mindprobe.core.runner import usage_summary
 from mindprobe.core.store import load_run
 from mindprobe.errors import UsageError
@@ -25,11 +24,8 @@ def cmd_analyse(args: argparse.Namespace, err: Console) -> int:
         run = load_run(path, bench.name)
         for w in run.warnings:
             err.print(f"[yellow]warning[/yellow]: {w}", highlight=False)
-        res = failed_results(bench.name, run.records) or bench.results(run.records, run.plan())
-        docs[path] = {"run": path, "variant": run.variant, **res.to_json(),
-                      "usage": usage_summary(run.records)}
-        out.print(f"[bold]{path}[/bold] ({len(run.records)} records, status {run.status})")
-        render_results(res, out)
+        res = run.results(data_dir=args.data_dir)
+        docs[path] = {**show_run(out, path, run, res), "usage": usage_summary(run.records)}
     emit_json(args.json, docs[args.run[0]] if len(docs) == 1 else {
         "benchmark": bench.name, "runs": docs,
         "warnings": [w for d in docs.values() for w in d.get("warnings", [])]})

@@ -70,16 +70,14 @@ def cmd_runs(args: argparse.Namespace, err: Console) -> int:
                          "problem": str(exc)})
             continue
         summary = run.manifest.get("summary") or {}
+        state = run.state  # `core.run_state`: what analyse, the report and profiles say
         rows.append({
             "run": str(run_dir.relative_to(root)), "benchmark": run.benchmark,
             "model": run.manifest.get("model_label") or run.model_label,
-            "status": run.status,
-            # the items of the plan last run (a run cut with --limit 300 and then 50 has 50)
-            "items": summary.get("items_done", len(run.records)),
-            "n_items": run.manifest.get("n_items"),
-            "errors": sum(1 for r in run.records if "error" in r),
+            "status": state.state, "items": state.done, "n_items": state.planned,
+            "errors": state.failed, "torn": state.torn, "complete": state.complete,
             "headline": summary.get("headline"), "invalid": summary.get("invalid"),
-            "failed": summary.get("failed") or _all_failed(run.records),
+            "failed": _all_failed(run.records),
         })
     if args.json:
         emit_json(True, rows)
@@ -101,7 +99,8 @@ def cmd_runs(args: argparse.Namespace, err: Console) -> int:
         score = (f"[red]failed ({r['failed']['errors']} errors)[/red]" if r.get("failed")
                  else _fmt_headline(r["headline"]))
         kinds = ", ".join(f"{k} {v}" for k, v in (bad.get("kinds") or {}).items())
-        t.add_row(r["run"].rsplit("___", 1)[0], str(r["model"]), r["status"],
+        status = r["status"] + (f" ({r['torn']} torn line)" if r["torn"] else "")
+        t.add_row(r["run"].rsplit("___", 1)[0], str(r["model"]), status,
                   f"{r['items']}/{r['n_items'] or '?'}", str(r["errors"]),
                   (f"{bad['count']}/{bad['of']}" + (f" ({kinds})" if kinds else "")) if bad
                   else "–", score)
@@ -130,7 +129,7 @@ def _fmt_headline(head: Any) -> str:
 
 
 def cmd_data(args: argparse.Namespace, err: Console) -> int:
-    from mindprobe.core.data import fetch
+    from mindprobe.core.data import benchmark_folder, fetch
 
     if args.data_command == "prompts":
         return _print_prompts(info(args.benchmark).name, args)
@@ -141,9 +140,10 @@ def cmd_data(args: argparse.Namespace, err: Console) -> int:
         if not files:
             err.print(f"{name} needs no downloaded data (its items are generated or packaged)")
             continue
-        # Several benchmarks: --data-dir is a root with one folder each (as shared/data).
-        data_dir = (Path(args.data_dir) / name if several else Path(args.data_dir)) \
-            if args.data_dir else None
+        # Several benchmarks: --data-dir is a root with one folder each (as shared/data);
+        # one: its folder or that root (`benchmark_folder`)
+        data_dir = (Path(args.data_dir) / name if several else
+                    benchmark_folder(name, args.data_dir, files)) if args.data_dir else None
         paths = fetch(name, files, data_dir, err, include_optional=args.all)
         err.print(f"[green]{len(paths)} file(s) ready[/green] for {name}")
     return 0
@@ -151,10 +151,11 @@ def cmd_data(args: argparse.Namespace, err: Console) -> int:
 
 def _print_prompts(name: str, args: argparse.Namespace) -> int:
     """The benchmark's templates (upstream's wording) as a prompt file, on stdout."""
+    from mindprobe.core.data import benchmark_folder
     from mindprobe.core.prompt_file import template_file
 
-    templates = get_benchmark(name).prompt_templates(
-        Path(args.data_dir).expanduser() if args.data_dir else None)
+    bench = get_benchmark(name)
+    templates = bench.prompt_templates(benchmark_folder(name, args.data_dir, bench.data_files))
     if not templates:
         raise UsageError(f"{name} has no prompt templates (--prompt-file does not apply to it)")
     sys.stdout.write(template_file(templates))

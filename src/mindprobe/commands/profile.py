@@ -66,11 +66,14 @@ def add_profile_parser(sub: Any, detailed: bool = False) -> argparse.ArgumentPar
                    "(default ./runs)")
     p.add_argument("--out", help="the report file (default <profile folder>/report.html; "
                    ".md for Markdown tables)")
-    p.add_argument("--data-dir", help="a root folder with one folder of official files per "
-                   "benchmark (the layout of shared/data)")
+    p.add_argument("--data-dir", help="the data root: one folder of official files per "
+                   "benchmark (the layout of shared/data); each run records its folder and "
+                   "is scored from it")
     p.add_argument("-O", "--option", action="append", metavar="BENCH.KEY=VALUE",
-                   help="a benchmark option, e.g. -O BENCH.scoring=text (see `mindprobe run "
-                   "BENCH --help`)")
+                   help="a benchmark option, as `mindprobe run BENCH --help` lists them "
+                   "(--some-flag is some_flag), e.g. -O BENCH.scoring=text or -O "
+                   "BENCH.data_file=PATH (a benchmark whose official file is missing says "
+                   "which)")
     p.add_argument("--concurrency", type=int, help="requests in flight over all benchmarks "
                    "(default per backend)")
     p.add_argument("--seed", type=int, help="seed of the subsets and sampling (default per "

@@ -41,6 +41,9 @@ def add_report_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--max-items", type=int, metavar="N",
                    help="transcripts shown per run (default 300)")
     p.add_argument("--title", help="the page title (default 'mindprobe report')")
+    p.add_argument("--data-dir", metavar="DIR", help="the data the runs are scored against: "
+                   "a benchmark's folder or the data root (one folder per benchmark, as "
+                   "shared/data); default: the folder each run read, as it recorded")
     p.add_argument("--references", action="append", default=[], metavar="DIR",
                    help="a folder of published results to show beside your models, labelled "
                    "'published' (e.g. an upstream test-set folder with its released results "
@@ -79,7 +82,8 @@ def cmd_report(args: argparse.Namespace, err: Console) -> int:
 
     text = build_report(args.runs, runs_dir=args.runs_dir, fmt=args.format,
                         compare=args.compare, price=args.price, max_items=args.max_items,
-                        title=args.title, references=args.references, warn=warn)
+                        title=args.title, references=args.references,
+                        data_dir=args.data_dir, warn=warn)
     tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
     try:
         tmp.write_text(text, encoding="utf-8")

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mindprobe.core.model import FREE_TEXT
 from mindprobe.core.options import NoOptions
 from mindprobe.core.prompt_file import PROMPT_FILE, PromptFile, read_prompt_file
 from mindprobe.errors import UsageError
@@ -40,6 +41,10 @@ class Item:
     id: str
     payload: Any
     prefix_group: str | None = None
+    #: What the item is, where its id alone does not say (an id that is a position in a
+    #: seeded sample): recorded with it, so a run extended to a larger sample never pairs a
+    #: record with another item under the same id (`core.resume.check_planned`).
+    key: str | None = None
 
 
 @dataclass
@@ -57,7 +62,8 @@ class ModelFacts:
     @classmethod
     def of(cls, model: Any) -> ModelFacts:
         """The facts of a built model (planning never holds the model itself)."""
-        return cls(model.spec, model.label, model.capabilities, model.context_window,
+        caps = frozenset(model.capabilities) | ({FREE_TEXT} if model.can(FREE_TEXT) else set())
+        return cls(model.spec, model.label, caps, model.context_window,
                    getattr(model, "score_requests", "one"))
 
 
@@ -112,6 +118,13 @@ class RunPlan:
     requires: dict[str, str] = field(default_factory=dict)
     #: The model the plan was made for: estimates follow the request path it takes.
     model_facts: ModelFacts | None = None
+    #: Config keys that only say how many items the run has (e.g. a sample size): a larger
+    #: value extends a recorded run, as a larger --limit does (`core.resume`).
+    sizes: tuple[str, ...] = ()
+    #: The benchmark's data folder the run reads (a --data-dir resolved to it, see
+    #: `core.data.benchmark_folder`; None: the data cache). Recorded in the manifest, so the
+    #: run is scored, analysed and reported from the same files.
+    data_dir: Path | None = None
 
 
 #: What an item came to, as the report filters it: right, wrong, no valid answer, or failed.

@@ -81,6 +81,28 @@ def data_dir_for(benchmark: str, data_dir: Path | None) -> Path:
     return Path(data_dir).expanduser() if data_dir else data_root() / benchmark
 
 
+def benchmark_folder(benchmark: str, given: str | Path | None,
+                     files: Iterable[DataFile] = ()) -> Path | None:
+    """The benchmark's own data folder from a --data-dir that names it or the data root (the
+    folder holding one folder per benchmark, as shared/data): the one rule of every command.
+
+    The root is recognised by a sub-folder named after the benchmark, unless the folder
+    itself holds the benchmark's declared files (Already Said That's own folder has a
+    sub-folder of that name)."""
+    if given is None or str(given) == "":
+        return None
+    folder = Path(given).expanduser()
+    sub = folder / benchmark
+    if not sub.is_dir():
+        return folder
+    files = list(files)
+    if any((folder / f.relpath).exists() for f in files):
+        return folder
+    if any((sub / f.relpath).exists() for f in files):
+        return sub
+    return folder if folder.name == benchmark else sub
+
+
 def resolve(
     benchmark: str, files: list[DataFile], relpath: str, data_dir: Path | None
 ) -> Path:

@@ -264,6 +264,10 @@ class CallContext:
     role: str = "model"
 
 
+#: The capability of answering in free text (every backend but the random baseline).
+FREE_TEXT = "free_text"
+
+
 class Model(abc.ABC):
     """Base class for backends. Subclasses implement `complete` and declare what else they can
     do in one set, `capabilities`; the rest has safe defaults."""
@@ -293,8 +297,17 @@ class Model(abc.ABC):
     #: How count_tokens counts, named in results that depend on it.
     token_count_method: str = "estimate: 4 characters per token"
 
+    #: Starting it loads a model (the embedded engine, replicas it launches): a re-run with
+    #: nothing left to ask does not start it. A server's client starts in one request, and is
+    #: started even then: what the server says it serves is part of the run's identity.
+    heavy_start: bool = False
+    #: Whether it answers in free text; False for a backend that only picks from a request's
+    #: closed answer set (`Request.choices`: the random baseline). Plans that need it require
+    #: FREE_TEXT, so a profile or run says so before anything starts.
+    free_text: bool = True
+
     def can(self, capability: str) -> bool:
-        return capability in self.capabilities
+        return capability in self.capabilities or (capability == FREE_TEXT and self.free_text)
 
     @property
     def supports_grammar(self) -> bool:

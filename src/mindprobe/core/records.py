@@ -37,14 +37,20 @@ def append_whole(fd: int, data: bytes) -> None:
 def read_records(path: Path, *, repair: bool = False) -> list[dict[str, Any]]:
     """All complete records of a records.jsonl. A torn last line (no newline) is ignored and,
     with `repair`, cut off; a malformed complete line is a DataError naming file and line."""
+    return read_records_torn(path, repair=repair)[0]
+
+
+def read_records_torn(path: Path, *, repair: bool = False) -> tuple[list[dict[str, Any]], int]:
+    """`read_records`, and how many torn last lines it left out (0 or 1), which a run's state
+    counts (`core.run_state`) rather than silently dropping."""
     if not path.exists():
-        return []
-    records, torn_at = [], None
+        return [], 0
+    records, tail_at, torn = [], None, 0
     with open(path, "rb") as f:  # line by line: a run of 10 MB replies is read once, not thrice
         offset = 0
         for lineno, line in enumerate(f, 1):
             if not line.endswith(b"\n"):
-                torn_at = offset
+                tail_at, torn = offset, int(bool(line.strip()))
                 break
             offset += len(line)
             if not line.strip():
@@ -59,10 +65,10 @@ def read_records(path: Path, *, repair: bool = False) -> list[dict[str, Any]]:
             if not isinstance(rec, dict) or "id" not in rec:
                 raise DataError(f"{path}:{lineno}: record without an 'id' field")
             records.append(rec)
-    if torn_at is not None and repair:
+    if tail_at is not None and repair:
         with open(path, "r+b") as f:
-            f.truncate(torn_at)
-    return records
+            f.truncate(tail_at)
+    return records, torn
 
 
 _RECORD_OPTS = orjson.OPT_APPEND_NEWLINE | orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY

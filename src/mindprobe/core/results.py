@@ -39,6 +39,9 @@ class Headline:
     #: The score of always giving the most frequent right answer (closed answer sets): the
     #: majority-answer baseline a headline must be read against besides chance.
     majority: float | None = None
+    #: `13 of 30 items` when the value is over fewer items than the run planned (items that
+    #: ended in errors or were not recorded; `core.run_state.label_subset`), shown with it.
+    subset: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {k: plain(v) for k, v in self.__dict__.items()}
@@ -56,7 +59,8 @@ class Headline:
         ci = ""
         if self.ci_low is not None and self.ci_high is not None:
             ci = " " + interval(self.ci_low, self.ci_high, dec, self.percent)
-        return f"{number(self.value, dec, self.percent)}{unit}{ci}"
+        over = f" (over {self.subset})" if self.subset else ""
+        return f"{number(self.value, dec, self.percent)}{unit}{ci}{over}"
 
     def chance_text(self) -> str | None:
         if self.chance is None:

@@ -112,6 +112,8 @@ async def _play(play: Play, item: Item, session: Session, settings: PassSettings
         rec = {"id": item.id, "error": f"internal error: {tb}"}
     finally:
         session.release()
+    if item.key is not None:  # what the item is, where its id does not say (`Item.key`)
+        rec["item_key"] = item.key
     _attach_request(rec, session, settings.progress_role)
     rec["usage"] = session.usage_dict()
     rec["latency"] = round(session.latency, 6)

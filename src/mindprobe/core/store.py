@@ -13,21 +13,30 @@ import contextlib
 import functools
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mindprobe.core.paths import free_space, is_disk_full
-from mindprobe.core.records import append_whole, dedupe, encode_record, read_records
+from mindprobe.core.records import (
+    append_whole,
+    dedupe,
+    encode_record,
+    read_records,
+    read_records_torn,
+)
 from mindprobe.core.requests import TEXTS, TextStore, read_texts
+from mindprobe.core.resume import check_identity, check_planned, within
 from mindprobe.core.run_lock import RunLock, now_iso
+from mindprobe.core.run_state import RunState, derive
 from mindprobe.core.secrets import redact, redact_json
 from mindprobe.errors import DataError, DiskFull, UsageError
 from mindprobe.version import __version__
 
 if TYPE_CHECKING:
     from mindprobe.core.benchmark import RunPlan
+    from mindprobe.core.results import Results
 
 MANIFEST = "manifest.json"
 RECORDS = "records.jsonl"
@@ -96,11 +105,15 @@ class RunStore:
             raise DataError(f"{self.manifest_path} is not a run manifest (a JSON object)")
         return self.manifest
 
-    def open(self, manifest: dict[str, Any], *, retry_errors: bool = False) -> dict[str, dict]:
+    def open(self, manifest: dict[str, Any], *, retry_errors: bool = False,
+             planned: dict[str, str | None] | None = None,
+             sizes: Collection[str] = ()) -> dict[str, dict]:
         """Create or resume the run; return the finished records by item id.
 
         Records that ended in an error are kept as finished unless `retry_errors`, in which case
         they are removed from the file (atomically) so the retried item appears exactly once.
+        `planned`: the items the run is now to have (id -> `Item.key`), which must include
+        every recorded one unchanged; `sizes`: config keys that may differ (`core.resume`).
         """
         try:
             self.records_path.parent.mkdir(parents=True, exist_ok=True)
@@ -110,25 +123,20 @@ class RunStore:
         self._lock = RunLock(self.dir)
         self._lock.acquire()
         try:
-            return self._open(manifest, retry_errors)
+            return self._open(manifest, retry_errors, planned, sizes)
         except BaseException:
             self._lock.release()
             self._lock = None
             raise
 
-    def _open(self, manifest: dict[str, Any], retry_errors: bool) -> dict[str, dict]:
+    def _open(self, manifest: dict[str, Any], retry_errors: bool,
+              planned: dict[str, str | None] | None,
+              sizes: Collection[str]) -> dict[str, dict]:
         manifest = redact_json(manifest)  # as written, so a resume compares like with like
         if self.exists():
             old = self.load_manifest()
-            for key in self.identity_fields:
-                if not _same_field(key, old, manifest):
-                    shown = "model_identity" if key == "model" and old.get(
-                        "model_identity") and manifest.get("model_identity") else key
-                    raise UsageError(
-                        f"{self.dir} holds a run with a different {shown} "
-                        f"({_difference(old.get(shown), manifest.get(shown))}); "
-                        + self.conflict_hint
-                    )
+            check_identity(self.dir, old, manifest, self.identity_fields, self.conflict_hint,
+                           sizes)
             manifest = {**manifest, "created": old.get("created", manifest.get("created")),
                         **{k: old[k] for k in KEPT_FIELDS if k in old}}
             if "deterministic" in manifest and "deterministic" in old:
@@ -138,6 +146,8 @@ class RunStore:
                                              None if None in parts else True)
         records = read_records(self.records_path, repair=True)
         done, self.duplicates_dropped = dedupe(records)
+        if planned is not None:
+            check_planned(self.dir, done, planned, self.conflict_hint)
         if retry_errors and any("error" in r for r in done.values()):
             done = {k: r for k, r in done.items() if "error" not in r}
             self._rewrite(done.values())
@@ -164,6 +174,32 @@ class RunStore:
         return DiskFull(f"no space left on the disk holding {self.dir} "
                         f"({free_space(self.dir)}); the run stopped, every finished item is "
                         f"kept. Free some space there, then {how}")
+
+    def left(self, ids: list[str], retry_errors: bool = False) -> int:
+        """How many of the items `ids` a (re-)run still has to ask: not recorded, or (with
+        `retry_errors`) recorded with an error."""
+        if not self.exists():
+            return len(ids)
+        done = dedupe(self.records())[0]
+        return sum(1 for i in ids if i not in done or (retry_errors and "error" in done[i]))
+
+    def settled(self, manifest: dict[str, Any], sizes: Collection[str] = ()) -> dict[str, Any]:
+        """For a re-run with nothing left to ask, whose models are therefore not started: the
+        recorded values of what only started models add (config keys a benchmark's `prepare`
+        derives from the model, what a server says it serves), where everything the plan
+        itself knows (but its `sizes`) agrees with the record; otherwise `manifest` as it is,
+        and `open` says what differs."""
+        if not self.exists():
+            return manifest
+        old = self.load_manifest()
+        out = dict(manifest)
+        config = {k: v for k, v in (manifest.get("config") or {}).items() if k not in sizes}
+        if isinstance(old.get("config"), dict) and within(config, old["config"]):
+            out["config"] = {**old["config"], **manifest.get("config", {})}
+        if "model_identity" in old and within(manifest.get("model_identity"),
+                                              old["model_identity"]):
+            out["model_identity"] = old["model_identity"]
+        return out
 
     def _rewrite(self, records: Any) -> None:
         tmp = self.records_path.with_name(RECORDS + ".tmp")
@@ -221,21 +257,6 @@ class RunStore:
         return read_records(self.records_path)
 
 
-def _difference(old: Any, new: Any) -> str:
-    """Which settings differ, e.g. `reasks: 1 (recorded) vs 2 (now)`."""
-    if isinstance(old, dict) and isinstance(new, dict):
-        keys = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
-        if keys:
-            return "; ".join(f"{k}: {_short(old.get(k))} (recorded) vs {_short(new.get(k))} (now)"
-                             for k in keys[:4])
-    return f"{_short(old)} (recorded) vs {_short(new)} (now)"
-
-
-def _short(value: Any) -> str:
-    text = json.dumps(value, sort_keys=True, default=str)
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
 def iter_runs(runs_dir: Path) -> Iterator[Path]:
     """Every run directory under `runs_dir` (any depth), sorted."""
     if not runs_dir.is_dir():
@@ -256,6 +277,8 @@ class Run:
     records: list[dict[str, Any]]
     duplicates_dropped: int = 0
     warnings: list[str] = field(default_factory=list)
+    #: Torn last lines of its records file (a write cut off by a kill), not in `records`.
+    torn: int = 0
 
     @functools.cached_property
     def texts(self) -> dict[str, str]:
@@ -281,12 +304,23 @@ class Run:
             return str(label)
         return self.dir.name.split("___", 1)[-1]  # runs made before the label was recorded
 
+    @functools.cached_property
+    def state(self) -> RunState:
+        """What the run came to, with its counts (`core.run_state`: the one derivation)."""
+        held = (self.manifest.get("status") == "running"
+                and RunLock(self.dir).is_held_elsewhere())
+        return derive(self.manifest, self.records, self.torn, held)
+
     @property
     def status(self) -> str:
-        status = str(self.manifest.get("status", "?"))
-        if status == "running" and not RunLock(self.dir).is_held_elsewhere():
-            return "interrupted"  # its process died without closing the run
-        return status
+        """finished, partial, interrupted, failed or running (`state` has the counts)."""
+        return self.state.state
+
+    @property
+    def data_dir(self) -> Path | None:
+        """The benchmark data folder the run read its files from (None: the data cache)."""
+        recorded = self.manifest.get("data_dir")
+        return Path(recorded) if isinstance(recorded, str) and recorded else None
 
     def plan(self) -> RunPlan:
         """What `results()` needs of a finished run, rebuilt from its manifest alone: its
@@ -304,7 +338,28 @@ class Run:
             cls = NoOptions
         return RunPlan(items=[], prompting=self.prompting, config=config,
                        options=rebuild_options(cls, m.get("options"), config),
-                       provenance=m.get("data", {}), model_label=self.model_label)
+                       provenance=m.get("data", {}), model_label=self.model_label,
+                       data_dir=self.data_dir)
+
+
+    def results(self, judge_label: str | None = None, data_dir: str | Path | None = None,
+                plan: RunPlan | None = None) -> Results:
+        """Its results from the records alone, as `analyse`, the report and the Python API
+        show them: every judge's verdicts (`judge_label`'s primary), the data read from the
+        folder the run used (or `data_dir`), a headline over a subset of the items labelled
+        so (`core.run_state.label_subset`). `plan`: the run's plan when the caller made it."""
+        from mindprobe.core.data import benchmark_folder
+        from mindprobe.core.results import failed_results
+        from mindprobe.core.run_state import label_subset
+        from mindprobe.registry import get_benchmark
+
+        bench = get_benchmark(self.benchmark)
+        plan = plan or self.plan()
+        if data_dir:
+            plan.data_dir = benchmark_folder(bench.name, data_dir, bench.data_files)
+        res = failed_results(bench.name, self.records) or bench.results_with_judgements(
+            self.records, plan, read_judgements(self.dir), judge_label)
+        return label_subset(res, self.state)
 
 
 def settle_interrupted(run_dir: Path) -> int | None:
@@ -320,23 +375,15 @@ def settle_interrupted(run_dir: Path) -> int | None:
     return len(dedupe(store.records())[0])
 
 
-def _same_field(key: str, old: dict[str, Any], new: dict[str, Any]) -> bool:
-    """Whether a resumed run keeps `key`. The model is compared by identity where both
-    manifests record one, so `host:port`, `http://host:port/v1/` and the like (one endpoint,
-    one cache) resume the same run."""
-    if key == "model" and old.get("model_identity") and new.get("model_identity"):
-        return old["model_identity"] == new["model_identity"]
-    return old.get(key) == new.get(key)
-
-
 def load_run(run_dir: Path | str, benchmark: str | None = None) -> Run:
     """Load a run; a records file holding an id twice (older versions) is read first-wins."""
     store = RunStore(Path(run_dir))
     manifest = store.load_manifest()
     if benchmark is not None and manifest.get("benchmark") != benchmark:
         raise UsageError(f"{run_dir} is a {manifest.get('benchmark')} run, not {benchmark}")
-    done, dropped = dedupe(store.records())
-    run = Run(Path(run_dir), manifest, list(done.values()), dropped)
+    records, torn = read_records_torn(store.records_path)
+    done, dropped = dedupe(records)
+    run = Run(Path(run_dir), manifest, list(done.values()), dropped, torn=torn)
     if dropped:
         run.warnings.append(
             f"{store.records_path} holds {dropped} duplicated record(s) (two processes wrote "

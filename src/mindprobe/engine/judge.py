@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from mindprobe.core.benchmark import Benchmark, Item, RunPlan
+from mindprobe.core.data import benchmark_folder
 from mindprobe.core.loop import run_blocking
 from mindprobe.core.paths import is_disk_full, path_component
 from mindprobe.core.results import Results
 from mindprobe.core.runner import PassSettings, execute
-from mindprobe.core.store import Run as StoredRun
 from mindprobe.core.store import base_manifest, judgement_store, load_run, read_judgements
 from mindprobe.engine.run import open_cache
 from mindprobe.engine.settings import Reporter, check_counts
@@ -37,6 +37,9 @@ class JudgeSettings:
     timeout: float = 300.0
     max_attempts: int = 6
     debug: bool = False
+    #: Where the run's data is (its benchmark folder or the data root; None: the folder the
+    #: run recorded).
+    data_dir: str | Path | None = None
 
     def check(self) -> None:
         check_counts(self, ("concurrency", "max_tokens", "max_attempts", "timeout"))
@@ -60,6 +63,8 @@ def judge_run(run_dir: str | Path, judge_spec: str, settings: JudgeSettings,
     run = load_run(run_dir, benchmark)
     bench = get_benchmark(run.benchmark)
     plan = run.plan()
+    if settings.data_dir:
+        plan.data_dir = benchmark_folder(bench.name, settings.data_dir, bench.data_files)
     model = parse_model_spec(judge_spec, timeout=settings.timeout,
                              max_attempts=settings.max_attempts)
     label = path_component(settings.label or model.label, "judge label")
@@ -77,18 +82,9 @@ def judge_run(run_dir: str | Path, judge_spec: str, settings: JudgeSettings,
     failed = run_blocking(_judge_pass(settings, bench, plan, model, label, run.dir, todo,
                                       reporter))
     judged = read_judgements(run.dir).get(label, ({}, []))[1]
-    res = stored_results(run, label, plan)
+    res = run.results(label, plan=plan)
     res.run_dir = run.dir
     return JudgeOutcome(res, label, len(items), len(judged), failed, len(already))
-
-
-def stored_results(run: StoredRun, judge_label: str | None = None,
-                   plan: RunPlan | None = None) -> Results:
-    """The results `mindprobe analyse` (and the report) compute from a stored run's records
-    alone, with every judge's verdicts (`judge_label`'s primary; None: the run's own)."""
-    bench = get_benchmark(run.benchmark)
-    return bench.results_with_judgements(run.records, plan or run.plan(),
-                                         read_judgements(run.dir), judge_label)
 
 
 async def _judge_pass(settings: JudgeSettings, bench: Benchmark, plan: RunPlan, model: Model,

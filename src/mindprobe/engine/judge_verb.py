@@ -24,6 +24,9 @@ JUDGE_ARGS = (
         help="seconds per request"),
     Arg("--max-attempts", type=int, default=6, range=RANGES["max_attempts"],
         help="attempts per request"),
+    Arg("--data-dir", metavar="DIR", help="the data the run is graded and scored against: "
+        "the benchmark's folder or the data root holding it (default: the folder the run "
+        "read)"),
     Arg("--json", action="store_true", help="print only JSON on stdout"),
 )
 
@@ -38,7 +41,8 @@ def judge(args: Any, err: Any) -> int:
     settings = JudgeSettings(
         label=args.judge_label, concurrency=args.concurrency, max_tokens=args.max_tokens,
         cache=not args.no_cache, cache_file=args.cache, timeout=args.timeout,
-        max_attempts=args.max_attempts, debug=getattr(args, "debug", False))
+        max_attempts=args.max_attempts, debug=getattr(args, "debug", False),
+        data_dir=args.data_dir)
     out = judge_run(args.run, args.judge, settings, Reporter(err), args.benchmark)
     err.print(f"judge {out.label}: {out.n_items} item(s) to grade; {out.n_verdicts} "
               f"verdict(s) recorded, {out.failed} failed, {out.judged_in_run} judged in "

@@ -26,11 +26,13 @@ from mindprobe.core.benchmark import (
     with_prompt_file,
 )
 from mindprobe.core.cache import ResponseCache
+from mindprobe.core.data import benchmark_folder
 from mindprobe.core.loop import run_blocking
 from mindprobe.core.options import build_options, options_dict
 from mindprobe.core.paths import is_disk_full, response_cache_path
 from mindprobe.core.process import gc_paused
 from mindprobe.core.results import Results, failed_results
+from mindprobe.core.run_state import derive, document, label_subset
 from mindprobe.core.runner import PassSettings, execute, usage_summary
 from mindprobe.core.store import RunStore, base_manifest
 from mindprobe.engine.settings import Reporter, RunSettings
@@ -120,11 +122,10 @@ def plan_all(task: Task, settings: RunSettings, facts: ModelFacts,
     """Each variant's plan: its items (cut to --limit), config and data provenance."""
     plans: list[tuple[str, RunPlan]] = []
     prompt_file = prompt_file_for(task.bench, settings.prompt_file)
+    data_dir = benchmark_folder(task.name, settings.data_dir, task.bench.data_files)
     for v in task.variants:
         reporter.loading(f"{task.name}:{v}")
-        ctx = PlanContext(variant=v, seed=settings.seed,
-                          data_dir=Path(settings.data_dir).expanduser()
-                          if settings.data_dir else None, limit=settings.limit,
+        ctx = PlanContext(variant=v, seed=settings.seed, data_dir=data_dir, limit=settings.limit,
                           max_tokens=settings.max_tokens, model=facts, roles=settings.roles,
                           warn=reporter.warn, info=reporter.note, prompt_file=prompt_file)
         plan = with_prompt_file(task.bench, task.bench.plan(ctx, task.opts), prompt_file)
@@ -133,6 +134,7 @@ def plan_all(task: Task, settings: RunSettings, facts: ModelFacts,
             plan.items = plan.items[: settings.limit]
         plan.model_label = facts.label
         plan.model_facts = facts
+        plan.data_dir = data_dir
         plans.append((v, plan))
     return plans
 
@@ -160,8 +162,7 @@ def run_task(task: Task, settings: RunSettings, reporter: Reporter,
         outcome = Outcome()
         run_blocking(_run_all(task, settings, plans, models, reporter, outcome))
     except KeyboardInterrupt:
-        dirs = [run_dir_for(Path(settings.runs_dir), task.name, p.variant_label or v,
-                            p.prompting, model.label, settings.name) for v, p in plans]
+        dirs = [run_dir_of(task, settings, v, p, model) for v, p in plans]
         reporter.interrupted(dirs, len(plans) < len(task.variants),
                              settings.command or settings.equivalent_command(
                                  task.name, options_dict(task.opts)))
@@ -226,29 +227,39 @@ async def _run_all(task: Task, settings: RunSettings, plans: list[tuple[str, Run
     own = {r: m for r, m in models.items() if shared is None or m is not shared.model}
     for m in own.values():
         m.configure(concurrency)
-    cache = shared.cache if shared is not None else open_cache(
+    # A re-run with nothing left to ask loads no model (a server's client is still started:
+    # one request, and what the server serves is part of the run's identity); its results
+    # are read back from the records.
+    idle = not any(RunStore(run_dir_of(task, settings, v, p, model)).left(
+        [it.id for it in p.items], settings.retry_errors) for v, p in plans)
+    cache = None if idle else shared.cache if shared is not None else open_cache(
         settings.cache, settings.cache_file, list(models.values()), reporter.warn)
-    resources = {k: r for _, p in plans for k, r in p.resources.items()}
+    resources = {} if idle else {k: r for _, p in plans for k, r in p.resources.items()}
+    started: list[Model] = []
     try:
         for r in resources.values():  # first: a cheap check that fails before a model loads
             await r.start()
-        if model.spec.startswith("local") and "model" in own:
+        if model.spec.startswith("local") and "model" in own and not idle:
             reporter.note("starting the embedded llama.cpp server…")
         for m in own.values():
-            await m.start()
-        check_capabilities(model, plans)
-        for _, plan in plans:
-            await task.bench.prepare(plan, model)
+            if not (idle and m.heavy_start):
+                started.append(m)
+                await m.start()
+        if not idle:
+            check_capabilities(model, plans)
+            for _, plan in plans:
+                await task.bench.prepare(plan, model)
         for variant, plan in plans:
             code, res, doc = await _run_one(task, settings, variant, plan, models,
                                             concurrency, cache, resources, reporter,
-                                            shared.progress if shared is not None else None)
+                                            shared.progress if shared is not None else None,
+                                            idle=idle)
             outcome.results[variant], outcome.docs[variant] = res, doc
             outcome.code = max(outcome.code, code)
     finally:
         for r in resources.values():
             await r.close()
-        for m in own.values():
+        for m in started:
             await m.close()
         if cache is not None and shared is None:
             cache.close()
@@ -265,6 +276,13 @@ def _close_failed(store: RunStore, new_dir: bool, run_dir: Path, settings: RunSe
         reporter.kept(run_dir, command)
 
 
+def run_dir_of(task: Task, settings: RunSettings, variant: str, plan: RunPlan,
+               model: Model) -> Path:
+    """Where a variant's run lies (its plan may relabel the variant, e.g. a --data-file)."""
+    return run_dir_for(Path(settings.runs_dir), task.name, plan.variant_label or variant,
+                       plan.prompting, model.label, settings.name)
+
+
 def _prune_empty(folder: Path, root: Path) -> None:
     """Remove `folder` and its parents up to (not including) `root` while they are empty."""
     with contextlib.suppress(OSError):
@@ -276,11 +294,11 @@ def _prune_empty(folder: Path, root: Path) -> None:
 async def _run_one(task: Task, settings: RunSettings, variant: str, plan: RunPlan,
                    models: dict[str, Model], concurrency: int, cache: ResponseCache | None,
                    resources: dict[str, Any], reporter: Reporter,
-                   progress: Any = None) -> tuple[int, Results, dict[str, Any]]:
+                   progress: Any = None, idle: bool = False) -> tuple[int, Results, dict[str, Any]]:
+    """`idle`: nothing is left to ask, and no model was loaded (`_run_all`)."""
     bench, model = task.bench, models["model"]
+    run_dir = run_dir_of(task, settings, variant, plan, model)
     variant = plan.variant_label or variant
-    run_dir = run_dir_for(Path(settings.runs_dir), bench.name, variant, plan.prompting,
-                          model.label, settings.name)
     new_dir = not (run_dir / "manifest.json").exists()
     seed = settings.seed if settings.seed is not None else plan.config.get("seed", 0)
     command = settings.command or settings.equivalent_command(
@@ -296,13 +314,17 @@ async def _run_one(task: Task, settings: RunSettings, variant: str, plan: RunPla
         options=options_dict(plan.options),
         config={"seed": seed, **plan.config},
         data=plan.provenance,
+        data_dir=str(plan.data_dir.resolve()) if plan.data_dir else None,
         n_items=len(plan.items),
         concurrency=concurrency,
         deterministic=model.deterministic(concurrency),
         command=command,
     )
     store = RunStore(run_dir)
-    done = store.open(manifest, retry_errors=settings.retry_errors)
+    if idle:  # what only a started model adds to the manifest: as recorded
+        manifest = store.settled(manifest, plan.sizes)
+    done = store.open(manifest, retry_errors=settings.retry_errors,
+                      planned={it.id: it.key for it in plan.items}, sizes=plan.sizes)
     if store.duplicates_dropped:
         reporter.repaired(store.records_path, store.duplicates_dropped)
     pass_settings = PassSettings(
@@ -330,22 +352,28 @@ async def _run_one(task: Task, settings: RunSettings, variant: str, plan: RunPla
         _close_failed(store, new_dir, run_dir, settings, reporter, command)
         raise
     records = result.records
-    res = failed_results(bench.name, records) or bench.results(records, plan)
-    doc = {"run": str(run_dir), "variant": variant, **res.to_json(),
+    status = "finished" if result.errors == 0 else "finished_with_errors"
+    state = derive({"status": status, "n_items": len(plan.items)}, records)
+    try:
+        res = label_subset(failed_results(bench.name, records)
+                           or bench.results(records, plan), state)
+    except BaseException:
+        store.close(status)  # every item is recorded; scoring alone failed (analyse re-scores)
+        raise
+    doc = {"run": str(run_dir), "variant": variant, **res.to_json(), **document(state),
            "usage": usage_summary(records)}
     for role in models:
         if role != "model":
             doc[f"{role}_usage"] = usage_summary(records, role)
-    status = "finished" if result.errors == 0 else "finished_with_errors"
     try:
         store.close(status, summary={"headline": res.headline_dict(), "usage": doc["usage"],
                                      "invalid": res.invalid_dict(), "failed": res.failed_dict(),
-                                     "items_done": len(records)})
+                                     "items_done": len(records), "state": state.as_dict()})
     except OSError as exc:
         if is_disk_full(exc):
             raise store.disk_full(command) from None
         raise
-    endpoints = model.endpoint_stats()
+    endpoints = None if idle else model.endpoint_stats()
     if endpoints:
         doc["endpoints"] = endpoints
     reporter.finished(run_dir, result, records, time.perf_counter() - t0, endpoints,

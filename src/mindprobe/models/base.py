@@ -2,6 +2,7 @@
 so core imports nothing from the backends). Re-exported here so existing imports keep working."""
 
 from mindprobe.core.model import (
+    FREE_TEXT,
     NO_REASONING,
     REASONING_EFFORTS,
     CallContext,
@@ -16,6 +17,6 @@ from mindprobe.core.model import (
 )
 
 __all__ = [
-    "NO_REASONING", "REASONING_EFFORTS", "CallContext", "ChoiceScores", "Completion", "Model",
+    "FREE_TEXT", "NO_REASONING", "REASONING_EFFORTS", "CallContext", "ChoiceScores", "Completion", "Model",
     "Reasoning", "Request", "TransientError", "Usage", "split_reasoning",
 ]

@@ -187,6 +187,7 @@ class LocalModel(LlamaCppFeatures, OpenAICompatModel):
     """A GGUF served by an in-process llama.cpp server that lives as long as this object."""
 
     supports_slots = True
+    heavy_start = True  # llama.cpp loads the GGUF (seconds)
 
     def deterministic(self, concurrency: int) -> bool | None:
         """Measured on the embedded engine: one request at a time, replies repeat exactly.
@@ -228,8 +229,17 @@ class LocalModel(LlamaCppFeatures, OpenAICompatModel):
         self._sha = ""
 
     def identity(self) -> dict[str, Any]:
-        # The port and key change every process; the weights and the engine do not.
+        # The port and key change every process; the weights and the engine do not. Known
+        # before the engine starts (the sha256 is memoised), so a re-run with nothing left to
+        # ask is identified without loading the model.
+        if not self._sha:
+            path = self._gguf_path()
+            if path.is_file():
+                self.gguf, self._sha = path, gguf_sha256(path)
         return {"engine": "llama.cpp", "gguf_sha256": self._sha, "model": self.model}
+
+    def _gguf_path(self) -> Path:
+        return default_gguf() if self._path_arg is None else Path(self._path_arg).expanduser()
 
     def describe(self) -> dict[str, Any]:
         """The engine's settings belong in the manifest (they change speed, not answers)."""
@@ -257,7 +267,7 @@ class LocalModel(LlamaCppFeatures, OpenAICompatModel):
         await super().start()
 
     def _start_server(self) -> None:
-        path = default_gguf() if self._path_arg is None else Path(self._path_arg).expanduser()
+        path = self._gguf_path()
         if not path.is_file():
             raise ModelError(f"GGUF file not found: {path} (use local:PATH/TO/model.gguf)")
         self.gguf = path

@@ -18,6 +18,7 @@ class RandomModel(Model):
     cacheable = False
     default_concurrency = 64
     capabilities = frozenset({"logprobs"})
+    free_text = False  # it picks from a request's closed answer set
 
     def __init__(self, spec: str = "random") -> None:
         self.spec = spec

@@ -84,6 +84,11 @@ class RouterModel(Model):
         """Several servers sharing items: their engines decide (unknown)."""
         return None
 
+    @property  # type: ignore[override]
+    def heavy_start(self) -> bool:
+        """Replicas it launches load the model; endpoints it is given are only asked."""
+        return self._launcher is not None
+
     def __init__(
         self,
         model: str,

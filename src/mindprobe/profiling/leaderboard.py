@@ -15,7 +15,6 @@ MANIFEST = "profile.json"
 
 def _headlines(folder: Path) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
     from mindprobe.core.store import load_run
-    from mindprobe.engine.judge import stored_results
 
     try:
         doc = json.loads((folder / MANIFEST).read_text())
@@ -29,7 +28,7 @@ def _headlines(folder: Path) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]
         rels = [r for r in entry.get("runs", []) if (folder / r / "manifest.json").is_file()]
         for rel in rels:
             run = load_run(folder / rel)
-            h = stored_results(run).headline
+            h = run.results().headline
             if h is None:
                 continue
             scale = 100.0 if h.percent else 1.0

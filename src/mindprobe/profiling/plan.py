@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from mindprobe.core.benchmark import ModelFacts, ProfileSettings, RunPlan
+from mindprobe.core.model import FREE_TEXT
+from mindprobe.core.run_state import RunState
 from mindprobe.core.store import RunStore
 from mindprobe.engine.run import Task, plan_all, prepare, run_dir_for
 from mindprobe.engine.settings import Reporter, RunSettings
@@ -37,6 +39,17 @@ class Entry:
     notes: list[str] = field(default_factory=list)
     #: The run settings of this benchmark (its limit, data folder, judge).
     run_settings: RunSettings | None = None
+    #: What each of its runs came to once the profile ran (`core.run_state`), by folder.
+    states: dict[Path, RunState] = field(default_factory=dict)
+
+    @property
+    def outcome(self) -> str:
+        """What profile.json says: its runs' state (finished only when every run is), or the
+        plan's status for a benchmark that did not run."""
+        if not self.states:
+            return self.status
+        order = ("failed", "interrupted", "running", "partial", "finished")
+        return min((s.state for s in self.states.values()), key=order.index)
 
     @property
     def setting(self) -> str:
@@ -100,16 +113,19 @@ def plan_profile(size: str, settings: RunSettings, facts: ModelFacts, reporter: 
             entry.status, entry.reason = CANNOT, str(exc)
             entry.enable = f"-O {name}.OPTION=VALUE (the option the reason names)"
             continue
+        lacks = {cap: why for _, p in entry.plans for cap, why in p.requires.items()
+                 if cap not in facts.capabilities}
+        if lacks:  # said in the plan, before anything starts; the rest of the profile runs
+            entry.status = CANNOT
+            entry.reason = f"{'; '.join(sorted(set(lacks.values())))}, which {facts.spec} " \
+                "does not offer"
+            entry.enable = ("a model that answers in free text (--model)" if FREE_TEXT in lacks
+                            else f"-O {name}.OPTION=VALUE (the option the reason names)")
+            continue
         entry.run_settings = sub
         entry.notes += [ps.note] if ps.note else []
         if "judge" in bench.roles and not judge:
             entry.notes.append(f"{name} runs without its judge (--judge SPEC grades it)")
-        missing = {why for _, p in entry.plans for cap, why in p.requires.items()
-                   if cap not in facts.capabilities}
-        if missing:
-            entry.status, entry.reason = CANNOT, "; ".join(sorted(missing))
-            entry.enable = f"-O {name}.OPTION=VALUE (the option the reason names)"
-            continue
         _progress(entry, sub, facts.label)
         if ps.items and entry.items < ps.items:
             entry.notes.append(f"the data holds {entry.items:,} of the {ps.items:,} items "
@@ -127,11 +143,8 @@ def _progress(entry: Entry, settings: RunSettings, label: str) -> None:
                               plan.variant_label or variant, plan.prompting, label)
         entry.run_dirs.append(run_dir)
         entry.items += len(plan.items)
-        store = RunStore(run_dir)
-        if store.exists():
-            ids = {it.id for it in plan.items}
-            entry.done += sum(1 for r in store.records() if r.get("id") in ids
-                              and "error" not in r)
+        ids = [it.id for it in plan.items]
+        entry.done += len(ids) - RunStore(run_dir).left(ids, retry_errors=True)
     if entry.items and entry.done >= entry.items:
         entry.status = DONE
     elif entry.done:

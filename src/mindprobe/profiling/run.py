@@ -20,8 +20,8 @@ from mindprobe.core.estimate import HEURISTIC
 from mindprobe.core.loop import run_blocking
 from mindprobe.core.progress import progress_display
 from mindprobe.core.results import Results
+from mindprobe.core.run_state import RunState
 from mindprobe.core.store import load_run, now_iso, write_json_atomic
-from mindprobe.engine.judge import stored_results
 from mindprobe.engine.run import Shared, build_model, open_cache, run_planned
 from mindprobe.engine.settings import Reporter, RunSettings
 from mindprobe.errors import MindprobeError, UsageError
@@ -160,11 +160,14 @@ def _manifest(prof: Profile, ps: ProfileRequest) -> dict[str, Any]:
         "concurrency": ps.run.concurrency or prof.model.default_concurrency,
         "versions": {"mindprobe": __version__, "python": platform.python_version()},
         "command": ps.run.command,
-        "benchmarks": {e.name: {"setting": e.setting, "status": e.status,
+        "benchmarks": {e.name: {"setting": e.setting, "status": e.outcome,
                                 **({"reason": e.reason} if e.reason else {}),
                                 "items": e.items, "done": e.done,
                                 "stated_half_width": e.half_width, "unit": e.settings.unit,
-                                "runs": [str(d.relative_to(prof.dir)) for d in e.run_dirs]}
+                                "runs": [str(d.relative_to(prof.dir)) for d in e.run_dirs],
+                                **({"states": {str(d.relative_to(prof.dir)): st.as_dict()
+                                               for d, st in e.states.items()}}
+                                   if e.states else {})}
                        for e in prof.entries},
     }
 
@@ -254,10 +257,11 @@ def execute(prof: Profile, ps: ProfileRequest, reporter: Reporter) -> Profile:
     the report; a benchmark that fails stops only itself."""
     blocked = [e for e in prof.entries if e.status in (MISSING, CANNOT)]
     if ps.strict and blocked:
-        raise UsageError(f"--strict: {', '.join(e.name for e in blocked)} cannot run "
-                         "(see the plan above)")
+        raise UsageError(f"--strict: {', '.join(e.name for e in blocked)} cannot run; the "
+                         f"plan:\n{plan_text(prof.entries)}")
     if not any(e.runnable or e.status == DONE for e in prof.entries):
-        raise UsageError("no benchmark of the profile can run (see the plan above)")
+        raise UsageError(f"no benchmark of the profile can run; the plan:\n"
+                         f"{plan_text(prof.entries)}")
     open_profile(prof, ps)
     todo = [e for e in prof.entries if e.runnable]
     if todo:
@@ -268,11 +272,32 @@ def execute(prof: Profile, ps: ProfileRequest, reporter: Reporter) -> Profile:
     for e in prof.entries:
         if e.status == DONE or (e.name not in prof.results and e.run_dirs and e.status != CANNOT):
             prof.results[e.name] = _read_back(e)
-        if e.name in prof.results:
-            e.status = DONE
+        e.states = _states(e)
+    unfinished = [f"{e.name} ({e.outcome})" for e in todo if e.outcome != "finished"]
+    if unfinished:  # a planned benchmark that did not finish is a failed command
+        prof.code = max(prof.code, 1)
+        reporter.warn(f"not finished: {', '.join(unfinished)}; the same command resumes")
     open_profile(prof, ps)
     prof.report = write_report(prof, ps, reporter)
     return prof
+
+
+def plan_text(entries: list[Entry]) -> str:
+    """The plan in lines (what a library caller gets in an error; the CLI prints the table)."""
+    lines = []
+    for e in entries:
+        line = f"  {e.name}: {e.status}"
+        if e.items:
+            line += f", {e.items:,} items ({e.done:,} done)"
+        if e.reason:
+            line += f": {e.reason}" + (f" (enable with {e.enable})" if e.enable else "")
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def _states(e: Entry) -> dict[Path, RunState]:
+    """What each run of a benchmark came to (`core.run_state`, as `mindprobe runs` says)."""
+    return {d: load_run(d).state for d in e.run_dirs if (d / "manifest.json").exists()}
 
 
 def _read_back(e: Entry) -> dict[str, Results]:
@@ -281,7 +306,7 @@ def _read_back(e: Entry) -> dict[str, Results]:
     for d in e.run_dirs:
         if (d / "manifest.json").exists():
             run = load_run(d)
-            res = stored_results(run)
+            res = run.results()
             res.run_dir = d
             out[run.variant] = res
     return out

@@ -25,7 +25,7 @@ def build_report(paths: Iterable[str | Path] = (), *, runs_dir: str | Path | Non
                  fmt: str = "html", compare: Sequence[str] | None = None,
                  price: str | None = None, max_items: int | None = None,
                  extra: dict[str, Results] | None = None, title: str | None = None,
-                 references: Sequence[str | Path] = (),
+                 references: Sequence[str | Path] = (), data_dir: str | Path | None = None,
                  warn: Callable[[str], None] = lambda message: None) -> str:
     """The report of the runs in `paths` (run directories, or folders holding runs; none:
     every run under `runs_dir`) as text in `fmt` ("html", "md" or "latex").
@@ -36,6 +36,8 @@ def build_report(paths: Iterable[str | Path] = (), *, runs_dir: str | Path | Non
     `references` are folders holding published results (e.g. an upstream test set with its
     released results files): their models appear as labelled "published" rows and their tables as
     sections (the data folders of the runs are searched for published results too).
+    `data_dir` (a benchmark's folder or the data root) is the data the runs are scored against
+    (default: the folder each run read, as it recorded).
     """
     from mindprobe.errors import UsageError
     from mindprobe.report.collect import collect, find_run_dirs
@@ -64,7 +66,10 @@ def build_report(paths: Iterable[str | Path] = (), *, runs_dir: str | Path | Non
         p = Path(spec)
         if (p / "manifest.json").is_file() and p.resolve() not in {d.resolve() for d in dirs}:
             dirs.append(p)
-    data = collect(dirs, warn=warn, extra=extra, title=title, reference_dirs=ref_dirs)
+    if data_dir is not None and not Path(data_dir).expanduser().is_dir():
+        raise UsageError(f"--data-dir {data_dir}: no such folder")
+    data = collect(dirs, warn=warn, extra=extra, title=title, reference_dirs=ref_dirs,
+                   data_dir=data_dir)
     cmps, how = comparisons(data, tuple(compare) if compare else None)
     local = prefixes([e.run.dir for e in data.entries], [e.run.manifest for e in data.entries],
                      ref_dirs)

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from mindprobe.core.published import PublishedRow
-from mindprobe.core.results import Results, failed_results
-from mindprobe.core.store import MANIFEST, Run, iter_runs, load_run, read_judgements
+from mindprobe.core.results import Results
+from mindprobe.core.store import MANIFEST, Run, iter_runs, load_run
 from mindprobe.errors import MindprobeError, UsageError
 from mindprobe.report.svg import PALETTE
 
@@ -47,24 +47,18 @@ class RunEntry:
         return sum(1 for r in self.run.records if "error" in r)
 
     def partial(self) -> str | None:
-        """Why the run is partial ("40 of 60 items, status interrupted"), or None."""
-        status = self.run.status
-        n, total = len(self.run.records), self.n_items
-        short = total is not None and n < total
-        if not short and status == "finished":
-            return None
-        of = f"{n} of {total} items" if total is not None else f"{n} items"
-        share = f" ({n / total:.0%})" if short and total else ""
-        return f"{of}{share}, status {status}"
+        """Why the run is not complete (its state, as `mindprobe runs` says it), or None."""
+        state = self.run.state
+        return None if state.complete else state.text()
 
     def failed(self) -> str | None:
-        """Why the run has no score (status failed, or every item failed), or None."""
-        if self.run.status == "failed":
-            return "the run failed (status failed)"
-        if self.run.records and self.n_errors == len(self.run.records):
-            return f"all {self.n_errors} items failed"
-        if not self.run.records and self.run.status not in ("running",):
-            return f"no item recorded (status {self.run.status})"
+        """Why the run has no score (it failed, or nothing was recorded), or None."""
+        state = self.run.state
+        if state.state == "failed":
+            return (f"the run failed: all {state.failed} items ended in errors" if state.done
+                    and state.failed == state.done else f"the run failed ({state.text()})")
+        if not state.done and state.state != "running":
+            return f"no item recorded ({state.text()})"
         return None
 
     @property
@@ -155,13 +149,9 @@ def find_run_dirs(paths: Iterable[str | Path], runs_dir: str | Path | None) -> l
     return unique
 
 
-def results_of(run: Run) -> Results:
+def results_of(run: Run, data_dir: str | Path | None = None) -> Results:
     """The run's Results, as `mindprobe analyse BENCH --run DIR` computes them."""
-    from mindprobe.registry import get_benchmark
-
-    bench = get_benchmark(run.benchmark)
-    return failed_results(bench.name, run.records) or bench.results_with_judgements(
-        run.records, run.plan(), read_judgements(run.dir), None)
+    return run.results(data_dir=data_dir)
 
 
 def combined_of(benchmark: str, by_variant: dict[str, Results]) -> Results | None:
@@ -209,9 +199,11 @@ def dataset_version(manifest: dict[str, Any]) -> str | None:
 
 def collect(run_dirs: Iterable[Path], warn: Callable[[str], None] = lambda m: None,
             extra: dict[str, Results] | None = None, title: str | None = None,
-            reference_dirs: Iterable[Path] = ()) -> ReportData:
+            reference_dirs: Iterable[Path] = (), data_dir: str | Path | None = None
+            ) -> ReportData:
     """Load every run and compute its Results; a run that cannot be read or analysed stays in
-    the report with the reason (and the warning goes to `warn`)."""
+    the report with the reason (and the warning goes to `warn`). Runs read their data from
+    the folder they recorded, or from `data_dir` (a benchmark folder or the data root)."""
     from mindprobe.registry import BENCHMARKS
 
     entries: list[RunEntry] = []
@@ -233,7 +225,7 @@ def collect(run_dirs: Iterable[Path], warn: Callable[[str], None] = lambda m: No
             entries.append(RunEntry(run, None, slug, msg))
             continue
         try:
-            res = results_of(run)
+            res = results_of(run, data_dir)
         except MindprobeError as exc:
             warn(f"{d}: cannot analyse: {exc}")
             entries.append(RunEntry(run, None, slug, str(exc)))

@@ -44,7 +44,8 @@ def data_json(data: ReportData, comparisons: list[Comparison], price: Price | No
         "runs": [{
             "dir": str(e.run.dir), "slug": e.slug, "benchmark": e.benchmark,
             "variant": e.run.variant, "prompting": e.run.prompting, "model": e.model,
-            "status": e.run.status, "partial": e.partial(), "n_records": len(e.run.records),
+            "status": e.run.status, "state": e.run.state.as_dict(), "partial": e.partial(),
+            "n_records": len(e.run.records),
             "n_items": e.n_items, "error": e.error,
             "results": e.results.to_json() if e.results is not None else None,
             "usage": usage_by_role(e),

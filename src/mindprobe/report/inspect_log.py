@@ -112,7 +112,7 @@ def sample(bench: Any, rec: dict[str, Any], model: str, texts: dict[str, str] | 
     )
 
 
-STATUS = {"finished": "success", "finished_with_errors": "success", "interrupted": "cancelled",
+STATUS = {"finished": "success", "partial": "success", "interrupted": "cancelled",
           "failed": "error", "running": "started"}
 
 

@@ -61,7 +61,7 @@ def provenance(e: RunEntry, price: Price | None) -> list[tuple[str, str]]:
     models = m.get("models") or {}
     rows = [("run directory", str(e.run.dir)),
             ("benchmark", f"{e.benchmark}:{e.run.variant} ({e.run.prompting})"),
-            ("status", e.run.status + (f" — partial: {e.partial()}" if e.partial() else "")),
+            ("status", e.run.state.text()),
             ("items", f"{len(e.run.records):,} recorded of {m.get('n_items', '?')} planned"
                       + (f", {e.n_errors} with errors" if e.n_errors else ""))]
     for role, info in models.items():

@@ -110,10 +110,9 @@ def _log_one(target: Target, manifest_path: Path, name: str, params: dict[str, s
 
 def _results(run_dir: Path) -> tuple[dict[str, Any], Results, int]:
     from mindprobe.core.store import load_run
-    from mindprobe.engine.judge import stored_results
 
     run = load_run(run_dir)
-    return run.manifest, stored_results(run), len(run.records)
+    return run.manifest, run.results(), len(run.records)
 
 
 def _report(paths: Sequence[Path], folder: Path, title: str) -> Path:

@@ -150,7 +150,9 @@ class AlreadySaidThatBenchmark(Benchmark):
         root = data_dir_for(self.name, ctx.data_dir)
         samples = ast_data.load_samples(root)
         pool, example = ast_data.load_distractors(root, variant)
-        selected = ast_data.select_samples(samples, min(n, len(samples)), seed)
+        # ids are positions in the seeded draw: each names the sample it drew (`Item.key`), so
+        # a larger --n-samples extends a run only where the draw keeps its first chats
+        chosen = ast_data.select_indices(len(samples), min(n, len(samples)), seed)
         wording = apply_prompt_file(self.prompt_templates(ctx.data_dir), ctx.prompt_file)
         base = "base" in ctx.model.capabilities
         solver = ast_prompt.solver(opts.solver, ctx.data_dir, base=base)
@@ -160,10 +162,10 @@ class AlreadySaidThatBenchmark(Benchmark):
         # need them, the manifest does not (the files' sha256 identify them). Every chat opens
         # with the same task description: one prefix group (each chat still keeps its own
         # slot for all its turns).
-        items = [Item(str(i), {"idx": i, "words": w, "pool": pool, "system": system,
+        items = [Item(str(i), {"idx": i, "words": samples[at], "pool": pool, "system": system,
                                "text_format": text_format},
-                      prefix_group=f"{variant} task")
-                 for i, w in enumerate(selected)]
+                      prefix_group=f"{variant} task", key=f"sample {at}")
+                 for i, at in enumerate(chosen)]
         calls, deviations = call_settings(solver, opts, ctx)
         config: dict[str, Any] = {
             "seed": seed, "n_samples": opts.n_samples, "max_turns": opts.max_turns,
@@ -186,7 +188,7 @@ class AlreadySaidThatBenchmark(Benchmark):
         if temperatures != {up.temperature for up in solver.calls.values()}:
             prompting += "-temp" + "-".join(f"{t:g}" for t in sorted(temperatures))
         return RunPlan(items=items, prompting=prompting, config=config,
-                       provenance=provenance, limit_applied=True)
+                       provenance=provenance, limit_applied=True, sizes=("n_samples",))
 
     async def run_item(self, item: Item, session: Session) -> dict[str, Any]:
         opts: AlreadySaidThatOptions = session.options

@@ -23,7 +23,7 @@ from typing import Any
 
 from mindprobe.core.benchmark import Benchmark, Item, PlanContext, ProfileSettings, RunPlan
 from mindprobe.core.judges import primary_judge
-from mindprobe.core.model import Request, TransientError
+from mindprobe.core.model import FREE_TEXT, Request, TransientError
 from mindprobe.core.published import PublishedRow
 from mindprobe.core.results import Results
 from mindprobe.core.session import Session
@@ -65,8 +65,10 @@ def run_questions(plan: RunPlan, version: str | None = None, data_dir: Path | No
                   ) -> dict[str, Question]:
     """The questions a run is scored against: its own release unless ``version`` says another
     (a run's own: `version_of` its config, which knows runs from before releases were told
-    apart); from ``data_dir``, else the data folder (or, for nov23, the wheel)."""
-    return questions_by_id(plan.options.split, version or version_of(plan.config), data_dir)
+    apart); from ``data_dir``, else the folder the run read (`plan.data_dir`), else the data
+    folder (or, for nov23, the wheel)."""
+    return questions_by_id(plan.options.split, version or version_of(plan.config),
+                           data_dir or plan.data_dir)
 
 
 #: Where an answer is complete (base models on the completion path): the end of its lines
@@ -184,6 +186,8 @@ class FanOutQABenchmark(Benchmark):
             roles={**ctx.roles, **({"judge": judge} if judge else {})},
             resources=resources,
             item_time_limit=opts.time_limit + GRACE_S if setting == "openbook" else None,
+            requires={FREE_TEXT: "FanOutQA needs answers in free text (its questions have no "
+                      "closed answer set to pick from)"},
         )
 
     def estimate(self, plan: RunPlan, opts: FanOutQAOptions) -> Results:

@@ -23,15 +23,22 @@ def _data_arguments(what: str, data_dir: bool = True) -> tuple[Arg, ...]:
     version = Arg("--dataset-version", choices=VERSIONS, help=f"questions and gold answers "
                   f"{what}: jul26 (upstream's July 2026 corrections) or nov23 (the original "
                   "release)")
-    if not data_dir:  # the run's own data folder (as recorded), else the data cache
+    if not data_dir:  # the run's own data folder (as recorded), or analyse's --data-dir
         return (version,)
-    return (version, Arg("--data-dir", metavar="DIR", help="folder with the FanOutQA files "
-                         "(default: the mindprobe data cache; `mindprobe data fetch fanoutqa` "
+    return (version, Arg("--data-dir", metavar="DIR", help="folder with the FanOutQA files, "
+                         "or the data root holding fanoutqa/ (default: the folder the run "
+                         "read, else the mindprobe data cache; `mindprobe data fetch fanoutqa` "
                          "fills it)"))
 
 
-def _data_dir(args: Any) -> Path | None:
-    return Path(args.data_dir).expanduser() if args.data_dir else None
+def _data_dir(args: Any, run: Any = None) -> Path | None:
+    """--data-dir (FanOutQA's folder or the data root), else the folder `run` recorded."""
+    from mindprobe.benchmarks.fanoutqa.upstream import DATA_FILES
+    from mindprobe.core.data import benchmark_folder
+
+    if args.data_dir:
+        return benchmark_folder("fanoutqa", args.data_dir, DATA_FILES)
+    return run.data_dir if run is not None else None
 
 
 def _same_version(args: Any, run: Any, verb: str) -> str:
@@ -131,7 +138,9 @@ def _generations(args: Any, err: Any) -> int:
     return 0
 
 def _runs(args: Any, err: Any) -> int:
-    from mindprobe.core.results import failed_results, render_results
+    from mindprobe.core.output import show_run
+    from mindprobe.core.results import failed_results
+    from mindprobe.core.run_state import label_subset
     from mindprobe.core.store import load_run, read_judgements
     from mindprobe.registry import get_benchmark
 
@@ -143,10 +152,8 @@ def _runs(args: Any, err: Any) -> int:
         res = failed_results(bench.name, run.records) or bench.rescore(
             run.records, run.plan(), read_judgements(run.dir), args.judge_label,
             lemmatizer=args.lemmatizer, include_raw=args.raw,
-            dataset_version=args.dataset_version, data_dir=_data_dir(args))
-        out.print(f"[bold]{path}[/bold] ({len(run.records)} records, status {run.status})")
-        render_results(res, out)
-        docs[path] = {"run": path, "variant": run.variant, **res.to_json()}
+            dataset_version=args.dataset_version, data_dir=_data_dir(args, run))
+        docs[path] = show_run(out, path, run, label_subset(res, run.state))
     emit_json(args.json, next(iter(docs.values())) if len(docs) == 1 else docs)
     return 0
 
@@ -164,7 +171,7 @@ def export(args: Any, err: Any) -> int:
     if out.is_dir():
         raise UsageError(f"--out {out} is a folder; give a file name (e.g. {setting}.jsonl)")
     order = {q.id: i for i, q in enumerate(load_questions(split, version,
-                                                          _data_dir(args)))}
+                                                          _data_dir(args, run)))}
     answered = sorted((r for r in run.records if isinstance(r.get("answer"), str)),
                       key=lambda r: order.get(r["id"], len(order)))
     unknown = [r["id"] for r in answered if r["id"] not in order]
@@ -272,7 +279,7 @@ VERBS = [
         Arg("--raw", action="store_true", help="include per-question scores in the JSON "
             "(upstream's `raw`)"),
         *_data_arguments("to score against (default: jul26 for --generations; with --run, the "
-                         "run's own release)"),
+                         "run's own release)", data_dir=False),
     )),
     Verb("export", export, (
         Arg("--run", required=True, help="the run directory to export"),

@@ -52,11 +52,17 @@ class Loaded:
 
 
 def _missing_official(path: Path) -> DataError:
+    """Names what `run` and `profile` both accept: a profile takes options as -O BENCH.KEY."""
+    sample = path.parent / SAMPLE_FILE.relpath
+    offline = (f"the 40 sample records are such a file: {sample}" if sample.is_file() else
+               f"the 40 sample records of the project's shared/data/{BENCH}/"
+               f"{SAMPLE_FILE.relpath} are such a file")
     return DataError(
         f"missing data file {path}: the official MR-GSM8K.json is not shipped with mindprobe. "
         f"Get it with `mindprobe data fetch {BENCH}` (add --data-dir DIR to choose where), or "
-        "pass --data-file PATH (a JSON array or JSONL with the MR-GSM8K fields); offline, "
-        f"`{BENCH}:sample --data-dir shared/data/{BENCH}` runs the 40 sample records"
+        "give a file with the MR-GSM8K fields (a JSON array or JSONL): `--data-file PATH` "
+        f"with `mindprobe run {BENCH}`, `-O {BENCH}.data_file=PATH` with `mindprobe profile`. "
+        f"Offline, {offline} (or `mindprobe run {BENCH}:sample --data-dir DIR`)"
     )
 
 

@@ -10,10 +10,9 @@ from mindprobe.engine.judge_verb import judge_verb
 
 
 def analyse(args: Any, err: Any) -> int | None:
-    from mindprobe.core.output import emit_json, tables_console
-    from mindprobe.core.results import failed_results, render_results
-    from mindprobe.core.store import load_run, read_judgements
-    from mindprobe.registry import get_benchmark
+    from mindprobe.core.output import emit_json, show_run, tables_console
+    from mindprobe.core.results import render_results
+    from mindprobe.core.store import load_run
 
     out = tables_console(args.json)
     if args.upstream_results:
@@ -35,17 +34,12 @@ def analyse(args: Any, err: Any) -> int | None:
         return 0
     if not args.run:
         return None
-    bench = get_benchmark("mr_gsm8k")
     docs: dict[str, Any] = {}
     runs = []
     for path in args.run:
         run = load_run(path, "mr_gsm8k")
         runs.append(run)
-        res = failed_results(bench.name, run.records) or bench.results_with_judgements(
-            run.records, run.plan(), read_judgements(run.dir), args.judge_label)
-        out.print(f"[bold]{path}[/bold] ({len(run.records)} records, status {run.status})")
-        render_results(res, out)
-        docs[path] = res.to_json()
+        docs[path] = show_run(out, path, run, run.results(args.judge_label, args.data_dir))
     from mindprobe.benchmarks.mr_gsm8k.fresh_pairing import contamination_pairs
 
     for official, fresh, res in contamination_pairs(runs):

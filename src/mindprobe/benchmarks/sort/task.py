@@ -158,7 +158,9 @@ class SortBenchmark(Benchmark):
         prompting = f"{opts.prompt}-{opts.condition}-{opts.task}"
         if opts.split != "test":
             prompting += f"-{opts.split}"
+        # --excerpts K keeps the first K excerpts: a larger K extends a run (`RunPlan.sizes`)
         return RunPlan(items=items, prompting=prompting, config=config, limit_applied=True,
+                       sizes=("excerpts",),
                        provenance={"source": origin, "dataset": "Book-SORT", "prompt": {
                            "file": upstream.PROMPTS_DIR + prompt.name + ".yaml",
                            "sha256": prompt.sha256, "repository": upstream.REPO,

@@ -189,7 +189,10 @@ def export(args: Any, err: Any) -> int:
     opts = ft.CorpusOptions(size=args.chunk_words, rule=args.chunk_rule, tail=args.tail,
                             held_out=tuple(_ints(args.held_out, "--held-out") or ()),
                             titles=titles)
-    done = ft.export_corpus(Path(args.books) if args.books else None, out, opts,
+    from mindprobe.benchmarks.sort.sources import DATA_FILES
+    from mindprobe.core.data import benchmark_folder
+
+    done = ft.export_corpus(benchmark_folder("sort", args.books, DATA_FILES), out, opts,
                             args.prompt, args.chat_template)
     res = Results("sort")
     import pandas as pd

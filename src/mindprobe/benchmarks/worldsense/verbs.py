@@ -110,7 +110,7 @@ def _write_trials(manifest: dict[str, Any], path: Path, data_dir: str | None) ->
         generate_trials,
         write_testset,
     )
-    from mindprobe.core.data import resolve
+    from mindprobe.core.data import benchmark_folder, resolve
 
     data = manifest.get("data") or {}
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -132,7 +132,7 @@ def _write_trials(manifest: dict[str, Any], path: Path, data_dir: str | None) ->
                       recorded.parent.parent)
     else:
         src = resolve("worldsense", sets.DATA_FILES, sets.TRIALS_PATH[variant],
-                      Path(data_dir) if data_dir else None)
+                      benchmark_folder("worldsense", data_dir, sets.DATA_FILES))
     shutil.copyfile(src, path)
 
 
