@@ -49,7 +49,10 @@ def _script(blocks: list[Block], work: Path) -> str:
     def local(text: str) -> str:
         return PORT.sub(lambda m: ports[m.group(0)], text)
 
-    lines = ["set -eo pipefail", "trap 'kill $(jobs -p) 2>/dev/null || true' EXIT"]
+    # A server block runs in its own process group (set -m), so the whole group, the server
+    # and not only its subshell, is stopped when the page ends.
+    lines = ["set -eo pipefail",
+             "trap 'for p in $(jobs -p); do kill -- -$p 2>/dev/null || true; done' EXIT"]
     for n, b in enumerate(blocks):
         code = local(b.code)
         if b.title:
@@ -67,7 +70,8 @@ def _script(blocks: list[Block], work: Path) -> str:
             lines.append(f"source {setup}")
         lines.append(f"echo {BEGIN} {n}")
         if b.kind == "background":
-            lines.append(f"(source {src}) > {work.parent}/background{n}.log 2>&1 &")
+            lines.append(f"set -m; (source {src}) > {work.parent}/background{n}.log 2>&1 & "
+                         "set +m")
             lines += [_wait_for_port(int(ports[p])) for p in PORT.findall(b.code)]
         elif b.lang == "python":
             lines.append(f"python {src}")
