@@ -29,7 +29,8 @@ DESCRIPTION = (
     "one --concurrency budget in one profile folder (<runs-dir>/profile-<size>___<model>, with "
     "profile.json), then one report. Re-running resumes (items that ended in an error are "
     "asked again); a finished profile sends nothing. On the embedded model (--model local) "
-    "--size quick took 49 minutes on a loaded 2-core machine (README). " + SIZE_HELP + ".")
+    "--size quick takes tens of minutes on a 2-core machine (the manual's performance page "
+    "gives the measured time). " + SIZE_HELP + ".")
 
 
 def size_epilog() -> str:

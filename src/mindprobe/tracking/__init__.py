@@ -39,8 +39,8 @@ class Target:
     def key(self) -> str:
         """How the manifest names it: the kind and its place, without credentials."""
         where = self.where or ""
-        if "://" in where:
-            parts = urlsplit(where)
+        parts = urlsplit(where)
+        if "@" in parts.netloc:  # user:password@host: the key keeps the host only
             host = (parts.hostname or "") + (f":{parts.port}" if parts.port else "")
             where = urlunsplit(parts._replace(netloc=host))
         return f"{self.kind}:{where}" if where else self.kind
