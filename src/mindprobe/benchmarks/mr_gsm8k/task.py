@@ -38,6 +38,7 @@ from mindprobe.core.published import PublishedRow
 from mindprobe.core.results import Results
 from mindprobe.core.sampling import stratified_sample
 from mindprobe.core.session import Session
+from mindprobe.core.stats import Precision
 from mindprobe.core.thinking import ROOM_REASON, ReplyBudget, generate_with_room
 from mindprobe.core.upstream_source import Template
 from mindprobe.errors import DataError, UsageError
@@ -262,6 +263,12 @@ class MRGSM8KBenchmark(Benchmark):
         return estimate_results(self.name, single_request_estimate(
             prompts, completion_expected=EXPECTED_REPLY_TOKENS,
             completion_max=cfg["max_tokens"], note=note, stages=max(1, stages)))
+
+    def precision(self, plan: RunPlan) -> Precision:
+        """MR-Score's stratified interval for the planned solutions (`interval.py`)."""
+        from .interval import stated_precision
+
+        return stated_precision(plan)
 
     def results(self, records: list[dict[str, Any]], plan: RunPlan) -> Results:
         cfg = plan.config
