@@ -49,3 +49,26 @@ def stated_precision(trials: Iterable[dict[str, Any]]) -> Precision:
                      f"tuples in equally weighted cells count as N = {n:,} (each cell as "
                      f"often as its smallest), tuple variance {TUPLE_VARIANCE} (the largest "
                      "of the released results and chance)")
+
+
+def measured_variances(testset_dir: Any, seed: int = 0) -> dict[str, float]:
+    """V (the pooled variance of a tuple's accuracy, as the analysis computes it) of every
+    released results file of the full test set, and of a uniform guess among each trial's
+    allowed answers (seeded): what `TUPLE_VARIANCE` is the largest of."""
+    import numpy as np
+
+    from mindprobe.benchmarks.worldsense.data import load_testset
+    from mindprobe.benchmarks.worldsense.metrics import analyse
+    from mindprobe.benchmarks.worldsense.upstream import load_results, results_from_pairs
+
+    trials = load_testset(testset_dir)
+    rng = np.random.default_rng(seed)
+    guesses = results_from_pairs(
+        ((int(k), e[rng.integers(len(e))]) for k, e in zip(trials["Key"], trials["expectedresp"],
+                                                           strict=True)), "basic", "chance")
+    out = {}
+    for results in (load_results(testset_dir), guesses):
+        overall = analyse(trials, results, warn=lambda _: None).accuracy_overall
+        out.update(zip(overall["modelname"].astype(str), overall["var"].astype(float),
+                       strict=True))
+    return out
