@@ -189,7 +189,7 @@ def test_fanoutqa_tables_show_one_interval_column_within_80(cli, tmp_path, monke
     root = shared_data("fanoutqa").parent
     monkeypatch.setenv("MINDPROBE_DATA_DIR", str(root))
     with TestServer(reply="Some answer") as srv:
-        code, _, err = cli("run", "fanoutqa", "--model", f"openai:test@{srv.base_url}",
+        code, _, err = cli("run", "fanoutqa", "--model", f"openai:test-model@{srv.base_url}",
                            "--limit", 6, "--runs-dir", tmp_path / "runs", "--no-cache")
     assert code == 0, err
     res = load_run(next((tmp_path / "runs" / "fanoutqa" / "closedbook").iterdir())).results()

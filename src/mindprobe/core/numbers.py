@@ -150,7 +150,7 @@ def display(t: Table) -> tuple[list[str], list[list[str]], list[bool]]:
 
 def intervals(t: Table, frame: pd.DataFrame) -> dict[str, tuple[str, str]]:
     """The table's interval columns: those it names, and every other `P_ci_low`/`P_ci_high`
-    (or `ci_low`/`ci_high`) pair, shown as one `[low, high]` column `P 95% CI` (`95% CI`)."""
+    (or `ci_low`/`ci_high`) pair, shown as one `[low, high]` column `P CI` (`95% CI`)."""
     out = dict(t.intervals)
     named = {c for pair in out.values() for c in pair}
     cols = set(map(str, frame.columns))
@@ -161,7 +161,7 @@ def intervals(t: Table, frame: pd.DataFrame) -> dict[str, tuple[str, str]]:
         hi = col[: -len("low")] + "high"
         if hi in cols and hi not in named:
             prefix = col[: -len("ci_low")].rstrip("_ ").replace("_", " ")
-            out[f"{prefix} 95% CI".strip()] = (col, hi)
+            out[f"{prefix} CI" if prefix else "95% CI"] = (col, hi)
     return out
 
 

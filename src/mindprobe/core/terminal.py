@@ -4,10 +4,11 @@ Every terminal table (a benchmark's analysis tables, the profile plan and profil
 `list`, `models`, `runs`) is printed by `print_table`, which chooses each column's width itself
 instead of leaving it to rich (which folds words once a table is too wide):
 
-1. at its natural width, boxed, when that fits (a wider console is used as it is);
-2. else boxed, each column at least as wide as its longest word (header or cell), the spare
-   room given first to the columns it keeps from wrapping: cells and headers wrap between words;
-3. else the same without vertical rules (two spaces between columns);
+1. at its natural width, boxed, when that fits (a wider console is used as it is), else
+   without vertical rules (two spaces between columns);
+2. else with every row on one line and headers wrapped between words, boxed or not;
+3. else each column at least as wide as its longest word (header or cell), the spare room
+   given first to the columns it keeps from wrapping: cells and headers wrap between words;
 4. else split into consecutive tables that each repeat the first column.
 
 Only a single word wider than the whole console (a long path) is ever cut. The title is printed
@@ -60,25 +61,34 @@ def layout(headers: Sequence[str], rows: Sequence[Sequence[Cell]], width: int) -
     texts = [[h, *(_plain(r[i]) for r in rows)] for i, h in enumerate(headers)]
     shortest = [max(1, max(_longest_word(t) for t in col)) for col in texts]
     natural = [max(1, max(_longest_line(t) for t in col)) for col in texts]
+    cells = _cells(texts, shortest)
     every = list(range(len(headers)))
-    for compact in (False, True):
-        room = width - overhead(len(headers), compact)
-        if sum(natural) <= room:
-            return Layout(natural, compact, [every])
-        if sum(shortest) <= room:
-            return Layout(_share(shortest, natural, room), compact, [every])
+    for need in (natural, cells, shortest):  # whole lines, then rows on one line, then words
+        for compact in (False, True):
+            room = width - overhead(len(headers), compact)
+            if sum(need) <= room:
+                return Layout(_share(shortest, natural, room, cells), compact, [every])
     return Layout(*_split(shortest, natural, width))
 
 
-def _share(shortest: list[int], natural: list[int], room: int) -> list[int]:
-    """Widths from each column's longest word up: the columns that need least to stop wrapping
-    first get it all, the rest share what is left in proportion to what they lack."""
+def _cells(texts: list[list[str]], shortest: list[int]) -> list[int]:
+    """Each column's width with its cells on one line each (the header may wrap)."""
+    return [max(low, max((_longest_line(t) for t in col[1:]), default=0))
+            for col, low in zip(texts, shortest, strict=True)]
+
+
+def _share(shortest: list[int], natural: list[int], room: int,
+           cells: list[int] | None = None) -> list[int]:
+    """Widths from each column's longest word up: first every cell on one line (headers may
+    wrap), then whole headers, each time the columns that need least first; what is left
+    goes to the rest in proportion to what they lack."""
     widths = list(shortest)
     spare = room - sum(widths)
-    for i in sorted(range(len(widths)), key=lambda i: natural[i] - shortest[i]):
-        need = natural[i] - widths[i]
-        if need <= spare:
-            widths[i], spare = natural[i], spare - need
+    for goal in ([cells] if cells else []) + [natural]:
+        for i in sorted(range(len(widths)), key=lambda i: goal[i] - widths[i]):
+            need = goal[i] - widths[i]
+            if 0 < need <= spare:
+                widths[i], spare = goal[i], spare - need
     lacking = [i for i in range(len(widths)) if widths[i] < natural[i]]
     total = sum(natural[i] - widths[i] for i in lacking)
     for i in lacking:
