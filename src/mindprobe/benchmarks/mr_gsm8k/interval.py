@@ -1,4 +1,4 @@
-"""MR-Score's 95% interval, and the half-width a plan states for it before the run.
+"""MR-Score's 95% interval (the half-width a plan states for it: chance.py).
 
 MR-Score = 0.2·max(0, MCC) + 0.3·Acc_step + 0.5·Acc_reason is a function of counts of six
 kinds of solution (right/wrong label × what the reply got right), so the interval is core's
@@ -8,22 +8,18 @@ resample's counts give its MR-Score, with the clipping at MCC 0 where the headli
 
 from __future__ import annotations
 
-import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from mindprobe.core.benchmark import RunPlan
 from mindprobe.core.stats import (
     N_BOOT,
     Interval,
-    Precision,
-    proportion_precision,
     stratified_bootstrap,
 )
 
-from .metrics import W_MCC, W_REASON, W_STEP, score_item
+from .metrics import W_MCC, W_REASON, W_STEP
 
 #: What a solution came to: a `correct` one judged right (TP) or not (FN); a `wrong` one
 #: judged right (FP... as upstream counts: a `wrong` solution judged `correct`), judged wrong
@@ -31,8 +27,6 @@ from .metrics import W_MCC, W_REASON, W_STEP, score_item
 TP, FN, FP, TN, STEP, REASON = range(6)
 METHOD = (f"stratified percentile bootstrap 95% ({N_BOOT} resamples of the solutions, "
           "within question type × label)")
-#: Runs of the chance baseline simulated for a plan's statement.
-CHANCE_RUNS = 400
 
 
 def kind_of(row: Mapping[str, Any], verdicts: Mapping[str, bool] | None) -> int:
@@ -81,26 +75,3 @@ def mr_score_interval(rows: Sequence[Mapping[str, Any]],
         return Interval(None, None, "none (fewer than two solutions)")
     lo, hi = stratified_bootstrap(strata, statistic=lambda d: mr_scores(_counts(d)))
     return Interval(lo, hi, METHOD)
-
-
-def stated_precision(plan: RunPlan) -> Precision:
-    """A share's widest half-width for an unknown model; for the chance baseline the spread of
-    MR-Score over simulated runs of its replies on the planned solutions."""
-    items = [it.payload["item"] for it in plan.items]
-    facts = plan.model_facts
-    if not items or facts is None or not facts.at_chance:
-        return proportion_precision(len(items), "solutions")
-    from .task import baseline_choices
-
-    kinds = []
-    for k, rec in enumerate(items):
-        choices = baseline_choices(len(rec["model_output_steps"]))
-        rng = random.Random(f"chance|{rec['uuid']}|{k}")
-        kinds.append([kind_of(score_item(rec, rng.choice(choices)), None)
-                      for _ in range(CHANCE_RUNS)])
-    runs = np.asarray(kinds).T  # CHANCE_RUNS × items
-    scores = mr_scores(np.stack([(runs == c).sum(axis=1) for c in range(6)], axis=-1))
-    lo, hi = np.quantile(scores, [0.025, 0.975])
-    return Precision(100 * (hi - lo) / 2, " points", f"the spread at chance: MR-Score of "
-                     f"{CHANCE_RUNS} simulated runs of uniform replies on the {len(items)} "
-                     "planned solutions")
