@@ -135,9 +135,8 @@ class AlreadySaidThatBenchmark(Benchmark):
             "requests each), so quick and standard trade precision for cost: ±16 and ±9 at "
             "worst (about ±6 and ±3.5 for a model whose chats end by turn ~15); --size paper "
             "gives ±4.5",
-            note="its stated half-width is the worst case (spread 36 turns); ±5 turns needs "
-            "~200 chats per task, about the paper set (--size paper: ±4.5)"
-            if n else "")
+            note="±5 turns at the widest spread (36 turns) needs ~200 chats per task, about "
+            "the paper set (--size paper: ±4.5)" if n else "")
 
     def precision(self, plan: RunPlan) -> Precision:
         """The widest spread of turns survived, or the spread at chance for the chance
