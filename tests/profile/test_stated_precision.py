@@ -125,7 +125,9 @@ def test_stated_half_widths_hold_on_the_chance_baseline(quick):
     plan = {r["benchmark"]: r for r in quick.plan["plan"]}
     assert plan["worldsense"]["items"] == 420 and plan["worldsense"]["±95% stated"] < 5.0
     assert "N = 180" in plan["worldsense"]["precision"]
-    assert plan["fanoutqa"]["±95% stated"] < 5.6  # a share over the 310 dev questions
+    fanoutqa = plan["fanoutqa"]  # open answers: the random model cannot run it
+    assert fanoutqa["±95% stated"] is None if fanoutqa["status"] == "cannot run" else \
+        fanoutqa["±95% stated"] < 5.6  # a share over the 310 dev questions
 
 
 def test_every_headline_has_an_interval_with_its_method(quick):

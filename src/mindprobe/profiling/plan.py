@@ -76,7 +76,7 @@ class Entry:
         """The plan's statement: the widest of its runs' (a group's variants), None without
         items."""
         known = [p for p in self.precisions.values() if p.half_width is not None]
-        return max(known, key=lambda p: p.half_width or 0.0) if known else None
+        return max(known, key=lambda p: p.half_width or 0.0) if known and self.items else None
 
     @property
     def half_width(self) -> float | None:
