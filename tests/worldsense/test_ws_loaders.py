@@ -206,27 +206,31 @@ def test_integer_tuple_ids_sort_as_numbers():
             == ids[:3]
 
 
-def test_limit_is_stratified_by_problem_family_with_whole_tuples():
-    """Each family stays within a tuple of its share of N trials (proportional to its trials),
-    whole tuples, N overshot by less than a tuple; the same seed gives the same sample, and
-    families alternate in the run order."""
+def test_limit_takes_as_many_whole_tuples_from_every_analysis_cell():
+    """Each cell (problem family × size) gets the same number of whole tuples (within one),
+    whatever its share of the file, N overshot by less than a tuple; the same seed gives the
+    same sample, a larger N extends a smaller one's, and cells alternate in the run order."""
     from collections import Counter
 
     from mindprobe.benchmarks.worldsense.task import sample_tuples, tuple_of
     from mindprobe.core.data import Grouped
 
-    sizes = {"Infer.normal": (60, 3), "Consist.normal": (60, 2), "Compl.trivial": (20, 2)}
-    trials = [{"problemname": fam, "tuple_ID": f"{fam}-{t}", "Key": f"{fam}-{t}-{i}"}
+    sizes = {"Infer.normal": (60, 2), "Consist.normal": (30, 2), "Compl.trivial": (20, 3)}
+    trials = [{"problemname": fam, "problemsize": 3 + t % 2, "tuple_ID": f"{fam}-{t}",
+               "Key": f"{fam}-{t}-{i}"}
               for fam, (n, size) in sizes.items() for t in range(n) for i in range(size)]
     g = Grouped.of(trials, tuple_of)
-    chosen = sample_tuples(g, 7, 100)  # of 340 trials: 180, 120 and 40 per family
-    per_family = Counter(t["problemname"] for t in chosen)
-    share = {"Infer.normal": 100 * 180 / 340, "Consist.normal": 100 * 120 / 340,
-             "Compl.trivial": 100 * 40 / 340}
-    assert all(abs(per_family[f] - share[f]) <= sizes[f][1] for f in share), per_family
+    chosen = sample_tuples(g, 7, 100)  # 6 cells, 14 trials a round: 7 or 8 tuples each
+    per_cell = Counter((t["problemname"], t["problemsize"]) for t in chosen
+                       if t["Key"].endswith("-0"))
+    assert len(per_cell) == 6 and max(per_cell.values()) - min(per_cell.values()) <= 1
     assert 100 <= len(chosen) < 103
     per_tuple = Counter(t["tuple_ID"] for t in chosen)
     assert all(n == sizes[tid.rsplit("-", 1)[0]][1] for tid, n in per_tuple.items())
     assert chosen == sample_tuples(g, 7, 100) != sample_tuples(g, 8, 100)
-    assert len({t["problemname"] for t in chosen[:8]}) == 3
+    assert sample_tuples(g, 7, 200)[:len(chosen)] == chosen
+    assert len({t["problemname"] for t in chosen[:14]}) == 3  # the first round
+    # cells that run out (Compl.trivial: 10 tuples per size) leave the rest to the others
+    assert Counter(t["problemname"] for t in sample_tuples(g, 7, 300)
+                   if t["Key"].endswith("-0"))["Compl.trivial"] == 20
     assert len(sample_tuples(g, 7, None)) == len(trials)

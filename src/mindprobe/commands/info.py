@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
+from rich.text import Text
 
 from mindprobe.core.output import emit_json, tables_console
+from mindprobe.core.terminal import print_table
 from mindprobe.errors import DataError, UsageError
 from mindprobe.registry import BENCHMARKS, get_benchmark, info
 
@@ -23,16 +24,14 @@ def cmd_list(args: argparse.Namespace, err: Console) -> int:
                              "variant_groups": b.variant_groups, "verbs": b.verbs}
                          for n, b in BENCHMARKS.items()})
         return 0
-    t = Table(title="benchmarks", title_justify="left")
-    t.add_column("benchmark")
-    t.add_column("variants")
-    t.add_column("what it probes")
+    rows = []
     for name, b in BENCHMARKS.items():
         names = [f"{v}{' (default)' if v == b.default_variant else ''}" for v in b.variants]
         names += [f"{g} ({', '.join(vs)})" for g, vs in b.variant_groups.items()]
         verbs = f"\nits verbs: {', '.join(b.verbs)}" if b.verbs else ""
-        t.add_row(name, "\n".join(names), b.title + verbs)
-    tables_console().print(t)
+        rows.append([name, "\n".join(names), b.title + verbs])
+    print_table(tables_console(), "benchmarks", ["benchmark", "variants", "what it probes"],
+                rows)
     return 0
 
 
@@ -42,12 +41,8 @@ def cmd_models(args: argparse.Namespace, err: Console) -> int:
     if args.json:
         emit_json(True, [{"spec": s, "backend": w} for s, w in MODEL_SPECS])
         return 0
-    t = Table(title="model specs (--model)", title_justify="left")
-    t.add_column("spec")
-    t.add_column("backend")
-    for spec, what in MODEL_SPECS:
-        t.add_row(spec, what)
-    tables_console().print(t)
+    print_table(tables_console(), "model specs (--model)", ["spec", "backend"],
+                [[spec, what] for spec, what in MODEL_SPECS])
     return 0
 
 
@@ -85,26 +80,22 @@ def cmd_runs(args: argparse.Namespace, err: Console) -> int:
     if not rows:
         err.print(f"no runs under {root}")
         return 0
-    t = Table(title=f"runs in {root}", title_justify="left")
-    # The model label is never cut: the other columns wrap around it.
-    t.add_column("run", overflow="fold", ratio=2)
-    t.add_column("model", no_wrap=True, min_width=max(len(str(r.get("model") or "")) for r in rows))
-    for col in ("status", "items", "errors", "invalid", "headline"):
-        t.add_column(col, overflow="fold", ratio=1)
+    cells: list[list[Any]] = []
     for r in rows:
         if r["status"] == "unreadable":
-            t.add_row(r["run"], "–", r["status"], "–", "–", "–", "–")
+            cells.append([r["run"], "–", r["status"], "–", "–", "–", "–"])
             continue
         bad = r.get("invalid") or {}
-        score = (f"[red]failed ({r['failed']['errors']} errors)[/red]" if r.get("failed")
-                 else _fmt_headline(r["headline"]))
+        score = (Text(f"failed ({r['failed']['errors']} errors)", style="red")
+                 if r.get("failed") else _fmt_headline(r["headline"]))
         kinds = ", ".join(f"{k} {v}" for k, v in (bad.get("kinds") or {}).items())
         status = r["status"] + (f" ({r['torn']} torn line)" if r["torn"] else "")
-        t.add_row(r["run"].rsplit("___", 1)[0], str(r["model"]), status,
-                  f"{r['items']}/{r['n_items'] or '?'}", str(r["errors"]),
-                  (f"{bad['count']}/{bad['of']}" + (f" ({kinds})" if kinds else "")) if bad
-                  else "–", score)
-    tables_console().print(t)
+        cells.append([r["run"].rsplit("___", 1)[0], str(r["model"]), status,
+                      f"{r['items']}/{r['n_items'] or '?'}", str(r["errors"]),
+                      (f"{bad['count']}/{bad['of']}" + (f" ({kinds})" if kinds else "")) if bad
+                      else "–", score])
+    print_table(tables_console(), f"runs in {root}", ["run", "model", "status", "items",
+                                                      "errors", "invalid", "headline"], cells)
     return 0
 
 

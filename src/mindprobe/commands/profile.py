@@ -169,73 +169,75 @@ def _num(v: Any, digits: int = 0) -> str:
     return f"{v:,.{digits}f}" if isinstance(v, float) else f"{v:,}"
 
 
-def _pair(bound: Any, expected: Any) -> str:
-    """`12,000` when bound and expected agree, else `~3,000 (≤12,000)`."""
+def _tokens(v: Any) -> str:
+    """A token count in three significant digits, `74.2k`, `1.03M` (exact below 10,000)."""
+    if v is None:
+        return "–"
+    for scale, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(v) >= max(scale, 10_000):
+            x = v / scale
+            return f"{x:.{max(0, 2 - len(str(int(abs(x)))) + 1)}f}{suffix}"
+    return f"{v:,}"
+
+
+def _pair(bound: Any, expected: Any, fmt: Any = _num) -> str:
+    """`12,000` when bound and expected agree, else `~3,000 ≤12,000`."""
     if bound is None or expected is None or bound == expected:
-        return _num(bound)
-    return f"~{_num(expected)} (≤{_num(bound)})"
+        return fmt(bound)
+    return f"~{fmt(expected)} ≤{fmt(bound)}"
 
 
 def print_plan(err: Console, prof: Any, rows: list[dict[str, Any]]) -> None:
-    from rich.table import Table
+    """The plan as one table (core/terminal.py fits it to the terminal) and its notes."""
+    from mindprobe.core.terminal import print_lines, print_table
 
-    t = Table(title=f"profile plan: {prof.model.label}, {prof.size} ({prof.dir})",
-              title_justify="left")
-    cols = ["benchmark", "setting", "items", "requests", "prompt tok", "prefill tok",
-            "completion tok", "±95% stated"]
+    cols = ["setting", "items", "requests", "tokens: prompt, prefill, reply", "±95% stated"]
     priced = any("cost (USD)" in r for r in rows)
     if priced:
         cols.append("cost USD")
     cols.append("status")
-    for c in cols:
-        t.add_column(c, justify="left" if c in ("benchmark", "setting", "status") else "right",
-                     overflow="fold")
+    cells = []
     for r in rows:
         items = _num(r["items"]) + (f" ({_num(r['done'])} done)" if r["done"] else "")
         hw = f"±{r['±95% stated']:.1f} {r['unit']}" if r["±95% stated"] is not None else "–"
-        cells = [r["benchmark"], r["setting"], items,
-                 _pair(r["requests"], r["expected requests"]),
-                 _pair(r["prompt tokens"], r["expected prompt"]),
-                 _pair(r["prefill (prefix reuse)"], r["expected prefill"]),
-                 _pair(r["completion tokens"], r["expected completion"]), hw]
+        tokens = "\n".join(_pair(r[b], r[e], _tokens) for b, e in (
+            ("prompt tokens", "expected prompt"), ("prefill (prefix reuse)", "expected prefill"),
+            ("completion tokens", "expected completion")))
+        row = [r["setting"], items, _pair(r["requests"], r["expected requests"]),
+               tokens if r["prompt tokens"] is not None else "–", hw]
         if priced:
             cost = r.get("cost (USD)")
-            cells.append("–" if cost is None else f"{cost:,.2f} (≤{r['cost bound (USD)']:,.2f})")
-        cells.append(r["status"])
-        t.add_row(*cells)
-    err.print(t)
+            row.append("–" if cost is None else f"{cost:,.2f} ≤{r['cost bound (USD)']:,.2f}")
+        cells.append([*row, r["status"]])
+    print_table(err, f"profile plan: {prof.model.label}, {prof.size} ({prof.dir})", cols, cells,
+                [c not in ("setting", "status") for c in cols])
+    lines = []
     for r in rows:
         if (r["assumes"] or r["tokens counted"]) and r["status"] != "done":
             how = [f"counted with {r['tokens counted']}"] if r["tokens counted"] else []
-            err.print(f"  {r['benchmark']}: tokens: " + "; ".join(how + [r["assumes"] or ""]),
-                      markup=False, highlight=False, soft_wrap=True)
+            lines.append(f"  {r['benchmark']}: tokens: " + "; ".join(how + [r["assumes"] or ""]))
         if r["reason"]:
-            err.print(f"  {r['benchmark']}: {r['status']}: {r['reason']}"
-                      + (f" — enable with {r['enable']}" if r["enable"] else ""),
-                      markup=False, highlight=False, soft_wrap=True)
-        for note in r["notes"]:
-            err.print(f"  {r['benchmark']}: {note}", markup=False, highlight=False,
-                      soft_wrap=True)
+            lines.append(f"  {r['benchmark']}: {r['status']}: {r['reason']}"
+                         + (f" — enable with {r['enable']}" if r["enable"] else ""))
+        if r.get("precision"):
+            lines.append(f"  {r['benchmark']}: ±95% stated: {r['precision']}")
+        lines += [f"  {r['benchmark']}: {note}" for note in r["notes"]]
     if prof.fetch_command:
-        err.print(f"  missing data: {prof.fetch_command}", markup=False, highlight=False)
-    err.print(f"  ~ expected, ≤ upper bound (items still to run; tokens: {prof.counted}; "
-              "completions: the expected value is the assumption stated above, the bound the "
-              "reply cap); prompt: re-sent every request (what an API bills), prefill: with "
-              "prefix reuse; ±95% stated: the headline's 95% half-width planned for these items",
-              markup=False, highlight=False, soft_wrap=True)
+        lines.append(f"  missing data: {prof.fetch_command}")
+    lines.append(f"  ~ expected, ≤ upper bound (items still to run; tokens: {prof.counted}; k "
+                 "thousand, M million; completions (reply): the expected value is the "
+                 "assumption stated above, the bound the reply cap); prompt: re-sent every "
+                 "request (what an API bills), prefill: with prefix reuse; ±95% stated: the "
+                 "half-width the headline's own 95% interval will have for these items")
+    print_lines(err, lines)
 
 
 def _table(out: Console, title: str, columns: tuple[str, ...],
            cells: list[list[str]]) -> None:
     """A left-titled table: the first three columns text, the rest numbers."""
-    from rich.table import Table
+    from mindprobe.core.terminal import print_table
 
-    t = Table(title=title, title_justify="left")
-    for i, c in enumerate(columns):
-        t.add_column(c, justify="left" if i < 3 else "right")
-    for row in cells:
-        t.add_row(*row)
-    out.print(t)
+    print_table(out, title, columns, cells, [i >= 3 for i in range(len(columns))])
 
 
 def _ci(lo: float | None, hi: float | None, fmt: str = ".1f") -> str:

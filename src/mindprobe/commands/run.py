@@ -144,11 +144,15 @@ def _dry_run(args: argparse.Namespace, task: Task, plans: list[tuple[str, RunPla
                          "requests": round(requests * share),
                          **{t: round(v * share) for t, v in (tokens or {}).items()}})
         bound = "up to" if est else "at least"  # estimate: every chat lasts; else 1 per item
+        stated = bench.precision(plan) if n else None
         print_dry_run(err, f"{bench.name}:{variant}", n, requests, bound, tokens, rows,
-                      concurrency)
+                      concurrency, stated.text() if stated is not None else None)
         docs[variant] = {"variant": variant, "dry_run": True, "items": n, "requests": requests,
                          "requests_bound": bound, "tokens": tokens,
-                         "concurrency": concurrency, "endpoints": rows}
+                         "concurrency": concurrency, "endpoints": rows,
+                         "stated_half_width": stated.half_width if stated else None,
+                         "unit": stated.unit.strip() if stated else None,
+                         "precision": stated.basis if stated else None}
     emit_json(args.json and not embedded, envelope(bench.name, docs))
     return 0
 

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from mindprobe.core.published import PublishedRow
     from mindprobe.core.results import Results
     from mindprobe.core.session import Session
+    from mindprobe.core.stats import Precision
     from mindprobe.core.upstream_source import Template
 
 
@@ -58,13 +59,17 @@ class ModelFacts:
     #: How the model's `score_choices` asks (its `Model.score_requests`): "one" request per
     #: question, or "per-token" (one per candidate token, the prompt re-read from the cache).
     score_requests: str = "one"
+    #: The model answers uniformly among the allowed answers (the chance baseline): its
+    #: spread is known before it runs, so a plan states the half-width it will have.
+    at_chance: bool = False
 
     @classmethod
     def of(cls, model: Any) -> ModelFacts:
         """The facts of a built model (planning never holds the model itself)."""
         caps = frozenset(model.capabilities) | ({FREE_TEXT} if model.can(FREE_TEXT) else set())
         return cls(model.spec, model.label, caps, model.context_window,
-                   getattr(model, "score_requests", "one"))
+                   getattr(model, "score_requests", "one"),
+                   getattr(model, "at_chance", False))
 
 
 @dataclass
@@ -143,22 +148,13 @@ class ProfileSettings:
     options: dict[str, Any] = field(default_factory=dict)
     #: --limit, where the benchmark's limit already is the subset (None: no limit).
     limit: int | None = None
-    #: The headline's standard deviation per item, in its unit (50 for a proportion in
-    #: percent: the worst case), from which the half-width 1.96·sd/√n is stated in advance.
-    sd: float = 50.0
-    #: The headline's unit, as it is reported (" %", " turns").
-    unit: str = " points"
     #: Why these numbers (shown by `profile --help` and in the plan).
     rationale: str = ""
     #: What the plan says about this setting (e.g. why it is not the richer one).
     note: str = ""
     #: Items the setting means to run (None: all there are); the plan says when the data
-    #: holds fewer, and states the wider half-width of what it holds.
+    #: holds fewer, and states the wider half-width of what it holds (`Benchmark.precision`).
     items: int | None = None
-
-    def half_width(self, n: int) -> float | None:
-        """The 95% half-width stated for `n` items (None without items)."""
-        return 1.96 * self.sd / n ** 0.5 if n > 0 else None
 
 
 @dataclass(frozen=True)
@@ -263,6 +259,14 @@ class Benchmark(abc.ABC):
     def combine(self, by_variant: dict[str, Results]) -> Results | None:
         """One view over several variants of one run command (None: show each on its own)."""
         return None
+
+    def precision(self, plan: RunPlan) -> Precision:
+        """The 95% half-width the headline's own interval will have for the plan's items,
+        stated by every plan (`profile`, `run --dry-run`) before a completion is requested;
+        default: a share over the items at 50%, the widest."""
+        from mindprobe.core.stats import proportion_precision
+
+        return proportion_precision(len(plan.items))
 
     def profile_settings(self, size: str) -> ProfileSettings | None:
         """The setting `mindprobe profile --size SIZE` runs (None: not part of the profile)."""

@@ -296,6 +296,7 @@ class Model(abc.ABC):
     score_requests: str = "one"
     #: How count_tokens counts, named in results that depend on it.
     token_count_method: str = "estimate: 4 characters per token"
+    at_chance: bool = False  #: the chance baseline: uniform among the allowed answers
 
     #: Starting it loads a model (the embedded engine, replicas it launches): a re-run with
     #: nothing left to ask does not start it. A server's client starts in one request, and is

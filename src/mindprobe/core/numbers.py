@@ -45,6 +45,9 @@ class Table:
     percent_in_title: bool = False
     #: Rows are metrics of different kinds (one per row): decimals are chosen per row.
     by_row: bool = False
+    #: Decimals of a `by_row` table's row that is not all whole numbers, by its first cell
+    #: (a mean turn count: 1).
+    row_digits: dict[str, int] = field(default_factory=dict)
 
 
 def plain(v: Any) -> Any:
@@ -113,8 +116,9 @@ def legend(t: Table) -> str | None:
 def display(t: Table) -> tuple[list[str], list[list[str]], list[bool]]:
     """(headers, rows of cells, right-aligned?) of a table as every view shows it."""
     frame = _frame(t)
-    lows = {lo: (name, hi) for name, (lo, hi) in t.intervals.items()}
-    highs = {hi for _, hi in t.intervals.values()}
+    pairs = intervals(t, frame)
+    lows = {lo: (name, hi) for name, (lo, hi) in pairs.items()}
+    highs = {hi for _, hi in pairs.values()}
     heads: list[str] = []
     columns: list[list[str]] = []
     numeric: list[bool] = []
@@ -144,15 +148,33 @@ def display(t: Table) -> tuple[list[str], list[list[str]], list[bool]]:
     return heads, rows, numeric
 
 
+def intervals(t: Table, frame: pd.DataFrame) -> dict[str, tuple[str, str]]:
+    """The table's interval columns: those it names, and every other `P_ci_low`/`P_ci_high`
+    (or `ci_low`/`ci_high`) pair, shown as one `[low, high]` column `P CI` (`95% CI`)."""
+    out = dict(t.intervals)
+    named = {c for pair in out.values() for c in pair}
+    cols = set(map(str, frame.columns))
+    for col in frame.columns:
+        col = str(col)
+        if col in named or not col.endswith("ci_low"):
+            continue
+        hi = col[: -len("low")] + "high"
+        if hi in cols and hi not in named:
+            prefix = col[: -len("ci_low")].rstrip("_ ").replace("_", " ")
+            out[f"{prefix} CI" if prefix else "95% CI"] = (col, hi)
+    return out
+
+
 def _by_row(frame: pd.DataFrame, t: Table, rows: list[list[str]]) -> list[list[str]]:
     """A table whose rows are different metrics: a row of whole numbers (counts, turns) shows
-    no decimals, any other row two, the same across its columns."""
+    no decimals, any other row its `row_digits` or two, the same across its columns."""
     shown = [c for c in frame.columns if c not in t.hidden]
     out = []
     for i, row in enumerate(rows):
         values = [plain(frame[c].iloc[i]) for c in shown]
         nums = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
-        dec = 0 if nums and all(float(v).is_integer() for v in nums) else 2
+        whole = nums and all(float(v).is_integer() for v in nums)
+        dec = 0 if whole else t.row_digits.get(str(row[0]) if row else "", 2)
         out.append([number(v, dec) if isinstance(v, (int, float)) and not isinstance(v, bool)
                     else cell for v, cell in zip(values, row, strict=True)])
     return out

@@ -4,6 +4,7 @@ the one JSON document). Used by the CLI's commands and by the benchmarks' own ve
 from __future__ import annotations
 
 import json
+import os
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -15,9 +16,10 @@ if TYPE_CHECKING:
 
 
 def tables_console(to_stderr: bool = False) -> Console:
-    """Wide when not a terminal (logs, pipes), so tables do not wrap."""
+    """The terminal's width; 160 when not a terminal (logs, pipes) unless COLUMNS says."""
     probe = Console(stderr=to_stderr)
-    return Console(stderr=to_stderr, width=None if probe.is_terminal else 160)
+    wide = probe.is_terminal or os.environ.get("COLUMNS", "").isdigit()
+    return Console(stderr=to_stderr, width=None if wide else 160)
 
 
 def emit_json(enabled: bool, doc: Any) -> None:

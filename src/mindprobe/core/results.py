@@ -11,7 +11,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from mindprobe.core.numbers import Table, decimals_for, display, interval, legend, number, plain
+from mindprobe.core.numbers import (
+    PERCENT_DIGITS,
+    Table,
+    decimals_for,
+    display,
+    interval,
+    legend,
+    number,
+    plain,
+)
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -55,7 +64,9 @@ class Headline:
         if self.value is None:
             return "–"
         unit = "%" if self.percent else self.unit
-        dec = None if self.percent else decimals_for([self.value])
+        # a share in % and a count with a unit (turns) read with one decimal, as in the tables
+        dec = None if self.percent else (PERCENT_DIGITS if self.unit.strip() else
+                                         decimals_for([self.value]))
         ci = ""
         if self.ci_low is not None and self.ci_high is not None:
             ci = " " + interval(self.ci_low, self.ci_high, dec, self.percent)
@@ -195,27 +206,18 @@ def failed_results(benchmark: str, records: list[dict[str, Any]]) -> Results | N
 
 
 def render_results(results: Results, console: Console) -> None:
-    """Every table, then notes and warnings, as rich tables on `console`; cells as
-    core/numbers.py formats them for every view, headers wrapped between words only."""
-    from rich.table import Table as RichTable
+    """Every table, then notes and warnings, on `console`: cells as core/numbers.py formats
+    them for every view, fitted to the console's width by core/terminal.py."""
+    from rich.markup import escape
+
+    from mindprobe.core.terminal import print_lines, print_table
 
     if results.failed is not None:
         console.print(f"[bold red]{results.failed_text()}[/bold red]", highlight=False)
     for t in results.tables.values():
         heads, rows, numeric = display(t)
-        rt = RichTable(title=t.title, title_justify="left")
-        for head, num in zip(heads, numeric, strict=True):
-            rt.add_column(head, justify="right" if num else "left", overflow="fold",
-                          min_width=max(len(w) for w in head.split() or [""]))
-        for row in rows:
-            rt.add_row(*row)
-        console.print(rt)
-        if legend(t):
-            console.print(legend(t), markup=False, highlight=False)
-    for note in [*([results.invalid_text()] if results.invalid_text() else []),
-                 *results.notes]:
-        console.print(note, markup=False, highlight=False)
-    from rich.markup import escape
-
+        print_table(console, t.title, heads, rows, numeric, legend(t))
+    print_lines(console, [*([results.invalid_text()] if results.invalid_text() else []),
+                          *results.notes])
     for w in results.warnings:
         console.print(f"[yellow]warning:[/yellow] {escape(w)}", highlight=False)

@@ -8,12 +8,15 @@ cells can be merged without going back to the raw values.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
+
+#: A statistic of resampled strata (see `stratified_bootstrap`).
+Statistic = Callable[[list[np.ndarray]], np.ndarray]
 
 Z95 = 1.96  # two-sided 95% normal quantile, as used for the published confidence intervals
 Z95_EXACT = 1.959963984540054  # the same quantile unrounded, for intervals of our own
@@ -142,13 +145,28 @@ def proportion_interval(k: int, n: int) -> Interval:
 
 def bootstrap_mean(values: Sequence[float], n_boot: int = N_BOOT, seed: int = 0
                    ) -> tuple[float, float]:
-    """The seeded 95% percentile bootstrap of a mean. The values are sorted first, so the
+    """The seeded 95% percentile bootstrap of a mean (one stratum of `stratified_bootstrap`)."""
+    return stratified_bootstrap([values], n_boot, seed)
+
+
+def stratified_bootstrap(strata: Sequence[Sequence[float]], n_boot: int = N_BOOT,
+                         seed: int = 0, statistic: Statistic | None = None
+                         ) -> tuple[float, float]:
+    """The seeded 95% percentile bootstrap of a statistic of strata, each stratum resampled
+    on its own, so the interval keeps the design (a small stratum varies as much as it does).
+    `statistic` gets each stratum's resamples (an array of n_boot × its size) and returns
+    n_boot values; default: the equally weighted mean of the strata's means (SORT's macro
+    accuracy over conditions; one stratum: a plain mean). The values are sorted first, so the
     interval depends on the values alone, never on the order the records arrived in (which
     concurrency changes): a run's numbers are the same at any concurrency and on resume."""
-    x = np.sort(np.asarray(values, dtype=float))
     rng = np.random.default_rng(seed)
-    means = x[rng.integers(0, len(x), size=(n_boot, len(x)))].mean(axis=1)
-    lo, hi = np.quantile(means, [0.025, 0.975])
+    draws = []
+    for values in strata:
+        x = np.sort(np.asarray(values, dtype=float))
+        draws.append(x[rng.integers(0, len(x), size=(n_boot, len(x)))])
+    stats = statistic(draws) if statistic is not None else \
+        sum(d.mean(axis=1) for d in draws) / len(draws)
+    lo, hi = np.quantile(stats, [0.025, 0.975])
     return float(lo), float(hi)
 
 
@@ -164,6 +182,54 @@ def mean_interval(values: Sequence[float], *, bounds: tuple[float, float] | None
     if bounds is not None:
         lo, hi = max(lo, bounds[0]), min(hi, bounds[1])
     return Interval(lo, hi, f"percentile bootstrap 95% ({N_BOOT} resamples)")
+
+
+def strata_interval(strata: Sequence[Sequence[float]], seed: int = 0) -> Interval:
+    """The mean of strata means (a macro average): Wilson's interval for one stratum of 0/1
+    values, else the stratified bootstrap."""
+    kept = [list(v) for v in strata if len(v)]
+    if not kept:
+        return Interval(None, None, "none (no values)")
+    if len(kept) == 1 and set(kept[0]) <= {0, 1}:
+        return proportion_interval(int(sum(kept[0])), len(kept[0]))
+    lo, hi = stratified_bootstrap(kept, seed=seed)
+    return Interval(lo, hi, f"stratified percentile bootstrap 95% ({N_BOOT} resamples, "
+                    f"{len(kept)} strata resampled on their own)")
+
+
+@dataclass(frozen=True)
+class Precision:
+    """The 95% half-width a headline's own interval will have for the planned items, stated
+    before the run (in the headline's unit: points for a share shown in %), and what it
+    assumes."""
+
+    half_width: float | None
+    unit: str = " points"
+    basis: str = ""
+
+    def text(self) -> str:
+        if self.half_width is None:
+            return "–"
+        return f"±{self.half_width:.1f}{self.unit}" + (f" ({self.basis})" if self.basis else "")
+
+
+def proportion_precision(n: int, what: str = "items") -> Precision:
+    """A share over `n` items: at most 1.96·50/√n points (its width at 50%, the widest)."""
+    if n <= 0:
+        return Precision(None, " points", f"no {what}")
+    return Precision(100 * Z95 * 0.5 / n ** 0.5, " points",
+                     f"a share over {n:,} {what} at 50%, the widest")
+
+
+def strata_precision(sizes: Sequence[int], what: str = "items") -> Precision:
+    """The equally weighted mean of shares over strata of these sizes: at most
+    1.96·√(Σ 0.25/nᵢ)/k (every share at 50%), what `strata_interval` gives then."""
+    sizes = [n for n in sizes if n > 0]
+    if not sizes:
+        return Precision(None, " points", f"no {what}")
+    half = 100 * Z95 * sum(0.25 / n for n in sizes) ** 0.5 / len(sizes)
+    return Precision(half, " points", f"the mean of {len(sizes)} shares over {sum(sizes):,} "
+                     f"{what}, each at 50% (the widest)")
 
 
 @dataclass(frozen=True)

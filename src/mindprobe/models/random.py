@@ -17,6 +17,7 @@ from mindprobe.errors import UsageError
 class RandomModel(Model):
     cacheable = False
     default_concurrency = 64
+    at_chance = True
     capabilities = frozenset({"logprobs"})
     free_text = False  # it picks from a request's closed answer set
 

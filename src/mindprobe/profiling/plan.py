@@ -5,12 +5,14 @@ cannot run for this model (with the reason and what enables it)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from mindprobe.core.benchmark import ModelFacts, ProfileSettings, RunPlan
 from mindprobe.core.model import FREE_TEXT
 from mindprobe.core.run_state import RunState
+from mindprobe.core.stats import Precision
 from mindprobe.core.store import RunStore
 from mindprobe.engine.run import Task, plan_all, prepare, run_dir_for
 from mindprobe.engine.settings import Reporter, RunSettings
@@ -61,11 +63,29 @@ class Entry:
     def runnable(self) -> bool:
         return self.status in (READY, RESUME)
 
+    @cached_property
+    def precisions(self) -> dict[str, Precision]:
+        """The half-width the benchmark's own interval method gives for each run's planned
+        items (`Benchmark.precision`), by variant."""
+        if self.task is None:
+            return {}
+        return {v: self.task.bench.precision(plan) for v, plan in self.plans if plan.items}
+
+    @property
+    def precision(self) -> Precision | None:
+        """The plan's statement: the widest of its runs' (a group's variants), None without
+        items."""
+        known = [p for p in self.precisions.values() if p.half_width is not None]
+        return max(known, key=lambda p: p.half_width or 0.0) if known and self.items else None
+
     @property
     def half_width(self) -> float | None:
-        """Stated per run (per variant: a group's items are split evenly among its runs)."""
-        n_runs = max(1, len(self.plans))
-        return self.settings.half_width(self.items // n_runs) if self.items else None
+        """The stated 95% half-width, in `unit`."""
+        return self.precision.half_width if self.precision is not None else None
+
+    @property
+    def unit(self) -> str:
+        return self.precision.unit if self.precision is not None else " points"
 
 
 def profiled(size: str) -> list[tuple[str, ProfileSettings]]:

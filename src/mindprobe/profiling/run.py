@@ -163,7 +163,7 @@ def _manifest(prof: Profile, ps: ProfileRequest) -> dict[str, Any]:
         "benchmarks": {e.name: {"setting": e.setting, "status": e.outcome,
                                 **({"reason": e.reason} if e.reason else {}),
                                 "items": e.items, "done": e.done,
-                                "stated_half_width": e.half_width, "unit": e.settings.unit,
+                                "stated_half_width": e.half_width, "unit": e.unit,
                                 "runs": [str(d.relative_to(prof.dir)) for d in e.run_dirs],
                                 **({"states": {str(d.relative_to(prof.dir)): st.as_dict()
                                                for d, st in e.states.items()}}

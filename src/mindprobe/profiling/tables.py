@@ -30,7 +30,8 @@ def plan_rows(entries: list[Entry], price: tuple[float, float] | None) -> list[d
             "expected prefill": est.get("expected_prefill_tokens", est.get("prefill_tokens")),
             "assumes": est.get("expected_assumes") or est.get("note"),
             "tokens counted": est.get("counted", HEURISTIC) if est else None,
-            "±95% stated": e.half_width, "unit": e.settings.unit.strip(),
+            "±95% stated": e.half_width, "unit": e.unit.strip(),
+            "precision": e.precision.basis if e.precision is not None else None,
             "status": e.status, "reason": e.reason, "enable": e.enable, "notes": e.notes,
         }
         if price is not None and row["prompt tokens"] is not None:
@@ -58,9 +59,15 @@ def profile_rows(entries: list[Entry], results: dict[str, dict[str, Results]]
                 "metric": h.name if h is not None else "–",
                 "value": value, "ci_low": lo, "ci_high": hi,
                 "±95%": None if lo is None or hi is None else (hi - lo) / 2,
-                "±95% stated": e.half_width,
+                "±95% stated": _stated(e, variant),
                 "unit": "%" if h is not None and h.percent else (h.unit.strip() if h else ""),
                 "n": h.n if h is not None else None,
                 "run": str(res.run_dir) if res.run_dir else None,
             })
     return rows
+
+
+def _stated(e: Entry, variant: str) -> float | None:
+    """The half-width stated for this variant's run (the plan's widest where unknown)."""
+    p = e.precisions.get(variant)
+    return p.half_width if p is not None else e.half_width

@@ -46,6 +46,11 @@ def token_use(records: list[dict[str, Any]], solver: str = "direct") -> dict[str
             "turns_cut_off_in_thinking": cut}
 
 
+#: Turn and distractor counts (means, spreads) read with one decimal, as the headline does.
+TURN_ROWS = {name: 1 for k in METRIC_NAMES if "num_" in k
+             for name in (k, f"{k} *")}
+
+
 #: What each upstream metric means, shown as the table's legend (the headline marked).
 DEFINITIONS = {
     "avg_num_turns": "mean turns survived (headline)",
@@ -101,7 +106,8 @@ def results_of_records(records: list[dict[str, Any]], variant: str,
                           "95% interval": [_interval(ci) if k == "avg_num_turns" else ""
                                            for k in METRIC_NAMES]})
     out.add_table("metrics", frame, f"Already Said That {variant} ({len(ok)} samples, "
-                  f"{solver} solver, at most {top} turns)", index=False, by_row=True)
+                  f"{solver} solver, at most {top} turns)", index=False, by_row=True,
+                  row_digits=TURN_ROWS)
     out.notes.append("* headline. Legend: " + "; ".join(
         f"{k}: {v}" for k, v in DEFINITIONS.items()) + "; stddev/median/max/min: over chats. "
         f"Interval: {ci.method}, within [0, {top}] turns. Chance {chance:.2f} turns: a uniform "
@@ -146,7 +152,7 @@ def chance_turns(max_turns: int) -> float:
 def _interval(ci: Any) -> str:
     from mindprobe.core.numbers import interval
 
-    return "" if ci.low is None else interval(ci.low, ci.high, 2)
+    return "" if ci.low is None else interval(ci.low, ci.high, 1)  # turns: one decimal
 
 
 #: Variant names short enough for five side by side within 80 columns (legend below).
@@ -168,7 +174,7 @@ def side_by_side(by_variant: dict[str, Results]) -> Results:
     if not used:  # a baseline without tokens: the rows would only say 0
         frame = frame[~frame["metric"].isin(token_rows)].reset_index(drop=True)
     out.add_table("all_variants", frame, "Already Said That, all variants (* headline)",
-                  index=False, by_row=True,
+                  index=False, by_row=True, row_digits=TURN_ROWS,
                   short={v: VARIANT_SHORT.get(v, v) for v in by_variant})
     out.notes.append("* headline: avg_num_turns; legend of the metrics: " + "; ".join(
         f"{k}: {v}" for k, v in DEFINITIONS.items() if k != "avg_num_turns"))

@@ -34,6 +34,7 @@ from mindprobe.benchmarks.already_said_that.episode import (
 )
 from mindprobe.benchmarks.already_said_that.estimate import estimate_tokens
 from mindprobe.benchmarks.already_said_that.options import AlreadySaidThatOptions
+from mindprobe.benchmarks.already_said_that.precision import WORST_SD
 from mindprobe.benchmarks.already_said_that.report import (
     estimate_results,
     results_of_records,
@@ -52,6 +53,7 @@ from mindprobe.core.model import Completion, Request
 from mindprobe.core.prompt_file import DEVIATIONS, apply_prompt_file
 from mindprobe.core.results import Results
 from mindprobe.core.session import Session
+from mindprobe.core.stats import Precision
 from mindprobe.core.thinking import ROOM_REASON, ReplyBudget, generate_with_room
 from mindprobe.core.upstream_source import Template
 from mindprobe.errors import UsageError
@@ -87,12 +89,6 @@ def call_settings(solver: ast_prompt.Solver, opts: AlreadySaidThatOptions, ctx: 
             deviations.append(f"{kind} calls with max_tokens {calls[kind]['max_tokens']} "
                               f"(upstream: {up.max_tokens}{why})")
     return calls, deviations
-
-
-#: The largest spread (population sd, turns) of turns survived when each main-task turn fails
-#: with one constant probability: 35.7 at ~2% per turn (mean ~55 turns; simulated, 20,000
-#: chats per rate), against ~14 for a model whose chats last ~15 turns.
-AST_SD = 36.0
 
 
 class AlreadySaidThatBenchmark(Benchmark):
@@ -131,17 +127,23 @@ class AlreadySaidThatBenchmark(Benchmark):
         and state their wider worst-case half-widths; `--size paper` gives ±4.5."""
         n = {"quick": 20, "standard": 60}.get(size)
         return ProfileSettings(
-            "all", options={"n_samples": n} if n else {}, sd=AST_SD, unit=" turns",
-            items=5 * (n or 250),
-            rationale=f"turns survived is a mean over chats; its spread is at most ~{AST_SD:.0f} "
-            f"turns per chat (a constant error rate per turn, chats ending anywhere in 0-100), "
-            f"so the 95% half-width is <= 1.96*{AST_SD:.0f}/sqrt(chats) per task; ±5 needs "
-            "~200 chats per task (nearly the paper's 250, up to 100 requests each), so quick "
-            "and standard trade precision for cost: ±16 and ±9 at worst (about ±6 and ±3.5 "
-            "for a model whose chats end by turn ~15); --size paper gives ±4.5",
-            note="its stated half-width is the worst case (spread 36 turns); ±5 turns needs "
-            "~200 chats per task, about the paper set (--size paper: ±4.5)"
-            if n else "")
+            "all", options={"n_samples": n} if n else {}, items=5 * (n or 250),
+            rationale=f"turns survived is a mean over chats; its spread is at most "
+            f"~{WORST_SD:.0f} turns per chat (a constant error rate per turn, chats ending "
+            f"anywhere in 0-100), so the 95% half-width is <= 1.96*{WORST_SD:.0f}/sqrt(chats) "
+            "per task; ±5 needs ~200 chats per task (nearly the paper's 250, up to 100 "
+            "requests each), so quick and standard trade precision for cost: ±16 and ±9 at "
+            "worst (about ±6 and ±3.5 for a model whose chats end by turn ~15); --size paper "
+            "gives ±4.5",
+            note="±5 turns at the widest spread (36 turns) needs ~200 chats per task, about "
+            "the paper set (--size paper: ±4.5)" if n else "")
+
+    def precision(self, plan: RunPlan) -> Precision:
+        """The widest spread of turns survived, or the spread at chance for the chance
+        baseline (`precision.py`)."""
+        from mindprobe.benchmarks.already_said_that.precision import stated_precision
+
+        return stated_precision(plan)
 
     def plan(self, ctx: PlanContext, opts: AlreadySaidThatOptions) -> RunPlan:
         variant = ast_data.resolve_variant(ctx.variant)

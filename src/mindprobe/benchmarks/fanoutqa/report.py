@@ -111,14 +111,15 @@ def evaluation_results(ev: Evaluation, *, title: str, extra: Mapping[str, Any] |
     backend = ev.meta.get("lemmatizer") or {}
     version = str(ev.meta.get("dataset_version") or "")
     res.add_table("overall", overall_frame(ev), f"FanOutQA {title} · {ev.n} questions · "
-                  f"{version} data · {backend.get('backend')} (95% CIs: {BOOT_METHOD} "
-                  f"for means, {WILSON} for shares)", percent=PERCENT, index=False)
+                  f"{version} data · {backend.get('backend')} (%; 95% CIs: {BOOT_METHOD} "
+                  f"for means, {WILSON} for shares)", percent=PERCENT, index=False,
+                  percent_in_title=True)
     res.add_table("by_category", _wide(by_category(ev.records), "category"),
-                  "by category (a question counts in each of its categories)", percent=PERCENT,
-                  index=False)
+                  "by category (%, with 95% CIs; a question counts in each of its categories)",
+                  percent=PERCENT, index=False, percent_in_title=True)
     res.add_table("by_fanout", _wide(by_fanout(ev.records), "fanout"),
-                  "by fan-out width (number of evidence pages, duplicates counted)",
-                  percent=PERCENT, index=False)
+                  "by fan-out width (%, with 95% CIs; number of evidence pages, duplicates "
+                  "counted)", percent=PERCENT, index=False, percent_in_title=True)
     release = RELEASES.get(version)
     res.detail = {"dataset_version": version, "dataset": release.about if release else version,
                   "n": ev.n, "score": ev.to_dict(include_raw=include_raw, provenance=False),

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from itertools import combinations
 from typing import Any
 
+from .interval import mr_score_interval
 from .metrics import aggregate
 
 SCORE_KEYS = ("uuid", "question_type", "label", "t1_hit", "t2_hit", "outcome")
@@ -63,6 +64,7 @@ def metrics_doc(
     rows = scored_rows(records)
     block = aggregate(rows, verdicts if judge is not None else None,
                       placeholders=placeholders_of(config))
+    ci = mr_score_interval(rows, verdicts if judge is not None else None)
     return {
         "benchmark": "mr_gsm8k",
         "model": model_label,
@@ -76,6 +78,7 @@ def metrics_doc(
         "t3": t3_status(block, judge),
         **block,
         "headline": headline(block),
+        "headline_ci": ci.as_dict(),
     }
 
 

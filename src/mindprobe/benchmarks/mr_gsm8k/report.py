@@ -100,7 +100,9 @@ def results_of_doc(doc: Mapping[str, Any]) -> Results:
     graded = doc.get("mr_score") is not None
     value = doc.get("mr_score") if graded else doc.get("mr_score_lower_bound")
     if value is not None:
+        ci = doc.get("headline_ci") or {}
         out.headline = Headline("MR-Score" if graded else "MR-Score (lower bound)", value,
+                                ci.get("low"), ci.get("high"), ci_method=ci.get("method"),
                                 n=doc.get("n"), chance=None, percent=True,
                                 # always the more frequent verdict: MCC 0, so MR-Score 0
                                 majority=0.0 if doc.get("n") else None)

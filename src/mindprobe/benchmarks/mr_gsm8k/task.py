@@ -38,11 +38,13 @@ from mindprobe.core.published import PublishedRow
 from mindprobe.core.results import Results
 from mindprobe.core.sampling import stratified_sample
 from mindprobe.core.session import Session
+from mindprobe.core.stats import Precision
 from mindprobe.core.thinking import ROOM_REASON, ReplyBudget, generate_with_room
 from mindprobe.core.upstream_source import Template
 from mindprobe.errors import DataError, UsageError
 from mindprobe.models import model_label
 
+from .chance import baseline_choices, canned_reply, stated_precision
 from .data import (
     OFFICIAL_FILE,
     SAMPLE_SEED,
@@ -66,22 +68,6 @@ from .report import results_of_doc
 EXPECTED_REPLY_TOKENS = 250
 
 
-def _canned(judgement: str, step: str, analysis: str) -> str:
-    return (
-        "Step-by-step Evaluation: (canned reply)\n"
-        f"Final Judgement: {judgement}\nFirst Error Step: {step}\nError Analysis: {analysis}"
-    )
-
-
-def baseline_choices(n_steps: int) -> list[str]:
-    """Replies `--model random` picks from: `correct` with probability 1/2, otherwise `wrong`
-    with a first error step uniform over the solution's steps (the `correct` reply is listed
-    once per step so a uniform pick over the list gives exactly that)."""
-    n = max(1, n_steps)
-    wrong = [_canned("wrong", str(i), f"Step {i} is wrong.") for i in range(1, n + 1)]
-    return [_canned("correct", "N/A", "N/A")] * n + wrong
-
-
 HUMAN_HINT = (
     "type c if the solution is correct, else the first wrong step's number and why "
     "(e.g. `3 adds instead of subtracting`); or type a full reply in the format above"
@@ -92,10 +78,10 @@ _HUMAN_STEP = re.compile(r"^\s*(\d+)\b[\s:.,-]*(.*)$", re.DOTALL)
 def human_reply(typed: str) -> str:
     """A typed shorthand (`c`, or `3 reason`) as a reply in the format the parser reads."""
     if typed.strip().lower() in ("c", "correct"):
-        return _canned("correct", "N/A", "N/A")
+        return canned_reply("correct", "N/A", "N/A")
     m = _HUMAN_STEP.match(typed)
     if m:
-        return _canned("wrong", m.group(1), m.group(2).strip() or "N/A")
+        return canned_reply("wrong", m.group(1), m.group(2).strip() or "N/A")
     return typed
 
 
@@ -262,6 +248,10 @@ class MRGSM8KBenchmark(Benchmark):
         return estimate_results(self.name, single_request_estimate(
             prompts, completion_expected=EXPECTED_REPLY_TOKENS,
             completion_max=cfg["max_tokens"], note=note, stages=max(1, stages)))
+
+    def precision(self, plan: RunPlan) -> Precision:
+        """MR-Score's stratified interval for the planned solutions (`chance.py`)."""
+        return stated_precision(plan)
 
     def results(self, records: list[dict[str, Any]], plan: RunPlan) -> Results:
         cfg = plan.config

@@ -9,15 +9,15 @@ from typing import TYPE_CHECKING, Any
 
 from mindprobe.core.benchmark import RunPlan
 from mindprobe.core.results import Headline, Results
-from mindprobe.core.stats import chance_of
+from mindprobe.core.stats import Interval, chance_of, strata_interval
 from mindprobe.report.plots import bars_from, frame_of
 from mindprobe.report.svg import bar_chart
 
 if TYPE_CHECKING:
     from mindprobe.core.store import Run
 
-PERCENT = ("accuracy", "ci_low", "ci_high", "macro_accuracy", "share_A", "share_B", "share_X",
-           "most_frequent_answer_share", "chance")
+PERCENT = ("accuracy", "ci_low", "ci_high", "macro_accuracy", "macro_ci_low", "macro_ci_high",
+           "share_A", "share_B", "share_X", "most_frequent_answer_share", "chance")
 _DROP = ("model", "prompt", "context", "ci_method")
 #: A uniform guess between the two labels, each right for one order (core's definition).
 CHANCE = chance_of({"A": ["A"], "B": ["B"]})
@@ -43,22 +43,27 @@ def results_of_records(records: list[dict[str, Any]], plan: RunPlan) -> Results:
         return out
     m = analyse(ok)
     top = m.overall.iloc[0]
-    single = int(top["n_conditions"]) == 1  # macro = micro: the Wilson interval applies
+    ci = macro_interval(ok)
     out.headline = Headline("accuracy (macro over conditions)", float(top["macro_accuracy"]),
-                            float(top["ci_low"]) if single else None,
-                            float(top["ci_high"]) if single else None, chance=CHANCE, n=len(ok),
-                            ci_method="Wilson" if single else None, percent=True,
-                            majority=majority_share(ok))
+                            ci.low, ci.high, chance=CHANCE, n=len(ok), ci_method=ci.method,
+                            percent=True, majority=majority_share(ok))
     out.detail.update(macro_accuracy=float(top["macro_accuracy"]),
+                      macro_ci=[ci.low, ci.high], macro_ci_method=ci.method,
                       micro_accuracy=float(top["accuracy"]),
                       micro_ci=[float(top["ci_low"]), float(top["ci_high"])])
     view = {"percent": PERCENT, "index": False, "intervals": {"95% CI": ("ci_low", "ci_high")},
             "short": SHORT, "percent_in_title": True}
-    out.add_table("overall", _clean(m.overall), f"SORT {opts.condition} · "
-                  f"{opts.prompt} · task {opts.task} · {len(ok)} rows (%; micro "
-                  "accuracy with Wilson 95% CI)", hidden=HIDDEN,
-                  **{**view, "short": {**SHORT, "macro_accuracy": "macro acc",
-                                       "accuracy": "micro acc"}})
+    overall = _clean(m.overall)
+    at = list(overall.columns).index("macro_accuracy") + 1
+    overall.insert(at, "macro_ci_low", ci.low)
+    overall.insert(at + 1, "macro_ci_high", ci.high)
+    out.add_table("overall", overall, f"SORT {opts.condition} · {opts.prompt} · task "
+                  f"{opts.task} · {len(ok)} rows (%; macro accuracy with a stratified "
+                  "bootstrap 95% CI, micro with Wilson's)", hidden=HIDDEN,
+                  **{**view, "intervals": {"macro CI": ("macro_ci_low", "macro_ci_high"),
+                                           "micro CI": ("ci_low", "ci_high")},
+                     "short": {**SHORT, "macro_accuracy": "macro acc",
+                               "accuracy": "micro acc"}})
     out.add_table("by_condition", _clean(m.by_condition), "accuracy by condition "
                   "(lengths in words; %)", hidden=("n_correct",), **view)
     for name in ("distance_bin", "book"):
@@ -83,9 +88,8 @@ def results_of_records(records: list[dict[str, Any]], plan: RunPlan) -> Results:
                + (f"; the backend returned no log-probs for {missing}" if missing else ""))
         out.warnings.append(f"{x} of {len(ok)} rows have no answer (X: {why}); X counts as "
                             "wrong")
-    if not single:
-        out.notes.append("no CI for the macro accuracy (a mean over conditions of unequal "
-                         "size); the micro accuracy and each condition carry Wilson 95% CIs")
+    out.notes.append(f"macro accuracy (the headline): 95% CI {ci.method}; the micro "
+                     "accuracy and each condition carry Wilson 95% CIs")
     if opts.scoring == "text":
         out.notes.append("scored by parsing the reply text (--scoring text), not by "
                          "log-probabilities as upstream")
@@ -135,6 +139,21 @@ def invalid_kinds(ok: list[dict[str, Any]]) -> dict[str, int]:
                 "both labels" if "A" in raw and "B" in raw else "neither label")
         kinds[kind] = kinds.get(kind, 0) + 1
     return kinds
+
+
+def conditions(rows: list[dict[str, Any]]) -> dict[tuple[Any, Any], list[float]]:
+    """Each condition's (excerpt length × segment length) right/wrong values, in order."""
+    out: dict[tuple[Any, Any], list[float]] = {}
+    for r in rows:
+        out.setdefault((r["excerpt_length"], r["segment_length"]), []).append(
+            float(bool(r.get("correct"))))
+    return dict(sorted(out.items()))
+
+
+def macro_interval(records: list[dict[str, Any]]) -> Interval:
+    """The macro accuracy's 95% interval: each condition resampled on its own (Wilson's for
+    a single condition, where macro = micro)."""
+    return strata_interval(list(conditions(records).values()))
 
 
 def majority_share(ok: list[dict[str, Any]]) -> float | None:

@@ -21,6 +21,7 @@ from mindprobe.core.model import Model, Request
 from mindprobe.core.prompt_file import DEVIATIONS, wording_notes
 from mindprobe.core.results import Results
 from mindprobe.core.session import Session
+from mindprobe.core.stats import Precision
 from mindprobe.core.upstream_source import Template
 from mindprobe.errors import UsageError
 
@@ -81,6 +82,16 @@ class SortBenchmark(Benchmark):
             rationale="accuracy is a proportion: 95% half-width <= 98/sqrt(pairs) points; "
             "stratified by condition, book and distance bin (--excerpts K per condition and "
             "book)")
+
+    def precision(self, plan: RunPlan) -> Precision:
+        """The macro accuracy's stratified interval: the mean of each condition's share."""
+        from collections import Counter
+
+        from mindprobe.core.stats import strata_precision
+
+        sizes = Counter((it.payload["excerpt_length"], it.payload["segment_length"])
+                        for it in plan.items)
+        return strata_precision([sizes[c] for c in sorted(sizes)], "segment pairs")
 
     def plan(self, ctx: PlanContext, opts: SortOptions) -> RunPlan:
         from mindprobe.benchmarks.sort.cell import CONDITIONS

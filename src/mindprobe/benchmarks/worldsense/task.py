@@ -50,6 +50,7 @@ from mindprobe.core.model import Request
 from mindprobe.core.published import PublishedRow
 from mindprobe.core.results import Results
 from mindprobe.core.session import Session
+from mindprobe.core.stats import Precision
 from mindprobe.core.thinking import ReplyBudget, generate_with_room
 from mindprobe.errors import DataError, UsageError
 
@@ -79,41 +80,41 @@ def read_trials(path: Path) -> list[dict[str, Any]]:
 
 def tuple_of(trial: dict[str, Any]) -> Any:
     """A trial's tuple, as the file has it (sorted as such, so an int id sorts as a number),
-    under its problem family, so a sample can be stratified without decoding every trial."""
-    return (str(trial.get("problemname") or ""), trial["tuple_ID"])
+    under its analysis cell (problem family, size), so a sample can be stratified by cell
+    without decoding every trial."""
+    return (str(trial.get("problemname") or ""), int(trial.get("problemsize") or 0),
+            trial["tuple_ID"])
 
 
 def sample_tuples(trials: Grouped, seed: int, limit: int | None) -> list[dict[str, Any]]:
-    """Whole tuples, stratified by problem family, about `limit` trials: each family's tuples
-    in a seeded shuffle of their ids, and the next tuple always from the family that has the
-    smallest part of its share of `limit` (its share of all trials), until `limit` is reached (the last
-    tuple completed: the analysis drops incomplete tuples). So every family stays within a
-    tuple of its proportional share, the sample overshoots by less than one tuple, and a run
-    stopped early is still balanced. Only the chosen tuples are decoded."""
+    """Whole tuples, the same number from every analysis cell (problem family × size), about
+    `limit` trials: each cell's tuples in a seeded shuffle of their ids, and the next tuple
+    always from the cell with the fewest tuples taken, until `limit` is reached (the last tuple
+    completed: the analysis drops incomplete tuples). The analysis weighs the cells equally
+    and its SEM counts each cell as often as its smallest one (spec §3.5), so equal cells give
+    the narrowest interval for the trials asked (`precision.py`); the sample overshoots by
+    less than one tuple, a run stopped early is still balanced, and a larger `limit` extends a
+    smaller one's sample. Only the chosen tuples are decoded."""
     if limit is None:  # every tuple, in a seeded shuffle of their ids
-        order = sorted(range(len(trials.keys)), key=lambda i: trials.keys[i][1])
+        order = sorted(range(len(trials.keys)), key=lambda i: trials.keys[i][-1])
         random.Random(seed).shuffle(order)
         return trials.load(trials.keys[i] for i in order)
-    families: dict[str, list[int]] = {}
+    cells: dict[Any, list[int]] = {}
     for i in sorted(range(len(trials.keys)), key=trials.keys.__getitem__):
-        families.setdefault(trials.keys[i][0], []).append(i)
+        cells.setdefault(trials.keys[i][:-1], []).append(i)
     rng = random.Random(seed)
-    for _, order in sorted(families.items()):
+    for _, order in sorted(cells.items()):
         rng.shuffle(order)
-    total = sum(trials.sizes)
-    share = {f: limit * sum(trials.sizes[i] for i in ix) / total for f, ix in families.items()}
-    taken = dict.fromkeys(families, 0)
-    nxt = dict.fromkeys(families, 0)
+    taken = dict.fromkeys(cells, 0)
     chosen, n = [], 0
     while n < limit:
-        open_ = [f for f in sorted(families) if nxt[f] < len(families[f])]
+        open_ = [c for c in sorted(cells) if taken[c] < len(cells[c])]
         if not open_:
             break
-        fam = min(open_, key=lambda f: taken[f] / share[f])  # ties: the first by name
-        i = families[fam][nxt[fam]]
-        nxt[fam] += 1
+        cell = min(open_, key=taken.__getitem__)  # ties: the first by name and size
+        i = cells[cell][taken[cell]]
+        taken[cell] += 1
         chosen.append(trials.keys[i])
-        taken[fam] += trials.sizes[i]
         n += trials.sizes[i]
     return trials.load(chosen)
 
@@ -132,22 +133,30 @@ class WorldSenseBenchmark(Benchmark):
     default_variant = "test_set"
     verbs = {"export": "export a run in the benchmark's upstream result format",
              "generate": "generate a fresh dataset"}
-    limit = ("a seeded random sample of whole tuples stratified by problem family, about N "
-             "trials (rounded up to the tuple that reaches N: the analysis drops incomplete "
-             "tuples)")
+    limit = ("a seeded random sample of whole tuples, as many from each problem family and "
+             "size, about N trials (rounded up to the tuple that reaches N: the analysis drops "
+             "incomplete tuples)")
     Options = WorldSenseOptions
     data_files: list[DataFile] = sets.DATA_FILES
 
     def profile_settings(self, size: str) -> ProfileSettings:
         """The official test set with basic prompting (the paper's main table); quick and
-        standard: a seeded sample of whole tuples stratified by problem family, about 400 and
-        2,400 trials (a proportion's 95% half-width is at most 98/sqrt(n) points: 4.9 and
-        2.0)."""
+        standard: a seeded sample of whole tuples, as many from each of the 18 cells (problem
+        family × size), 420 and 2,520 trials: 10 and 60 tuples a cell, N = 180 and 1,080 for
+        the paper's interval over tuples, ±4.9 and ±2.0 points (`precision.py`)."""
         return ProfileSettings(
-            "test_set", limit={"quick": 400, "standard": 2400}.get(size), unit=" points",
-            rationale="accuracy is a proportion: 95% half-width <= 98/sqrt(trials) points; "
-            "seeded sample of whole tuples (the analysis needs complete tuples), each problem "
-            "family in proportion to its trials")
+            "test_set", limit={"quick": 420, "standard": 2520}.get(size),
+            rationale="the paper's 95% interval is over tuples, with equally weighted cells "
+            "(problem family x size) each counted as often as the smallest: 1.96*sqrt(V/N) "
+            "with V <= 0.111 (the largest measured: a uniform guess; the released results "
+            "0.04-0.11), so ±5 points needs 10 tuples per cell (420 trials) and ±2 needs 60 "
+            "(2,520); seeded sample of whole tuples, as many from each cell")
+
+    def precision(self, plan: RunPlan) -> Precision:
+        """The paper's interval over the planned tuples (`precision.py`)."""
+        from mindprobe.benchmarks.worldsense.precision import stated_precision
+
+        return stated_precision(it.payload for it in plan.items)
 
     def plan(self, ctx: PlanContext, opts: WorldSenseOptions) -> RunPlan:
         strategy = opts.prompting
@@ -176,7 +185,7 @@ class WorldSenseBenchmark(Benchmark):
             if not path.is_file():
                 raise UsageError(f"--data-file {path}: no such file")
             sha = _sha256(path)
-            trials = decoded_groups(path, sha, "worldsense-trials-by-family", read_trials,
+            trials = decoded_groups(path, sha, "worldsense-trials-by-cell", read_trials,
                                      tuple_of)
             provenance = {"file": str(path.resolve()), "sha256": sha}
         elif ctx.variant == "fresh":
@@ -185,7 +194,7 @@ class WorldSenseBenchmark(Benchmark):
         else:
             rel = sets.TRIALS_PATH[ctx.variant]
             path = resolve(self.name, self.data_files, rel, ctx.data_dir)  # sha256-verified
-            trials = decoded_groups(path, sets.sha256_of(rel), "worldsense-trials-by-family",
+            trials = decoded_groups(path, sets.sha256_of(rel), "worldsense-trials-by-cell",
                                     read_trials, tuple_of)
             # `path` lets `export` find the same file again without --data-dir.
             provenance = {"file": rel, "sha256": sets.sha256_of(rel), "path": str(path.resolve())}
