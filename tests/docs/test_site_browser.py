@@ -22,7 +22,7 @@ CHROMIUM = Path("/usr/bin/chromium")
 CHECK = (Path(__file__).parent / "site_check.js").read_text()
 PAGES = ("index.html", "getting-started/index.html", "cli/index.html", "benchmarks/sort/index.html",
          "writing-a-benchmark/index.html", "python-api/index.html", "report/index.html",
-         "tracking/index.html", "architecture/index.html")
+         "tracking/index.html", "architecture/index.html", "published/index.html")
 WIDTHS = (1280, 390)
 needs_chromium = pytest.mark.skipif(not CHROMIUM.exists(), reason="headless test needs "
                                     "/usr/bin/chromium (apt-get install -y chromium)")

@@ -110,7 +110,17 @@ def test_missing_files_are_one_line_that_says_how_to_fetch(cli, tmp_path):
     code, _, err = cli("published", "mr_gsm8k", "--data-dir", tmp_path)
     assert code == 2 and "mindprobe data fetch mr_gsm8k" in err and "Traceback" not in err
     code, _, err = cli("published", "--data-dir", tmp_path)
-    assert code == 2 and "name the benchmark" in err
+    assert code == 2 and "mindprobe data fetch fanoutqa mr_gsm8k worldsense" in err
+
+
+def test_data_dir_is_a_benchmark_folder_or_the_data_root(cli, shared_data):
+    """The one data-folder rule: `--data-dir ../shared/data` works as the benchmark's own."""
+    root = shared_data("mr_gsm8k").parent
+    own = cli("published", "mr_gsm8k", "--data-dir", root / "mr_gsm8k", "--json")
+    assert own[0] == 0 and cli("published", "mr_gsm8k", "--data-dir", root, "--json") == own
+    code, doc, err = cli("published", "--data-dir", root, "--json")
+    assert code == 0, err
+    assert doc["mr_gsm8k"] == own[1]["mr_gsm8k"] and doc["fanoutqa"]["rows"]
 
 
 def _row(system: str, value: str, setting: str = "closedbook") -> PublishedRow:
