@@ -255,8 +255,8 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
                         "files (fetched by `mindprobe data fetch BENCH`), with its setting, "
                         "data, metric, judge and source.")
     pb.add_argument("benchmark", nargs="?", help="one benchmark (default: all)")
-    pb.add_argument("--data-dir", help="the benchmark's data folder (default: the mindprobe "
-                    "data cache)")
+    pb.add_argument("--data-dir", help="a benchmark's data folder or the data root (one folder "
+                    "per benchmark, as shared/data; default: the mindprobe data cache)")
     pb.add_argument("--json", action="store_true", help="print JSON on stdout: every number "
                     "exactly as upstream prints it")
     ls = sub.add_parser("list", help="benchmarks and their variants")

@@ -109,8 +109,19 @@ def test_terminal_tables_fit_80_columns_and_say_when_upstream_publishes_none(
 def test_missing_files_are_one_line_that_says_how_to_fetch(cli, tmp_path):
     code, _, err = cli("published", "mr_gsm8k", "--data-dir", tmp_path)
     assert code == 2 and "mindprobe data fetch mr_gsm8k" in err and "Traceback" not in err
-    code, _, err = cli("published", "--data-dir", tmp_path)
-    assert code == 2 and "name the benchmark" in err
+    code, _, err = cli("published", "--data-dir", tmp_path / "nope")
+    assert code == 2 and "no such folder" in err
+
+
+def test_data_dir_may_be_the_data_root_for_every_benchmark(cli, shared_data):
+    """`--data-dir ../shared/data` works as for `run` and `report` (it was refused without a
+    benchmark named, and read nothing with one)."""
+    root = shared_data("mr_gsm8k").parent
+    code, out, err = cli("published", "--data-dir", root)
+    assert code == 0, err
+    assert "mr_gsm8k: published results" in out and "not available" not in out
+    code, out, err = cli("published", "worldsense", "--data-dir", root)
+    assert code == 0 and "GPT4" in out, err
 
 
 def _row(system: str, value: str, setting: str = "closedbook") -> PublishedRow:

@@ -12,7 +12,7 @@ from typing import Any
 
 from rich.console import Console
 
-from mindprobe.core.data import data_dir_for
+from mindprobe.core.data import benchmark_folder, data_dir_for
 from mindprobe.core.output import emit_json
 from mindprobe.core.published import PublishedRow, by_setting, fit_tables
 from mindprobe.errors import DataError, UsageError
@@ -28,10 +28,11 @@ def collect(names: list[str], data_dir: Path | None, warn: Any = lambda m: None
     out: dict[str, dict[str, Any]] = {}
     for name in names:
         bench = get_benchmark(name)
-        root = data_dir_for(name, data_dir)
+        folder = benchmark_folder(name, data_dir)
+        root = data_dir_for(name, folder)
         entry: dict[str, Any] = {"rows": [], "note": bench.published_note, "error": None}
         try:
-            entry["rows"] = bench.published([data_dir], warn)
+            entry["rows"] = bench.published([folder], warn)
         except DataError as exc:
             if len(names) == 1:
                 raise
@@ -112,9 +113,8 @@ def bench_text(name: str, entry: dict[str, Any]) -> list[str]:
 def cmd_published(args: argparse.Namespace, err: Console) -> int:
     names = [info(args.benchmark).name] if args.benchmark else list(BENCHMARKS)
     data_dir = Path(args.data_dir).expanduser() if args.data_dir else None
-    if data_dir is not None and len(names) > 1:
-        raise UsageError("--data-dir is one benchmark's folder: name the benchmark, e.g. "
-                         "`mindprobe published BENCH --data-dir DIR`")
+    if data_dir is not None and not data_dir.is_dir():
+        raise UsageError(f"--data-dir {data_dir}: no such folder")
     doc = collect(names, data_dir, lambda m: err.print(f"[yellow]warning:[/yellow] {m}"))
     if args.json:
         emit_json(True, {name: {"rows": [r.as_json() for r in e["rows"]], "note": e["note"]
