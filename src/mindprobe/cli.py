@@ -312,6 +312,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if debug:
             raise
         return _fail(str(exc), "--json" in argv)
+    except BrokenPipeError:
+        # stdout's reader left (`mindprobe published | head`): stop quietly, status 1 as rich
+        # gives when its own write finds the pipe closed
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except OSError as exc:
         # A file the user named (or a folder they point at) that cannot be read or written:
         # their environment, not a bug, so one line. Errors without a file name stay loud.
