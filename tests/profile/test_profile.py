@@ -225,3 +225,26 @@ def test_without_a_tokenizer_the_plan_says_heuristic(cli, shared_data, tmp_path)
                          "--dry-run", "--json", "--max-attempts", 1, "--timeout", 5)
     assert code == 0, err
     assert doc["tokens counted"].startswith("heuristic") and "tokens are estimated" in err
+
+
+def test_the_plan_fits_80_columns_without_cutting_a_number(cli, shared_data, tmp_path,
+                                                            monkeypatch):
+    """At 80 columns the plan is one block per benchmark: no line is wider, and no setting or
+    number is folded in two (the table squeezed `~1,025,079` into `~1,025` / `,079`)."""
+    root = shared_data("worldsense").parent
+    args = ("profile", "--model", "random", "--size", "quick", "--data-dir", root,
+            "--runs-dir", tmp_path / "runs", "--dry-run")
+    code, doc, err = cli(*args, "--json")
+    assert code == 0, err
+    monkeypatch.setenv("COLUMNS", "80")
+    code, _, err = cli(*args)
+    assert code == 0, err
+    lines = err.splitlines()
+    start = next(i for i, ln in enumerate(lines) if ln.startswith("profile plan:"))
+    plan = lines[start:next(i for i in range(start, len(lines)) if lines[i].startswith("  "))]
+    assert max(len(ln) for ln in plan) <= 80, "\n".join(plan)
+    text = "\n".join(plan)
+    for r in doc["plan"]:
+        assert r["setting"] in text
+        if r["status"] == "runs":
+            assert f"{r['prompt tokens']:,}" in text, (r["prompt tokens"], text)

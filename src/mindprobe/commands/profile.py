@@ -177,10 +177,11 @@ def _pair(bound: Any, expected: Any) -> str:
 
 
 def print_plan(err: Console, prof: Any, rows: list[dict[str, Any]]) -> None:
+    from rich.measure import Measurement
     from rich.table import Table
 
-    t = Table(title=f"profile plan: {prof.model.label}, {prof.size} ({prof.dir})",
-              title_justify="left")
+    title = f"profile plan: {prof.model.label}, {prof.size} ({prof.dir})"
+    t = Table(title=title, title_justify="left")
     cols = ["benchmark", "setting", "items", "requests", "prompt tok", "prefill tok",
             "completion tok", "±95% stated"]
     priced = any("cost (USD)" in r for r in rows)
@@ -190,6 +191,7 @@ def print_plan(err: Console, prof: Any, rows: list[dict[str, Any]]) -> None:
     for c in cols:
         t.add_column(c, justify="left" if c in ("benchmark", "setting", "status") else "right",
                      overflow="fold")
+    table_rows = []
     for r in rows:
         items = _num(r["items"]) + (f" ({_num(r['done'])} done)" if r["done"] else "")
         hw = f"±{r['±95% stated']:.1f} {r['unit']}" if r["±95% stated"] is not None else "–"
@@ -203,7 +205,18 @@ def print_plan(err: Console, prof: Any, rows: list[dict[str, Any]]) -> None:
             cells.append("–" if cost is None else f"{cost:,.2f} (≤{r['cost bound (USD)']:,.2f})")
         cells.append(r["status"])
         t.add_row(*cells)
-    err.print(t)
+        table_rows.append(cells)
+    if Measurement.get(err, err.options.update_width(10_000), t).maximum <= err.width:
+        err.print(t)
+    else:  # a narrow terminal: one block per benchmark, so no number is cut in two
+        err.print(title, markup=False, highlight=False)
+        for cells in table_rows:
+            block = Table(title=cells[0], title_justify="left", show_header=False)
+            block.add_column(no_wrap=True)
+            block.add_column(overflow="fold")
+            for name, cell in zip(cols[1:], cells[1:], strict=True):
+                block.add_row(name, cell)
+            err.print(block)
     for r in rows:
         if (r["assumes"] or r["tokens counted"]) and r["status"] != "done":
             how = [f"counted with {r['tokens counted']}"] if r["tokens counted"] else []
