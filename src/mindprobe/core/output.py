@@ -15,9 +15,13 @@ if TYPE_CHECKING:
 
 
 def tables_console(to_stderr: bool = False) -> Console:
-    """Wide when not a terminal (logs, pipes), so tables do not wrap."""
+    """Wide when not a terminal (logs, pipes), so tables do not wrap; a width the user set
+    (COLUMNS) is kept."""
+    import os
+
     probe = Console(stderr=to_stderr)
-    return Console(stderr=to_stderr, width=None if probe.is_terminal else 160)
+    wide = probe.is_terminal or os.environ.get("COLUMNS", "").strip().isdigit()
+    return Console(stderr=to_stderr, width=None if wide else 160)
 
 
 def emit_json(enabled: bool, doc: Any) -> None:
