@@ -39,6 +39,7 @@ def isolated_home(tmp_path_factory):
             mp.setenv(key, str(values[key]))
         for key in DERIVED_ENV:
             mp.delenv(key, raising=False)
+        mp.delenv("COLUMNS", raising=False)  # table widths: the code's, not the caller's shell
         yield root
 
 

@@ -61,11 +61,12 @@ class _Parser(argparse.ArgumentParser):
     """argparse that reports bad flags as our one-line usage error (exit 2)."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        bench = _bench_in_argv(_ARGV) if "run" in _ARGV else None
+        bench = _bench_in_argv(_ARGV)
+        verb = next((a for a in _ARGV if not a.startswith("-")), None)
+        # a benchmark's verb: its own help lists the benchmark's options
+        where = f"mindprobe {verb} {bench}" if bench and verb else self.prog
         if bench and message.startswith("unrecognized arguments"):
-            raise MindprobeError(f"{message}: not options of {bench} "
-                                 f"(see `mindprobe run {bench} --help`)")
-        where = f"mindprobe run {bench}" if bench and self.prog == "mindprobe run" else self.prog
+            raise MindprobeError(f"{message}: not options of {bench} (see `{where} --help`)")
         raise MindprobeError(f"{message} (see `{where} --help`)")
 
     def _get_values(self, action: argparse.Action, arg_strings: list[str]) -> Any:
@@ -312,6 +313,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if debug:
             raise
         return _fail(str(exc), "--json" in argv)
+    except BrokenPipeError:
+        # stdout's reader left (`mindprobe published | head`): stop quietly, status 1 as rich
+        # gives when its own write finds the pipe closed
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except OSError as exc:
         # A file the user named (or a folder they point at) that cannot be read or written:
         # their environment, not a bug, so one line. Errors without a file name stay loud.

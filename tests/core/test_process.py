@@ -127,3 +127,17 @@ def test_run_leaves_the_collector_as_it_found_it(cli, tmp_path):
         assert gc.isenabled() and gc.get_freeze_count() > frozen // 2  # not unfrozen
     finally:
         gc.unfreeze()
+
+
+def test_a_closed_stdout_pipe_ends_quietly(tmp_path):
+    """`mindprobe published | head` closes the pipe early: no BrokenPipeError traceback."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before anything is written
+    try:
+        done = subprocess.run([sys.executable, "-m", "mindprobe.cli", "published", "sort"],
+                              stdout=write_end,
+                              stderr=subprocess.PIPE, text=True, timeout=60, cwd=tmp_path)
+    finally:
+        os.close(write_end)
+    assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr, done.stderr
+    assert done.returncode == 1

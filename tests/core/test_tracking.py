@@ -283,3 +283,13 @@ def test_profiles_make_one_leaderboard(cli, tmp_path, shared_data):
         col = cols[0] if len(cols) == 1 else next(c for c in cols if c.startswith(heads[1]))
         assert board[0][col] == pytest.approx(r["value"])
         assert board[0][col + " ci_low"] == pytest.approx(r["ci_low"])
+
+
+def test_log_to_says_where_the_run_went(cli, tmp_path):
+    """`run --log-to` confirms each tracker it logged to, as `export --format mlflow` does (it
+    said nothing, so a mistyped relative sqlite:/// path went unnoticed)."""
+    target = f"mlflow:sqlite:///{tmp_path}/m.db"
+    code, _, err = _ws(cli, tmp_path / "runs", 5, "--log-to", target)
+    assert code == 0, err
+    run_dir = next((tmp_path / "runs").glob("worldsense/*/*"))
+    assert f"logged {run_dir} to {target}" in " ".join(err.split()), err

@@ -204,6 +204,11 @@ def test_options_of_another_setting_are_refused(cli, tmp_path):
 def test_a_bad_flag_value_points_at_the_benchmarks_own_help(cli):
     code, _, err = cli("run", "worldsense", "--model", "random", "--prompting", "nonsense")
     assert code == 2 and "(see `mindprobe run worldsense --help`)" in err
+    # every benchmark verb, not only run: its own help lists the benchmark's options
+    code, _, err = cli("export", "sort", "--out", "x")
+    assert code == 2 and "(see `mindprobe export sort --help`)" in err, err
+    code, _, err = cli("analyse", "worldsense", "--bogus")
+    assert code == 2 and "(see `mindprobe analyse worldsense --help`)" in err, err
 
 
 def test_invalid_answers_share_one_name_in_json_and_runs(cli, tmp_path):

@@ -284,3 +284,13 @@ def test_paired_contamination_signal(official_file, upstream_dir, tmp_path, caps
     code, _, err = _cli(capsys, "report", "--runs-dir", runs, "--out", str(tmp_path / "r.html"))
     assert code == 0, err
     assert "contamination signal" in (tmp_path / "r.html").read_text()
+
+
+def test_export_fresh_data_dir_may_be_the_data_root(tmp_path, capsys):
+    """`export mr_gsm8k --fresh --data-dir ROOT` looks in ROOT/mr_gsm8k, as `run` does (it
+    looked for ROOT/MR-GSM8K.json)."""
+    (tmp_path / "mr_gsm8k").mkdir()
+    code, _, err = _cli(capsys, "export", "mr_gsm8k", "--fresh", "--data-dir", str(tmp_path),
+                        "--out", str(tmp_path / "fresh.jsonl"))
+    assert code == 2
+    assert f"{tmp_path / 'mr_gsm8k' / 'MR-GSM8K.json'}" in " ".join(err.split()), err

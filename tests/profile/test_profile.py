@@ -182,6 +182,14 @@ def test_bad_profile_flags_are_one_clear_error(cli, tmp_path):
     assert code == 2 and "BENCH.KEY=VALUE" in err
     code, _, err = cli("profile", "--compare", tmp_path, tmp_path)
     assert code == 2 and "not a profile folder" in err
+    # a typo in a benchmark's option, or a value out of range, is the user's error (exit 2),
+    # not a benchmark that "cannot run" while the profile goes on and exits 0
+    code, _, err = cli("profile", "--model", "random", "-O", "worldsense.bogus=1",
+                       "--runs-dir", tmp_path, "--dry-run")
+    assert code == 2 and "unknown option 'bogus' of worldsense" in err, err
+    code, _, err = cli("profile", "--model", "random", "-O", "worldsense.shots=many",
+                       "--runs-dir", tmp_path, "--dry-run")
+    assert code == 2 and "worldsense" in err and "Traceback" not in err, err
 
 
 def test_stratified_sample_keeps_every_stratum_share():

@@ -123,6 +123,22 @@ def test_data_dir_is_a_benchmark_folder_or_the_data_root(cli, shared_data):
     assert doc["mr_gsm8k"] == own[1]["mr_gsm8k"] and doc["fanoutqa"]["rows"]
 
 
+def test_data_dir_must_exist(cli, tmp_path):
+    code, _, err = cli("published", "--data-dir", tmp_path / "nope")
+    assert code == 2 and "no such folder" in err
+
+
+def test_data_dir_may_be_the_data_root_for_every_benchmark(cli, shared_data):
+    """`--data-dir ../shared/data` works as for `run` and `report` (it was refused without a
+    benchmark named, and read nothing with one)."""
+    root = shared_data("mr_gsm8k").parent
+    code, out, err = cli("published", "--data-dir", root)
+    assert code == 0, err
+    assert "mr_gsm8k: published results" in out and "not available" not in out
+    code, out, err = cli("published", "worldsense", "--data-dir", root)
+    assert code == 0 and "GPT4" in out, err
+
+
 def _row(system: str, value: str, setting: str = "closedbook") -> PublishedRow:
     return PublishedRow("b", system, "m", value, {"setting": setting}, "test", "nov23", "d",
                         "o/r@c:p", percent=True, headline=True, data_label="test split")

@@ -117,3 +117,15 @@ def test_benchmarks_without_published_results_say_so(cli, report_runs, fetched, 
         pytest.skip("no Already Said That runs (shared data absent)")
     text = " ".join(_md(cli, tmp_path, *report_runs.of("already_said_that")).split())
     assert "publishes no machine-readable results" in text
+
+
+def test_report_data_dir_root_finds_published_results(cli, shared_data, tmp_path):
+    """`mindprobe report --data-dir ../shared/data` reads the published rows from that root
+    (before, only the cache was searched and the report warned they were missing)."""
+    mr = shared_data("mr_gsm8k")
+    runs = tmp_path / "runs"
+    code, _, err = cli("run", "mr_gsm8k:sample", "--model", "random", "--limit", "2",
+                       "--data-dir", mr, "--runs-dir", runs)
+    assert code == 0, err
+    text = _md(cli, tmp_path, "--runs-dir", runs, "--data-dir", mr.parent)
+    assert "(published, mr_gsm8k)" in text

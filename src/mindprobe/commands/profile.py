@@ -154,7 +154,9 @@ def cmd_profile(args: argparse.Namespace, err: Console) -> int:
     if targets:
         from mindprobe.tracking import log_profile
 
-        log_profile(prof.dir, targets, reporter.warn)
+        for key in log_profile(prof.dir, targets, reporter.warn):
+            err.print(f"logged {prof.dir} to {key}", soft_wrap=True, markup=False,
+                      highlight=False)
     prows = profile_rows(prof.entries, prof.results)
     print_profile(err if args.json else None, prof, prows)
     err.print(f"wrote {prof.report}", highlight=False)

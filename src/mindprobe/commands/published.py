@@ -15,7 +15,7 @@ from rich.console import Console
 from mindprobe.core.data import benchmark_folder, data_dir_for
 from mindprobe.core.output import emit_json
 from mindprobe.core.published import PublishedRow, by_setting, fit_tables
-from mindprobe.errors import DataError
+from mindprobe.errors import DataError, UsageError
 from mindprobe.registry import BENCHMARKS, get_benchmark, info
 
 WIDTH = 80
@@ -113,6 +113,8 @@ def bench_text(name: str, entry: dict[str, Any]) -> list[str]:
 def cmd_published(args: argparse.Namespace, err: Console) -> int:
     names = [info(args.benchmark).name] if args.benchmark else list(BENCHMARKS)
     data_dir = Path(args.data_dir).expanduser() if args.data_dir else None
+    if data_dir is not None and not data_dir.is_dir():
+        raise UsageError(f"--data-dir {data_dir}: no such folder")
     doc = collect(names, data_dir, lambda m: err.print(f"[yellow]warning:[/yellow] {m}"))
     missing = [n for n, e in doc.items() if e["error"]]
     if missing and not any(e["rows"] for e in doc.values()):

@@ -100,7 +100,9 @@ def run_command(args: argparse.Namespace, err: Console, options: dict[str, Any] 
 
         for res in outcome.results.values():
             if res.run_dir is not None:
-                log_run(res.run_dir, targets, reporter.warn, res)
+                for key in log_run(res.run_dir, targets, reporter.warn, res):
+                    err.print(f"logged {res.run_dir} to {key}", soft_wrap=True, markup=False,
+                              highlight=False)
     out = tables_console(args.json)
     if outcome.combined is not None:
         render_results(outcome.combined, out)

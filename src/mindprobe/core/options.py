@@ -142,8 +142,9 @@ def parse_assignments(pairs: list[str] | None) -> dict[str, str]:
     return out
 
 
-def build_options(cls: type, values: dict[str, Any], *, benchmark: str = "") -> Any:
-    """An instance of `cls` from raw values (flags or -O); unknown keys and bad values refused."""
+def typed_values(cls: type, values: dict[str, Any], *, benchmark: str = "") -> dict[str, Any]:
+    """Raw values (flags or -O) converted and checked one by one, unknown keys refused: what
+    a profile checks of the user's -O before its presets join them."""
     specs = {s.name: s for s in option_specs(cls)}
     unknown = sorted(set(values) - set(specs))
     if unknown:
@@ -156,6 +157,13 @@ def build_options(cls: type, values: dict[str, Any], *, benchmark: str = "") -> 
             value = _convert(spec, values[name])
             _check(spec, value)
             kwargs[name] = value
+    return kwargs
+
+
+def build_options(cls: type, values: dict[str, Any], *, benchmark: str = "") -> Any:
+    """An instance of `cls` from raw values (flags or -O); unknown keys and bad values refused."""
+    specs = {s.name: s for s in option_specs(cls)}
+    kwargs = typed_values(cls, values, benchmark=benchmark)
     for name, spec in specs.items():
         if spec.needs and kwargs.get(name) is not None:
             _check_needs(spec, specs, kwargs)

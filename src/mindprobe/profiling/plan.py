@@ -11,6 +11,7 @@ from typing import Any
 
 from mindprobe.core.benchmark import ModelFacts, ProfileSettings, RunPlan
 from mindprobe.core.model import FREE_TEXT
+from mindprobe.core.options import typed_values
 from mindprobe.core.run_state import RunState
 from mindprobe.core.stats import Precision
 from mindprobe.core.store import RunStore
@@ -112,6 +113,11 @@ def plan_profile(size: str, settings: RunSettings, facts: ModelFacts, reporter: 
     if unknown:
         raise UsageError(f"-O {unknown[0]}.…: {unknown[0]} is not part of the profile; its "
                          f"benchmarks: {', '.join(n for n, _ in profiled(size))}")
+    for name, given in options.items():  # the user's own -O: a typo is an error, not a skip
+        try:
+            typed_values(get_benchmark(name).Options, given, benchmark=name)
+        except UsageError as exc:
+            raise UsageError(f"-O {name}.…: {exc}") from None
     for name, ps in profiled(size):
         entry = Entry(name, ps)
         entries.append(entry)

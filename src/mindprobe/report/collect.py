@@ -238,7 +238,8 @@ def collect(run_dirs: Iterable[Path], warn: Callable[[str], None] = lambda m: No
         entries.append(RunEntry(run, res, slug))
     extra = dict(extra or {})
     no_published: dict[str, str] = {}
-    references = find_references(entries, list(reference_dirs), extra, warn, no_published)
+    references = find_references(entries, list(reference_dirs), extra, warn, no_published,
+                                 data_dir)
     if not entries and not extra and not references:
         raise UsageError("none of the given runs could be loaded"
                          + "".join(f"; {d}: {why}" for d, why in unreadable[:3]))
@@ -266,12 +267,15 @@ def row_name(row: PublishedRow) -> str:
     return f"{row.system} (published, {row.benchmark})"
 
 
-def _data_dirs(entries: list[RunEntry], benchmark: str) -> list[Path]:
-    """Where a benchmark's runs read their data (the folders of their data files) and the
-    data cache: published results shipped with the data are found there."""
-    from mindprobe.core.data import data_dir_for
+def _data_dirs(entries: list[RunEntry], benchmark: str,
+               data_dir: str | Path | None = None) -> list[Path]:
+    """The given --data-dir (a benchmark folder or the root), where a benchmark's runs read
+    their data (the folders of their data files) and the data cache: published results
+    shipped with the data are found there."""
+    from mindprobe.core.data import benchmark_folder, data_dir_for
 
-    out = [data_dir_for(benchmark, None)]
+    given = benchmark_folder(benchmark, data_dir)
+    out = [*([given] if given is not None else []), data_dir_for(benchmark, None)]
     for e in entries:
         data = e.run.manifest.get("data") or {}
         path = data.get("path") if isinstance(data, dict) else None
@@ -282,7 +286,8 @@ def _data_dirs(entries: list[RunEntry], benchmark: str) -> list[Path]:
 
 def find_references(entries: list[RunEntry], reference_dirs: list[Path],
                     extra: dict[str, Results], warn: Callable[[str], None],
-                    missing: dict[str, str] | None = None) -> dict[str, list[PublishedRow]]:
+                    missing: dict[str, str] | None = None,
+                    data_dir: str | Path | None = None) -> dict[str, list[PublishedRow]]:
     """Every benchmark's published rows: read from its pinned files in `reference_dirs`, the
     data folders of its runs and the data cache (full tables of `reference_dirs` go to
     `extra`). `missing` gets why a benchmark of the runs shows none."""
@@ -293,8 +298,8 @@ def find_references(entries: list[RunEntry], reference_dirs: list[Path],
     names = seen if not reference_dirs else list(BENCHMARKS)
     out: dict[str, list[PublishedRow]] = {}
     for name in names:
-        dirs = [*reference_dirs, *(_data_dirs([e for e in entries if e.benchmark == name], name)
-                                   if name in seen else [])]
+        dirs = [*reference_dirs, *(_data_dirs([e for e in entries if e.benchmark == name], name,
+                                              data_dir) if name in seen else [])]
         bench = get_benchmark(name)
         try:
             rows = bench.published(dirs, warn)

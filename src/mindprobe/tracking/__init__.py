@@ -124,10 +124,12 @@ def _report(paths: Sequence[Path], folder: Path, title: str) -> Path:
 
 
 def log_run(run_dir: Path, targets: Sequence[Target], warn: Warn,
-            results: Results | None = None, parent: dict[str, str] | None = None) -> None:
-    """Log one run to every target (`parent`: the profile's tracker run per target key)."""
+            results: Results | None = None, parent: dict[str, str] | None = None
+            ) -> list[str]:
+    """Log one run to every target (`parent`: the profile's tracker run per target key);
+    returns the keys of the targets it reached, for the command to confirm."""
     if not targets:
-        return
+        return []
     manifest, res, n_records = _results(run_dir)
     if results is not None:
         res = results
@@ -141,16 +143,16 @@ def log_run(run_dir: Path, targets: Sequence[Target], warn: Warn,
     metrics[metric_name(bench, "items_done")] = float(n_records)
     with tempfile.TemporaryDirectory(prefix="mindprobe-log-") as tmp:
         files = [*artifacts_of(run_dir), _report([run_dir], Path(tmp), name)]
-        for t in targets:
-            _log_one(t, run_dir / "manifest.json", name, params_of(manifest), metrics, files,
-                     tags, warn, (parent or {}).get(t.key))
+        return [t.key for t in targets
+                if _log_one(t, run_dir / "manifest.json", name, params_of(manifest), metrics,
+                            files, tags, warn, (parent or {}).get(t.key)) is not None]
 
 
-def log_profile(profile_dir: Path, targets: Sequence[Target], warn: Warn) -> None:
+def log_profile(profile_dir: Path, targets: Sequence[Target], warn: Warn) -> list[str]:
     """Log a profile: one parent tracker run (its identity, every benchmark's headline, the
-    profile's report) and one nested run per benchmark run."""
+    profile's report) and one nested run per benchmark run; returns the keys it reached."""
     if not targets:
-        return
+        return []
     path = profile_dir / "profile.json"
     if not path.is_file():
         raise UsageError(f"{profile_dir} is not a profile folder (no profile.json)")
@@ -180,3 +182,4 @@ def log_profile(profile_dir: Path, targets: Sequence[Target], warn: Warn) -> Non
             parents[t.key] = rid if t.kind == "mlflow" else f"profile-{rid}"
     for d, (_, res, _) in results.items():
         log_run(d, [t for t in targets if t.key in parents], warn, res, parents)
+    return list(parents)

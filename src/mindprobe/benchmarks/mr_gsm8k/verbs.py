@@ -57,10 +57,12 @@ def export(args: Any, err: Any) -> int:
 
     from mindprobe.benchmarks.mr_gsm8k.data import SAMPLE_SEED, load_items
     from mindprobe.benchmarks.mr_gsm8k.fresh import generate, parse_kinds
+    from mindprobe.benchmarks.mr_gsm8k.task import MRGSM8KBenchmark
+    from mindprobe.core.data import benchmark_folder
     from mindprobe.errors import UsageError
 
-    loaded = load_items("fresh", Path(args.data_dir) if args.data_dir else None,
-                        args.data_file, lambda m: err.print(f"warning: {m}"))
+    folder = benchmark_folder("mr_gsm8k", args.data_dir, MRGSM8KBenchmark.data_files)
+    loaded = load_items("fresh", folder, args.data_file, lambda m: err.print(f"warning: {m}"))
     seed = SAMPLE_SEED if args.seed is None else args.seed
     made = generate(loaded.items, seed, args.share_correct, parse_kinds(args.error_kinds))
     try:
