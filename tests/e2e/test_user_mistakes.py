@@ -128,8 +128,11 @@ def test_a_resumed_run_is_as_reproducible_as_its_worst_part(tmp_path):
 def test_a_verb_the_benchmark_lacks_is_named(cli):
     code, _, err = cli("sweep", "already_said_that", "--model", "random")
     assert code == 2 and "already_said_that has no `sweep`; benchmarks that do: sort" in err
+    code, _, err = cli("export", "already_said_that", "--run", "R", "--out", "X")
+    assert code == 2 and "benchmarks that do: fanoutqa, mr_gsm8k, sort, worldsense" in err
+    # mr_gsm8k's own export writes fresh items: without --fresh it says so
     code, _, err = cli("export", "mr_gsm8k", "--run", "R", "--out", "X")
-    assert code == 2 and "benchmarks that do: fanoutqa, sort, worldsense" in err
+    assert code == 2 and "--fresh" in err and "mindprobe export mr_gsm8k --help" in err
 
 
 def test_dry_run_needs_no_api_key_and_a_real_run_asks_for_one(cli, tmp_path, shared_data,

@@ -270,13 +270,16 @@ def row_name(row: PublishedRow) -> str:
 def _data_dirs(entries: list[RunEntry], benchmark: str,
                data_dir: str | Path | None = None) -> list[Path]:
     """The given --data-dir (a benchmark folder or the root), where a benchmark's runs read
-    their data (the folders of their data files) and the data cache: published results
-    shipped with the data are found there."""
+    their data (the folder each recorded, the folders of their data files) and the data
+    cache: published results shipped with the data are found there."""
     from mindprobe.core.data import benchmark_folder, data_dir_for
 
     given = benchmark_folder(benchmark, data_dir)
     out = [*([given] if given is not None else []), data_dir_for(benchmark, None)]
     for e in entries:
+        recorded = e.run.manifest.get("data_dir")  # the folder the run read (its own rule)
+        if isinstance(recorded, str):
+            out.append(Path(recorded))
         data = e.run.manifest.get("data") or {}
         path = data.get("path") if isinstance(data, dict) else None
         if isinstance(path, str):
