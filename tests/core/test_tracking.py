@@ -5,8 +5,11 @@ leaderboard of several profiles. Nothing reaches the internet."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -36,7 +39,8 @@ def mlflow_server(tmp_path_factory):
         [sys.executable, "-m", "mlflow", "server", "--host", "127.0.0.1", "--port", str(port),
          "--backend-store-uri", f"sqlite:///{root / 'mlflow.db'}",
          "--default-artifact-root", (root / "artifacts").as_uri(), "--workers", "1"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=root)
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=root,
+        start_new_session=True)  # its uvicorn and job workers go with it at the end
     uri = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 120
@@ -51,11 +55,13 @@ def mlflow_server(tmp_path_factory):
                 time.sleep(0.5)
         yield uri
     finally:
-        proc.terminate()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
         try:
             proc.wait(10)
         except subprocess.TimeoutExpired:
-            proc.kill()
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(10)
 
 
