@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+
 def _table_width(text: str) -> int:
     """The widest line (a narrow table may drop its box: core/terminal.py)."""
     return max(len(ln) for ln in text.splitlines())
