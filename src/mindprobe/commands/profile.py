@@ -7,6 +7,7 @@ import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mindprobe.commands.run_options import add_log_to
 from mindprobe.errors import UsageError
 
 if TYPE_CHECKING:
@@ -92,9 +93,7 @@ def add_profile_parser(sub: Any, detailed: bool = False) -> argparse.ArgumentPar
     p.add_argument("--strict", action="store_true", help="refuse to start when a benchmark "
                    "lacks data or cannot run for this model")
     p.add_argument("--json", action="store_true", help="print only JSON on stdout")
-    p.add_argument("--log-to", action="append", metavar="TRACKER", default=[],
-                   help="also log the profile (one parent run, one nested run per benchmark) "
-                   "to mlflow[:TRACKING_URI] or wandb[:PROJECT] (repeatable)")
+    add_log_to(p, "the profile (one parent run, one nested run per benchmark)")
     p.add_argument("--compare", nargs="+", metavar="PROFILE",
                    help="profile folders to compare (no run): a leaderboard, one row per "
                    "model with each benchmark's headline and 95%% CI (written as CSV or JSON "

@@ -71,9 +71,10 @@ def add_common_run_options(r: argparse.ArgumentParser | argparse._ArgumentGroup,
                    "shows thinking). Also MINDPROBE_REASONING=1")
 
 
-def add_log_to(p: argparse.ArgumentParser) -> None:
+def add_log_to(p: argparse.ArgumentParser, what: str = "the results") -> None:
+    """`--log-to TRACKER`, for `run` and `profile` alike (tracking.parse_target reads it)."""
     p.add_argument("--log-to", action="append", metavar="TRACKER", default=[],
-                   help="also log the results to mlflow[:TRACKING_URI] or wandb[:PROJECT] "
+                   help=f"also log {what} to mlflow[:TRACKING_URI] or wandb[:PROJECT] "
                    "(repeatable); a resumed run updates the same tracker run")
 
 
