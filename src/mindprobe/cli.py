@@ -149,6 +149,8 @@ def add_generic_export(v: argparse.ArgumentParser, fmt: str) -> None:
                        "mindprobe; WANDB_MODE=offline writes files for `wandb sync`)")
         return
     v.add_argument("--out", required=fmt != "hf", help=GENERIC_FORMATS[fmt])
+    v.add_argument("--force", action="store_true", help="replace an existing --out (the "
+                   "previous one stays whole until the new one is complete)")
     if fmt == "hf":
         v.add_argument("--push", metavar="REPO", help="also push the dataset to the Hugging "
                        "Face Hub as REPO (needs HF_TOKEN)")

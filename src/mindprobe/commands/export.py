@@ -25,16 +25,19 @@ def cmd_export_any(args: argparse.Namespace, err: Console) -> int:
         raise UsageError(f"--run {run}: not a run directory (no {MANIFEST})")
     out = Path(args.out) if args.out else None
     if out is not None:
+        from mindprobe.core.files import check_target
         from mindprobe.core.paths import check_parent
 
         if args.format != "hf" and out.is_dir():
             raise UsageError(f"--out {out} is a directory; give a file name such as "
                              f"{out}/run.{'eval' if args.format == 'inspect' else 'parquet'}")
         check_parent(out, "--out")
+        # refused before any work: an --out inside a run folder, or one there without --force
+        check_target(out, replace=args.force, flag="--out", folder=args.format == "hf")
     if args.format == "inspect":
         from mindprobe.report.inspect_log import export_inspect
 
-        n, path = export_inspect(run, out)
+        n, path = export_inspect(run, out, replace=args.force)
         err.print(f"wrote {n} sample(s) to {path}; browse with: inspect view --log-dir "
                   f"{path.parent}", soft_wrap=True, highlight=False)
         return 0
@@ -52,9 +55,9 @@ def _export_rows(args: argparse.Namespace, run: Path, out: Path | None, err: Con
     meta = {k: stored.manifest.get(k) for k in ("benchmark", "variant", "prompting",
                                                 "model_label", "mindprobe_version")}
     if args.format == "parquet":
-        n = write_parquet(stored.records, meta, out)
+        n = write_parquet(stored.records, meta, out, replace=args.force)
     else:
-        n = write_hf(stored.records, meta, out, args.push)
+        n = write_hf(stored.records, meta, out, args.push, replace=args.force)
     where = " and ".join(str(x) for x in (out, args.format == "hf" and args.push) if x)
     err.print(f"wrote {n} record(s) to {where} in {time.perf_counter() - t0:.1f} s",
               soft_wrap=True, highlight=False)

@@ -94,6 +94,8 @@ def add_profile_parser(sub: Any, detailed: bool = False) -> argparse.ArgumentPar
                    "lacks data or cannot run for this model")
     p.add_argument("--json", action="store_true", help="print only JSON on stdout")
     add_log_to(p, "the profile (one parent run, one nested run per benchmark)")
+    p.add_argument("--force", action="store_true", help="with --compare: replace an "
+                   "existing --out file (the report of a profile is always regenerated)")
     p.add_argument("--compare", nargs="+", metavar="PROFILE",
                    help="profile folders to compare (no run): a leaderboard, one row per "
                    "model with each benchmark's headline and 95%% CI (written as CSV or JSON "
@@ -127,6 +129,10 @@ def cmd_profile(args: argparse.Namespace, err: Console) -> int:
         return _compare(args, err)
     if not args.model:
         raise UsageError("--model is required (or --compare A B)")
+    if args.out:  # refused before the profile runs, not after
+        from mindprobe.core.files import check_target
+
+        check_target(Path(args.out), replace=True, flag="--out")
     from mindprobe.tracking import parse_target
 
     targets = [parse_target(t) for t in args.log_to]
@@ -269,6 +275,10 @@ def _compare(args: argparse.Namespace, err: Console) -> int:
 
     if len(args.compare) < 2:
         raise UsageError("--compare needs at least two profile folders")
+    if args.out:
+        from mindprobe.profiling.leaderboard import check_leaderboard_out
+
+        check_leaderboard_out(Path(args.out), args.force)
     out = RichConsole(highlight=False) if not args.json else err
     board = leaderboard([Path(f) for f in args.compare])
     heads = sorted({k for row in board for k in row} - {"model", "size", "profile"})
@@ -288,7 +298,7 @@ def _compare(args: argparse.Namespace, err: Console) -> int:
                  _ci(r["ci_low"], r["ci_high"], "+.1f"), _num(r["n"])] for r in rows])
         doc["rows"] = rows
     if args.out:
-        write_leaderboard(board, Path(args.out))
+        write_leaderboard(board, Path(args.out), replace=args.force)
         err.print(f"wrote {args.out}", highlight=False)
     emit_json(args.json, doc)
     return 0

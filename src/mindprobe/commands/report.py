@@ -4,8 +4,6 @@ for a set of runs, built by `mindprobe.report`."""
 from __future__ import annotations
 
 import argparse
-import contextlib
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -52,6 +50,7 @@ def add_report_parser(sub: Any) -> argparse.ArgumentParser:
 
 
 def _out_path(args: argparse.Namespace) -> Path:
+    from mindprobe.core.files import check_target
     from mindprobe.core.paths import check_parent
     from mindprobe.report import EXTENSIONS
 
@@ -67,10 +66,12 @@ def _out_path(args: argparse.Namespace) -> Path:
         raise UsageError(f"--out {out} is a directory; give a file name, e.g. {out}/report"
                          f"{EXTENSIONS[args.format]}")
     check_parent(out, "--out")
+    check_target(out, replace=True, flag="--out")  # before the report is built
     return out
 
 
 def cmd_report(args: argparse.Namespace, err: Console) -> int:
+    from mindprobe.core.files import write_file
     from mindprobe.report import build_report
 
     out = _out_path(args)
@@ -84,14 +85,8 @@ def cmd_report(args: argparse.Namespace, err: Console) -> int:
                         compare=args.compare, price=args.price, max_items=args.max_items,
                         title=args.title, references=args.references,
                         data_dir=args.data_dir, warn=warn)
-    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, out)
-    except OSError as exc:
-        with contextlib.suppress(OSError):  # a read-only folder refuses the clean-up too
-            tmp.unlink(missing_ok=True)
-        raise UsageError(f"cannot write {out}: {exc.strerror}") from None
+    # a report is a view of the runs, regenerated: replacing it is its documented behaviour
+    write_file(out, text, replace=True, flag="--out")
     size = len(text.encode("utf-8"))
     err.print(f"wrote {out} ({size / 1024:,.0f} KiB)", highlight=False)
     return 0

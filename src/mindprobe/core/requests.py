@@ -30,6 +30,7 @@ from typing import Any
 
 import orjson
 
+from mindprobe.core.files import open_append
 from mindprobe.core.model import Request
 from mindprobe.core.records import append_whole
 
@@ -154,7 +155,7 @@ class TextStore:
             return text
         digest = hashlib.sha256(text.encode()).hexdigest()
         line = orjson.dumps({"sha256": digest, "text": text}, option=orjson.OPT_APPEND_NEWLINE)
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = open_append(self.path)
         try:
             append_whole(fd, line)  # a full disk leaves no torn line for the next to follow
         finally:

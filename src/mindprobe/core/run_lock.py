@@ -7,6 +7,7 @@ import fcntl
 import os
 from pathlib import Path
 
+from mindprobe.core.files import open_own
 from mindprobe.core.secrets import command_line
 from mindprobe.errors import UsageError
 
@@ -36,7 +37,7 @@ class RunLock:
             held[1] += 1
             return
         try:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            fd = open_own(self.path)  # a symlink planted as .lock is replaced, never followed
         except OSError as exc:
             raise UsageError(f"cannot write in {self.path.parent}: {exc.strerror} "
                              "(choose a writable --runs-dir)") from None
@@ -70,7 +71,10 @@ class RunLock:
         """True when another live process holds this run (for `mindprobe runs`)."""
         if self._key in RunLock._held or not self.path.exists():
             return False
-        fd = os.open(self.path, os.O_RDONLY)
+        try:
+            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW)
+        except OSError:  # a link (not ours: no mindprobe holds it) or gone
+            return False
         try:
             fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
         except BlockingIOError:

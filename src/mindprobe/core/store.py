@@ -9,7 +9,6 @@ numbers of an uninterrupted one.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import json
 import os
@@ -18,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mindprobe.core.files import open_append, write_file
 from mindprobe.core.paths import free_space, is_disk_full
 from mindprobe.core.records import (
     append_whole,
@@ -48,23 +48,13 @@ KEPT_FIELDS = ("trackers",)
 
 
 def write_json_atomic(path: Path, obj: Any) -> None:
-    """`obj` as `path`, whole or not at all (a temporary file renamed over it). On a full
-    disk, where a second copy finds no room, an existing file is overwritten in place (the
-    manifest must still say the run was interrupted); the temporary file never stays."""
+    """`obj` as `path`, a file of mindprobe's own (a run's manifest, a profile's
+    profile.json), whole or not at all (`core.files`). On a full disk, where a second copy
+    finds no room, an existing file is overwritten in place (the manifest must still say the
+    run was interrupted); the temporary file never stays. OSError is the caller's to word."""
     text = json.dumps(obj, indent=2, ensure_ascii=False, default=str)
-    data = (redact(text) + "\n").encode()  # no secret reaches a manifest (core.secrets)
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        if not is_disk_full(exc) or not path.exists():
-            raise
-        with open(path, "r+b") as f:
-            f.write(data)
-            f.truncate()
+    # no secret reaches a manifest (core.secrets)
+    write_file(path, redact(text) + "\n", replace=True, run_file=True, in_place_when_full=True)
 
 
 class RunStore:
@@ -159,7 +149,7 @@ class RunStore:
         self.manifest = manifest
         try:
             write_json_atomic(self.manifest_path, manifest)
-            self._fd = os.open(self.records_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            self._fd = open_append(self.records_path)
             self.texts = TextStore(self.records_path.parent)
         except OSError as exc:
             if is_disk_full(exc):
@@ -202,17 +192,10 @@ class RunStore:
         return out
 
     def _rewrite(self, records: Any) -> None:
-        tmp = self.records_path.with_name(RECORDS + ".tmp")
+        data = b"".join(encode_record(rec) for rec in records)
         try:
-            with open(tmp, "wb") as f:
-                for rec in records:
-                    f.write(encode_record(rec))
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, self.records_path)
+            write_file(self.records_path, data, replace=True, run_file=True)
         except OSError as exc:
-            with contextlib.suppress(OSError):
-                tmp.unlink()
             if is_disk_full(exc):
                 raise self.disk_full() from None
             raise

@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from mindprobe.core.files import check_target, write_file
+from mindprobe.core.paths import check_parent
 from mindprobe.errors import UsageError
 
 MANIFEST = "profile.json"
@@ -57,14 +59,22 @@ def leaderboard(folders: list[Path]) -> list[dict[str, Any]]:
     return rows
 
 
-def write_leaderboard(rows: list[dict[str, Any]], out: Path) -> None:
-    """CSV (by pandas) or JSON, by the file's extension."""
+def check_leaderboard_out(out: Path, replace: bool) -> None:
+    """Refuse, before the comparison is made, an --out the leaderboard cannot be written to."""
+    if out.suffix.lower() not in (".csv", ".json"):
+        raise UsageError(f"{out}: a leaderboard is written as .csv or .json")
+    check_parent(out, "--out")
+    check_target(out, replace=replace, flag="--out")
+
+
+def write_leaderboard(rows: list[dict[str, Any]], out: Path, replace: bool = False) -> None:
+    """CSV (by pandas) or JSON, by the file's extension (`core.files`: an existing file only
+    with `replace`)."""
     import pandas as pd
 
-    suffix = out.suffix.lower()
-    if suffix == ".csv":
-        pd.DataFrame(rows).to_csv(out, index=False)
-    elif suffix == ".json":
-        out.write_text(json.dumps(rows, indent=2, ensure_ascii=False) + "\n")
+    check_leaderboard_out(out, replace)
+    if out.suffix.lower() == ".csv":
+        text = pd.DataFrame(rows).to_csv(index=False)
     else:
-        raise UsageError(f"{out}: a leaderboard is written as .csv or .json")
+        text = json.dumps(rows, indent=2, ensure_ascii=False) + "\n"
+    write_file(out, text, replace=replace, flag="--out")

@@ -8,8 +8,6 @@ started (nothing is sent), the results are read back from the runs and the repor
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import os
 import platform
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +15,7 @@ from typing import Any
 
 from mindprobe.core.benchmark import PROFILE_SIZES, ModelFacts
 from mindprobe.core.estimate import HEURISTIC
+from mindprobe.core.files import write_file
 from mindprobe.core.loop import run_blocking
 from mindprobe.core.progress import progress_display
 from mindprobe.core.results import Results
@@ -322,12 +321,5 @@ def write_report(prof: Profile, ps: ProfileRequest, reporter: Reporter) -> Path:
                         title=f"mindprobe profile: {prof.model.label} ({prof.size})",
                         warn=reporter.warn)
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, out)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            tmp.unlink(missing_ok=True)
-        raise UsageError(f"cannot write {out}: {exc.strerror}") from None
-    return out
+    # the profile's report is regenerated on every resume: replacing it is documented
+    return write_file(out, text, replace=True, flag="--out" if ps.out else None)

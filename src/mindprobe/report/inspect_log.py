@@ -116,8 +116,11 @@ STATUS = {"finished": "success", "partial": "success", "interrupted": "cancelled
           "failed": "error", "running": "started"}
 
 
-def export_inspect(run_dir: str | Path, out: str | Path) -> tuple[int, Path]:
-    """Write the run in `run_dir` as an Inspect log at `out`; returns (samples, path)."""
+def export_inspect(run_dir: str | Path, out: str | Path,
+                   replace: bool = False) -> tuple[int, Path]:
+    """Write the run in `run_dir` as an Inspect log at `out` (an existing one only with
+    `replace`); returns (samples, path)."""
+    from mindprobe.core.files import write_file
     from mindprobe.core.store import load_run
     from mindprobe.registry import get_benchmark
     from mindprobe.report.collect import results_of
@@ -173,8 +176,7 @@ def export_inspect(run_dir: str | Path, out: str | Path) -> tuple[int, Path]:
         stats=EvalStats(started_at=str(m.get("started") or ""),
                         completed_at=str(m.get("ended") or "")),
         samples=samples)
-    try:
-        log.write_eval_log(doc, str(out), format="eval" if out.suffix == ".eval" else "json")
-    except OSError as exc:
-        raise UsageError(f"cannot write {out}: {exc.strerror or exc}") from None
+    fmt = "eval" if out.suffix == ".eval" else "json"
+    write_file(out, lambda tmp: log.write_eval_log(doc, str(tmp), format=fmt),
+               replace=replace, flag="--out")
     return len(samples), out

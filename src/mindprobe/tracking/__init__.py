@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from mindprobe.core.files import write_file
 from mindprobe.core.results import Results
 from mindprobe.core.store import write_json_atomic
 from mindprobe.errors import UsageError
@@ -118,9 +119,8 @@ def _results(run_dir: Path) -> tuple[dict[str, Any], Results, int]:
 def _report(paths: Sequence[Path], folder: Path, title: str) -> Path:
     from mindprobe.report import build_report
 
-    out = folder / "report.html"
-    out.write_text(build_report(list(paths), runs_dir=None, title=title), encoding="utf-8")
-    return out
+    return write_file(folder / "report.html", build_report(list(paths), runs_dir=None,
+                                                            title=title), replace=True)
 
 
 def log_run(run_dir: Path, targets: Sequence[Target], warn: Warn,

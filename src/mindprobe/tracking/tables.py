@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from mindprobe.core.files import write_file, write_folder
 from mindprobe.errors import UsageError
 
 #: Schema metadata key naming the columns that hold JSON text.
@@ -67,17 +68,14 @@ def arrow_table(records: list[dict[str, Any]], meta: dict[str, Any]) -> Any:
     return pa.table(arrays, metadata=metadata)
 
 
-def write_parquet(records: list[dict[str, Any]], meta: dict[str, Any], out: Path) -> int:
-    """Write the records as one Parquet file (atomically); how many rows."""
+def write_parquet(records: list[dict[str, Any]], meta: dict[str, Any], out: Path,
+                  replace: bool = False) -> int:
+    """Write the records as one Parquet file (`core.files`: whole or not at all, an existing
+    one only with `replace`); how many rows."""
     import pyarrow.parquet as pq
 
     table = arrow_table(records, meta)
-    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
-    try:
-        pq.write_table(table, tmp)
-        os.replace(tmp, out)
-    finally:
-        tmp.unlink(missing_ok=True)
+    write_file(out, lambda tmp: pq.write_table(table, tmp), replace=replace, flag="--out")
     return table.num_rows
 
 
@@ -96,8 +94,10 @@ def decode_rows(rows: list[dict[str, Any]], metadata: dict[bytes, bytes]) -> lis
 
 
 def write_hf(records: list[dict[str, Any]], meta: dict[str, Any], out: Path | None,
-             push: str | None) -> int:
-    """The records as a `datasets.Dataset`: saved with `save_to_disk`, or pushed to the Hub."""
+             push: str | None, replace: bool = False) -> int:
+    """The records as a `datasets.Dataset`: saved with `save_to_disk` (built beside `out` and
+    swapped into place, `core.files`: a previous export stays whole until then), then pushed
+    to the Hub."""
     try:
         from datasets import Dataset
     except ImportError:
@@ -111,14 +111,29 @@ def write_hf(records: list[dict[str, Any]], meta: dict[str, Any], out: Path | No
     info = DatasetInfo(description=json.dumps(
         {k.decode(): json.loads(v) for k, v in table.schema.metadata.items()}))
     ds = Dataset(InMemoryTable(table), info=info)
-    if push:
-        token = os.environ.get("HF_TOKEN") or os.environ.get("HUGGING_FACE_HUB_TOKEN")
-        if not token:
-            raise UsageError("--push needs a Hugging Face token in HF_TOKEN")
-        ds.push_to_hub(push, token=token)
+    token = os.environ.get("HF_TOKEN") or os.environ.get("HUGGING_FACE_HUB_TOKEN")
+    if push and not token:
+        raise UsageError("--push needs a Hugging Face token in HF_TOKEN")
     if out is not None:
-        ds.save_to_disk(str(out))
+        write_folder(out, lambda tmp: ds.save_to_disk(str(tmp)), replace=replace, flag="--out",
+                     what="the dataset")
+    if push:
+        _push(ds, push, token, saved=out)
     return len(ds)
+
+
+def _push(ds: Any, repo: str, token: str | None, saved: Path | None) -> None:
+    """Push to the Hub; any failure (no network, a refused token) is one message."""
+    from mindprobe.core.secrets import redact
+
+    try:
+        ds.push_to_hub(repo, token=token)
+    except Exception as exc:  # the Hub client's errors are many (requests, HTTP, auth)
+        kept = f" (the export at {saved} is written)" if saved is not None else ""
+        reason = redact(str(exc).strip().splitlines()[0] if str(exc).strip() else
+                        type(exc).__name__)
+        raise UsageError(f"--push {repo}: the Hugging Face Hub could not be reached or "
+                         f"refused it ({type(exc).__name__}: {reason}){kept}") from None
 
 
 def read_hf(path: Path) -> list[dict[str, Any]]:

@@ -1,0 +1,304 @@
+"""The one writer: every file and folder mindprobe writes goes through here, so every surface
+(exports, reports, leaderboards, caches, a run's own files) has the same guarantees.
+
+- Whole or not at all: the content goes to a hidden temporary file beside the target
+  (`.NAME.PID-RANDOM.mindprobe.tmp`), is fsynced, then renamed over the target; the previous
+  file stays intact until the new one is complete. A folder (a Hugging Face dataset) is built
+  the same way beside the target and swapped into place.
+- Temporary files are removed on any error and on Ctrl-C; those left by a kill -9 (their
+  process is gone) are removed by the next write to the same target.
+- No symlink it did not create is followed: temporary files are created with O_EXCL |
+  O_NOFOLLOW, a target that is a link is replaced as a link (never written through), appends
+  and locks refuse (or replace) a link (`open_append`, `open_own`).
+- A run folder (a folder holding `manifest.json` with `records.jsonl` or `.lock`) is the
+  store's: any other writer is refused there (`run_file=True` is the store's own pass).
+- An existing target is replaced only when the caller says so (`replace=True`: a command's
+  `--force`, or a documented overwrite such as a report); otherwise one message naming the
+  flag and `--force`.
+- Failures are one message: a full disk is `DiskFull` naming the folder and its free space,
+  anything else a `UsageError` naming the file and the reason.
+
+The append-only `records.jsonl` stays append-only (`open_append`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import errno
+import os
+import secrets
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+from mindprobe.core.paths import free_space, is_disk_full
+from mindprobe.errors import DiskFull, UsageError
+
+#: How a temporary file or folder of this writer ends (hidden: its name starts with a dot).
+TMP_SUFFIX = ".mindprobe.tmp"
+#: A previous folder moved aside while a new one takes its place (where no atomic swap exists).
+OLD_SUFFIX = ".mindprobe.old"
+#: The files that make a folder a run folder (with `manifest.json`, one of these).
+RUN_MARKERS = ("records.jsonl", ".lock")
+MANIFEST = "manifest.json"
+
+Content = bytes | str | Callable[[Path], None]
+
+
+def run_folder_of(path: Path) -> Path | None:
+    """The run folder `path` would be written into (its folder or the one above, for a
+    run's `judgements/`), None when it is not inside one."""
+    parent = Path(os.path.abspath(path)).parent
+    with contextlib.suppress(OSError):
+        parent = parent.resolve()
+    for folder in (parent, parent.parent):
+        if (folder / MANIFEST).is_file() and any(
+                os.path.lexists(folder / m) for m in RUN_MARKERS):
+            return folder
+    return None
+
+
+def _label(path: Path, flag: str | None) -> str:
+    return f"{flag} {path}" if flag else str(path)
+
+
+def check_target(path: Path, *, replace: bool = False, flag: str | None = None,
+                 run_file: bool = False, folder: bool = False) -> None:
+    """Refuse, before any work is done, what `write_file` / `write_folder` would refuse: a
+    target inside a run folder, an existing one without `replace`, a folder where a file goes
+    (or a file where a folder goes)."""
+    path = Path(path)
+    if not run_file:
+        run = run_folder_of(path)
+        if run is not None:
+            raise UsageError(f"{_label(path, flag)} is inside the run folder {run}, whose files "
+                             "are the run's own (records, manifest, lock): choose a path "
+                             "outside it")
+    if not os.path.lexists(path):
+        return
+    if os.path.isdir(path) and not os.path.islink(path) and not folder:
+        raise UsageError(f"{_label(path, flag)} is a folder; give a file name")
+    if not replace:
+        raise UsageError(f"{_label(path, flag)} already exists; pass --force to replace it "
+                         "(or choose another name)")
+
+
+def _tmp_name(path: Path) -> Path:
+    return path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}{TMP_SUFFIX}")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _remove(path: Path) -> None:
+    """Remove a file, link or (real) folder of ours, whatever is left of it."""
+    with contextlib.suppress(OSError):
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            os.unlink(path)
+
+
+def clean_stale(path: Path) -> None:
+    """Temporary files of `path` whose writing process is gone (a kill -9): removed. A previous
+    folder a killed swap left aside is put back when nothing took its place."""
+    folder = Path(path).parent
+    prefix = f".{Path(path).name}."
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        if not name.startswith(prefix) or not name.endswith((TMP_SUFFIX, OLD_SUFFIX)):
+            continue
+        pid_part = name[len(prefix):].split("-", 1)[0]
+        if not pid_part.isdigit() or _alive(int(pid_part)):
+            continue
+        stale = folder / name
+        if name.endswith(OLD_SUFFIX) and not os.path.lexists(path):
+            with contextlib.suppress(OSError):
+                os.rename(stale, path)
+                continue
+        _remove(stale)
+
+
+def _fsync_dir(folder: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _fsync_file(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _failure(exc: BaseException, path: Path, what: str) -> Exception:
+    """The one message for a write that failed: a full disk, or the reason."""
+    seen: BaseException | None = exc
+    while seen is not None:  # libraries (pyarrow, datasets) wrap the OSError they met
+        if is_disk_full(seen) or "No space left on device" in str(seen):
+            return DiskFull(f"no space left on the disk holding {path.parent} "
+                            f"({free_space(path.parent)}); {what} was not written"
+                            + (" (the previous one is kept)" if os.path.lexists(path) else "")
+                            + ". Free some space there and run the command again")
+        seen = seen.__cause__ or seen.__context__
+    reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+    return UsageError(f"cannot write {path}: {reason}")
+
+
+def _write_tmp(tmp: Path, content: Content, mode: int) -> None:
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
+    if callable(content):
+        os.close(fd)
+        content(tmp)  # a library writing by path writes our own fresh file
+        _fsync_file(tmp)
+        return
+    data = content.encode("utf-8") if isinstance(content, str) else content
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_file(path: Path | str, content: Content, *, replace: bool = False,
+               flag: str | None = None, run_file: bool = False, mode: int = 0o644,
+               what: str | None = None, in_place_when_full: bool = False) -> Path:
+    """Write `content` (bytes, text as UTF-8, or a function writing the file at the path it is
+    given) as `path`, whole or not at all.
+
+    `replace`: an existing `path` may be replaced (else a UsageError naming `flag` and
+    --force); `run_file`: the store writing a run's own file (else refused inside a run
+    folder; an OSError is then left to the store to word); `in_place_when_full`: on a full disk, where no second copy fits, an existing file
+    is overwritten in place (a run's manifest must still say the run stopped)."""
+    path = Path(path)
+    check_target(path, replace=replace, flag=flag, run_file=run_file)
+    what = what or str(path)
+    clean_stale(path)
+    tmp = _tmp_name(path)
+    try:
+        _write_tmp(tmp, content, mode)
+        os.replace(tmp, path)
+        _fsync_dir(path.parent)
+    except BaseException as exc:
+        _remove(tmp)
+        if not isinstance(exc, Exception):
+            raise  # Ctrl-C / SystemExit: the temporary file is gone, the old one intact
+        if (in_place_when_full and is_disk_full(exc) and not callable(content)
+                and os.path.isfile(path) and not os.path.islink(path)):
+            _overwrite_in_place(path, content)
+            return path
+        if isinstance(exc, UsageError | DiskFull) or run_file:
+            raise  # the store words a failure of a run's own file itself (RunStore.disk_full)
+        raise _failure(exc, path, what) from None
+    return path
+
+
+def _overwrite_in_place(path: Path, content: bytes | str) -> None:
+    data = content.encode("utf-8") if isinstance(content, str) else content
+    fd = os.open(path, os.O_WRONLY | os.O_NOFOLLOW)
+    try:
+        os.write(fd, data)
+        os.ftruncate(fd, len(data))
+    finally:
+        os.close(fd)
+
+
+_RENAME_EXCHANGE = 2
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two paths atomically (Linux renameat2); False where the system cannot."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        fn = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd = -100
+    done = fn(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), _RENAME_EXCHANGE)
+    if done == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+        return False
+    raise OSError(err, os.strerror(err), str(b))
+
+
+def write_folder(path: Path | str, build: Callable[[Path], None], *, replace: bool = False,
+                 flag: str | None = None, what: str | None = None) -> Path:
+    """Build a folder (`build(tmp)` fills the fresh folder it is given) beside `path`, then put
+    it in place: an existing `path` (with `replace`) is swapped out atomically and removed
+    only once the new folder is there; on any failure it is untouched."""
+    path = Path(path)
+    check_target(path, replace=replace, flag=flag, folder=True)
+    what = what or str(path)
+    clean_stale(path)
+    tmp = _tmp_name(path)
+    try:
+        os.mkdir(tmp, 0o755)
+        build(tmp)
+        for root, _dirs, names in os.walk(tmp):
+            for name in names:
+                _fsync_file(Path(root) / name)
+            _fsync_dir(Path(root))
+        if os.path.lexists(path):
+            if not _exchange(tmp, path):
+                old = path.with_name(f".{path.name}.{os.getpid()}-"
+                                     f"{secrets.token_hex(4)}{OLD_SUFFIX}")
+                os.rename(path, old)
+                os.rename(tmp, path)
+                tmp = old
+        else:
+            os.rename(tmp, path)
+        _fsync_dir(path.parent)
+    except BaseException as exc:
+        _remove(tmp)
+        if not isinstance(exc, Exception) or isinstance(exc, UsageError | DiskFull):
+            raise
+        raise _failure(exc, path, what) from None
+    _remove(tmp)  # the previous folder, now swapped out
+    return path
+
+
+def open_append(path: Path | str) -> int:
+    """A descriptor appending to `path` (created if missing), never through a symlink: the
+    append-only files of a run (records, shared texts). OSError is the caller's to word; a
+    link is a UsageError."""
+    try:
+        return os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise UsageError(f"{path} is a symbolic link; mindprobe appends only to a file it "
+                             "made: remove the link and run again") from None
+        raise
+
+
+def open_own(path: Path | str, flags: int = os.O_RDWR | os.O_CREAT) -> int:
+    """A descriptor on a small file mindprobe owns (a lock): a symlink found there was not
+    made by mindprobe, so it is removed and a fresh file made in its place, never followed."""
+    for _ in range(3):
+        try:
+            return os.open(path, flags | os.O_NOFOLLOW, 0o644)
+        except OSError as exc:
+            if exc.errno != errno.ELOOP:
+                raise
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+    return os.open(path, flags | os.O_NOFOLLOW, 0o644)
