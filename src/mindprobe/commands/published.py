@@ -152,5 +152,7 @@ if __name__ == "__main__":  # regenerate docs/published.md
 
     root = Path(sys.argv[1]) if len(sys.argv) > 1 else None
     target = Path(__file__).resolve().parents[3] / "docs" / "published.md"
-    target.write_text(published_markdown(root), encoding="utf-8")
+    from mindprobe.core.files import write_file
+
+    write_file(target, published_markdown(root), replace=True)
     print(f"wrote {target}")

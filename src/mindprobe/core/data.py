@@ -7,13 +7,11 @@ it files come from the user cache (`MINDPROBE_DATA_DIR`, else ~/.cache/mindprobe
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import marshal
 import mmap
-import os
 import shlex
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,9 +19,10 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
 
+from mindprobe.core.files import write_file
 from mindprobe.core.paths import cache_dir, data_root
 from mindprobe.core.process import gc_paused
-from mindprobe.errors import DataError
+from mindprobe.errors import DataError, DiskFull, UsageError
 
 
 @dataclass(frozen=True)
@@ -172,25 +171,30 @@ def _download(url: str, path: Path, console: Console) -> None:
     import urllib.request
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".part")
     progress = Progress(
         TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
         console=console, disable=not console.is_terminal,
     )
-    try:
-        with urllib.request.urlopen(url, timeout=60) as resp, open(tmp, "wb") as out, progress:
-            total = int(resp.headers.get("Content-Length") or 0) or None
-            task = progress.add_task(path.name, total=total)
-            for block in iter(lambda: resp.read(1 << 16), b""):
-                out.write(block)
-                progress.advance(task, len(block))
-    except (urllib.error.URLError, OSError, TimeoutError) as exc:
-        tmp.unlink(missing_ok=True)
-        raise DataError(
-            f"could not download {url} ({exc}); if you are offline, copy the file to {path} "
-            "by hand or pass --data-dir"
-        ) from None
-    os.replace(tmp, path)
+
+    def failed(exc: BaseException) -> DataError:
+        return DataError(f"could not download {url} ({exc}); if you are offline, copy the "
+                         f"file to {path} by hand or pass --data-dir")
+
+    def blocks() -> Iterator[bytes]:
+        try:
+            with urllib.request.urlopen(url, timeout=60) as resp, progress:
+                total = int(resp.headers.get("Content-Length") or 0) or None
+                task = progress.add_task(path.name, total=total)
+                for block in iter(lambda: resp.read(1 << 16), b""):
+                    yield block
+                    progress.advance(task, len(block))
+        except (urllib.error.URLError, OSError, TimeoutError) as exc:
+            raise failed(exc) from None
+
+    try:  # whole or not at all: an interrupted download never stands as the file
+        write_file(path, blocks(), replace=True)
+    except UsageError as exc:  # the folder refused it
+        raise failed(exc) from None
     console.print(f"[green]fetched[/green] {path}")
 
 
@@ -230,14 +234,11 @@ def _memoised(path: Path, sha256: str | None, kind: str, magic: bytes,
     except (OSError, ValueError):  # missing, unreadable or empty
         pass
     body = encode()
-    tmp = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
     try:
         cache.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_bytes(magic + body)
-        os.replace(tmp, cache)
-    except OSError:  # a read-only or full cache only costs speed, and keeps no partial copy
-        with contextlib.suppress(OSError):
-            tmp.unlink()
+        write_file(cache, [magic, body], replace=True)
+    except (OSError, UsageError, DiskFull):  # a read-only or full cache only costs speed
+        pass  # and keeps no partial copy (core.files)
     return memoryview(body)
 
 

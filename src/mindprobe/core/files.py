@@ -29,11 +29,11 @@ import errno
 import os
 import secrets
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from mindprobe.core.paths import free_space, is_disk_full
-from mindprobe.errors import DiskFull, UsageError
+from mindprobe.errors import DiskFull, MindprobeError, UsageError
 
 #: How a temporary file or folder of this writer ends (hidden: its name starts with a dot).
 TMP_SUFFIX = ".mindprobe.tmp"
@@ -43,7 +43,9 @@ OLD_SUFFIX = ".mindprobe.old"
 RUN_MARKERS = ("records.jsonl", ".lock")
 MANIFEST = "manifest.json"
 
-Content = bytes | str | Callable[[Path], None]
+#: What `write_file` writes: bytes, text (UTF-8), chunks of either streamed in order (a
+#: generator: nothing is held whole), or a function writing the file at the path it is given.
+Content = bytes | str | Iterable[bytes | str] | Callable[[Path], None]
 
 
 def run_folder_of(path: Path) -> Path | None:
@@ -147,8 +149,9 @@ def _fsync_file(path: Path) -> None:
         os.close(fd)
 
 
-def _failure(exc: BaseException, path: Path, what: str) -> Exception:
-    """The one message for a write that failed: a full disk, or the reason."""
+def _failure(exc: BaseException, path: Path, what: str) -> BaseException:
+    """The one message for a write the system refused: a full disk, or the reason (an
+    OSError, or one a library wrapped). Anything else (a bug, bad content) stays itself."""
     seen: BaseException | None = exc
     while seen is not None:  # libraries (pyarrow, datasets) wrap the OSError they met
         if is_disk_full(seen) or "No space left on device" in str(seen):
@@ -156,9 +159,11 @@ def _failure(exc: BaseException, path: Path, what: str) -> Exception:
                             f"({free_space(path.parent)}); {what} was not written"
                             + (" (the previous one is kept)" if os.path.lexists(path) else "")
                             + ". Free some space there and run the command again")
-        seen = seen.__cause__ or seen.__context__
-    reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
-    return UsageError(f"cannot write {path}: {reason}")
+        if isinstance(seen, OSError):
+            reason = seen.strerror or str(seen) or type(seen).__name__
+            return UsageError(f"cannot write {path}: {reason}")
+        seen = seen.__cause__ or (None if seen.__suppress_context__ else seen.__context__)
+    return exc
 
 
 def _write_tmp(tmp: Path, content: Content, mode: int) -> None:
@@ -168,14 +173,24 @@ def _write_tmp(tmp: Path, content: Content, mode: int) -> None:
         content(tmp)  # a library writing by path writes our own fresh file
         _fsync_file(tmp)
         return
-    data = content.encode("utf-8") if isinstance(content, str) else content
+    chunks = [content] if isinstance(content, bytes | str) else content
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
+        buffer = bytearray()
+        for chunk in chunks:  # streamed in 1 MiB writes, not one system call per line
+            buffer += chunk.encode("utf-8") if isinstance(chunk, str) else chunk
+            if len(buffer) >= 1 << 20:
+                _write_all(fd, buffer)
+                buffer.clear()
+        _write_all(fd, buffer)
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def _write_all(fd: int, data: bytes | bytearray) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
 
 
 def write_file(path: Path | str, content: Content, *, replace: bool = False,
@@ -201,13 +216,16 @@ def write_file(path: Path | str, content: Content, *, replace: bool = False,
         _remove(tmp)
         if not isinstance(exc, Exception):
             raise  # Ctrl-C / SystemExit: the temporary file is gone, the old one intact
-        if (in_place_when_full and is_disk_full(exc) and not callable(content)
+        if (in_place_when_full and is_disk_full(exc) and isinstance(content, bytes | str)
                 and os.path.isfile(path) and not os.path.islink(path)):
             _overwrite_in_place(path, content)
             return path
-        if isinstance(exc, UsageError | DiskFull) or run_file:
+        if isinstance(exc, MindprobeError) or run_file:
             raise  # the store words a failure of a run's own file itself (RunStore.disk_full)
-        raise _failure(exc, path, what) from None
+        failure = _failure(exc, path, what)
+        if failure is exc:
+            raise
+        raise failure from None
     return path
 
 
@@ -270,11 +288,20 @@ def write_folder(path: Path | str, build: Callable[[Path], None], *, replace: bo
         _fsync_dir(path.parent)
     except BaseException as exc:
         _remove(tmp)
-        if not isinstance(exc, Exception) or isinstance(exc, UsageError | DiskFull):
+        failure = _failure(exc, path, what)
+        if failure is exc or not isinstance(exc, Exception) or isinstance(
+                exc, MindprobeError):
             raise
-        raise _failure(exc, path, what) from None
+        raise failure from None
     _remove(tmp)  # the previous folder, now swapped out
     return path
+
+
+def copy_file(source: Path | str, path: Path | str, *, replace: bool = True,
+              flag: str | None = None) -> Path:
+    """A copy of `source` as `path`, whole or not at all (`write_file`)."""
+    return write_file(path, lambda tmp: shutil.copyfile(source, tmp), replace=replace,
+                      flag=flag)
 
 
 def open_append(path: Path | str) -> int:

@@ -286,7 +286,9 @@ def main(argv: list[str] | None = None) -> int:
                              f"{path}\n")
         return 0 if same else 1
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
+    from mindprobe.core.files import write_file
+
+    write_file(path, text, replace=True)
     return 0
 
 

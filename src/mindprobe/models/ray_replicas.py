@@ -42,6 +42,7 @@ def import_ray() -> Any:
 
 def _embedded_gguf() -> Path:
     """The embedded model, assembled once per node even when several replicas start at once."""
+    from mindprobe.core.files import open_own
     from mindprobe.core.paths import cache_dir
     from mindprobe.models.local import default_gguf
 
@@ -51,12 +52,12 @@ def _embedded_gguf() -> Path:
         return default_gguf()
     lock = cache_dir() / "models" / ".assemble.lock"
     lock.parent.mkdir(parents=True, exist_ok=True)
-    with lock.open("w") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            return default_gguf()
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
+    fd = open_own(lock, os.O_WRONLY | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        return default_gguf()
+    finally:
+        os.close(fd)  # releases the lock
 
 
 def start_llama_server(gguf: str | None, embedded: bool, n_parallel: int, ctx_per_slot: int,

@@ -5,10 +5,9 @@ title without an id), written atomically, read back as UTF-8."""
 from __future__ import annotations
 
 import logging
-import os
-import tempfile
 from pathlib import Path
 
+from mindprobe.core.files import write_file
 from mindprobe.errors import DataError
 from mindprobe.resources.wiki_types import Evidence
 
@@ -48,12 +47,5 @@ class PageCache:
         data = html_to_markdown(html).encode("utf-8", "replace")
         self.root.mkdir(parents=True, exist_ok=True)
         final = self.path(evidence)
-        fd, tmp = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=self.root)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-            os.replace(tmp, final)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_file(final, data, replace=True)
         return data.decode("utf-8")

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mindprobe.core.files import write_file
 from mindprobe.errors import DataError
 
 from .upstream import (  # noqa: F401  (re-exported: one place to import FanOutQA data from)
@@ -338,15 +339,17 @@ def load_generations(path: str | Path) -> list[Generation]:
 
 
 def write_generations(
-    path: str | Path, generations: Iterable[Generation | Mapping[str, Any]]
+    path: str | Path, generations: Iterable[Generation | Mapping[str, Any]],
+    replace: bool = True, flag: str | None = None,
 ) -> Path:
-    """Write the submission JSONL the maintainers expect (id + answer per line)."""
-    path = Path(path)
-    with path.open("w", encoding="utf-8") as f:
+    """Write the submission JSONL the maintainers expect (id + answer per line), whole or not
+    at all; an existing file is replaced only with `replace` (`core.files`)."""
+    def lines() -> Iterator[str]:
         for g in generations:
             gid, ans = (g.id, g.answer) if isinstance(g, Generation) else (g["id"], g["answer"])
-            f.write(json.dumps({"id": gid, "answer": ans}, ensure_ascii=False) + "\n")
-    return path
+            yield json.dumps({"id": gid, "answer": ans}, ensure_ascii=False) + "\n"
+
+    return write_file(Path(path), lines(), replace=replace, flag=flag)
 
 
 # ---------------------------------------------------------------- pairing questions and answers

@@ -10,14 +10,14 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
 import re
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import ftfy
+
+from mindprobe.core.files import write_file
 
 from .lemma import AUTO, Lemmatizer, load_lemmatizer
 
@@ -153,11 +153,7 @@ class Normalizer:
         wanted = self._cache if keys is None else {str(k) for k in keys}
         entries = {k: v for k, v in self._cache.items() if k in wanted}
         payload = {"fingerprint": self.fingerprint(), "entries": entries}
-        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(payload, f, ensure_ascii=False)
-        os.replace(tmp, path)
-        return path
+        return write_file(path, json.dumps(payload, ensure_ascii=False), replace=True)
 
     def load(self, path: str | Path) -> int:
         """Merge a saved cache if it was made by the same backend and versions; returns the

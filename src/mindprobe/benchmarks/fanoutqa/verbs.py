@@ -9,6 +9,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+from mindprobe.core.files import check_target, write_file
 from mindprobe.core.output import emit_json, tables_console
 from mindprobe.core.verbs import Arg, Verb
 from mindprobe.engine.judge_verb import judge_verb
@@ -170,6 +171,9 @@ def export(args: Any, err: Any) -> int:
     out = Path(args.out)
     if out.is_dir():
         raise UsageError(f"--out {out} is a folder; give a file name (e.g. {setting}.jsonl)")
+    check_target(out, replace=args.force, flag="--out")
+    if args.metadata:  # updated in place by design (one file gathers the three settings)
+        check_target(Path(args.metadata), replace=True, flag="--metadata")
     order = {q.id: i for i, q in enumerate(load_questions(split, version,
                                                           _data_dir(args, run)))}
     answered = sorted((r for r in run.records if isinstance(r.get("answer"), str)),
@@ -180,7 +184,8 @@ def export(args: Any, err: Any) -> int:
     if not answered:
         raise DataError(f"{args.run} has no answered questions to export")
     out.parent.mkdir(parents=True, exist_ok=True)
-    write_generations(out, ({"id": r["id"], "answer": r["answer"]} for r in answered))
+    write_generations(out, ({"id": r["id"], "answer": r["answer"]} for r in answered),
+                      replace=args.force, flag="--out")
     missing = len(order) - len(answered)
     doc: dict[str, Any] = {"out": str(out), "setting": setting, "split": split,
                            "dataset_version": version,
@@ -251,7 +256,8 @@ def _metadata(args: Any, run: Any, cfg: dict[str, Any], setting: str,
                          "one submission holds one release; write another metadata file")
     meta["dataset_version"] = version
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_file(path, json.dumps(meta, indent=2, ensure_ascii=False) + "\n", replace=True,
+               flag="--metadata")
     return meta
 
 
@@ -285,6 +291,8 @@ VERBS = [
         Arg("--run", required=True, help="the run directory to export"),
         Arg("--out", required=True, metavar="FILE.jsonl",
             help="the submission file to write: one {\"id\", \"answer\"} per line"),
+        Arg("--force", action="store_true", help="replace an existing --out file (the "
+            "--metadata file is always updated in place)"),
         Arg("--metadata", metavar="FILE.json", help="also write (or update) the leaderboard's "
             "metadata object; exporting the three settings into one file fills each "
             "{setting}_generations entry"),

@@ -59,17 +59,15 @@ def export(args: Any, err: Any) -> int:
     from mindprobe.benchmarks.mr_gsm8k.fresh import generate, parse_kinds
     from mindprobe.benchmarks.mr_gsm8k.task import MRGSM8KBenchmark
     from mindprobe.core.data import benchmark_folder
-    from mindprobe.errors import UsageError
+    from mindprobe.core.files import check_target, write_file
 
+    check_target(Path(args.out), replace=args.force, flag="--out")  # before the work
     folder = benchmark_folder("mr_gsm8k", args.data_dir, MRGSM8KBenchmark.data_files)
     loaded = load_items("fresh", folder, args.data_file, lambda m: err.print(f"warning: {m}"))
     seed = SAMPLE_SEED if args.seed is None else args.seed
     made = generate(loaded.items, seed, args.share_correct, parse_kinds(args.error_kinds))
-    try:
-        Path(args.out).write_text("".join(json.dumps(it, ensure_ascii=False) + "\n"
-                                          for it in made.items), encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"--out {args.out}: cannot write it ({exc.strerror})") from exc
+    write_file(Path(args.out), (json.dumps(it, ensure_ascii=False) + "\n" for it in made.items),
+               replace=args.force, flag="--out")
     err.print(f"{args.out}: {made.summary()} (seed {seed})")
     return 0
 
@@ -92,6 +90,7 @@ VERBS = [
             help="write fresh graded solutions (as `mr_gsm8k:fresh` runs them) in the MR-GSM8K "
             "schema, one JSON object per line"),
         Arg("--out", required=True, metavar="FILE.jsonl", help="the file to write"),
+        Arg("--force", action="store_true", help="replace an existing --out file"),
         Arg("--data-file", metavar="FILE", help="the base records (default: the official "
             "MR-GSM8K.json in the data folder)"),
         Arg("--data-dir", help="the data folder holding MR-GSM8K.json"),

@@ -15,6 +15,7 @@ from types import ModuleType
 import pandas as pd
 
 from mindprobe.benchmarks.sort.cell import N_EXCERPTS, CellResult
+from mindprobe.core.files import write_file
 
 BOOK_COLUMNS: tuple[str, ...] = ("book_idx", "book_title", "num_words")
 EXCERPT_COLUMNS: tuple[str, ...] = ("book_idx", "excerpt_idx", "excerpt_pos", "excerpt_text")
@@ -86,8 +87,9 @@ def import_fastparquet() -> ModuleType:
 def write_parquet(frame: pd.DataFrame, path: str | Path) -> None:
     """Write with fastparquet directly (pandas' fastparquet engine is deprecated)."""
     fastparquet = import_fastparquet()
-    fastparquet.write(str(path), frame.reset_index(drop=True), write_index=False,
-                      compression="SNAPPY")
+    frame = frame.reset_index(drop=True)
+    write_file(Path(path), lambda tmp: fastparquet.write(str(tmp), frame, write_index=False,
+                                                         compression="SNAPPY"), replace=True)
 
 
 def write_condition(out_dir: str | Path, excerpt_length: int, segment_length: int,
@@ -102,7 +104,7 @@ def write_condition(out_dir: str | Path, excerpt_length: int, segment_length: in
         names = csv_names(excerpt_length, segment_length, n)
         for kind, frame in (("books", books), ("excerpts", excerpts), ("segments", segments)):
             path = out / names[kind]
-            frame.to_csv(path)
+            write_file(path, frame.to_csv(), replace=True)
             written.append(path)
     if parquet:
         rows = split_frame(books, excerpts, segments, categorical_text=True)

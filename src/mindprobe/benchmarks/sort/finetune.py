@@ -28,6 +28,7 @@ from typing import Any
 from mindprobe.benchmarks.sort.preprocess import Book, BookSpec
 from mindprobe.benchmarks.sort.prompts import fill_labels, render_pre_excerpt
 from mindprobe.benchmarks.sort.upstream import PromptConfig
+from mindprobe.core.files import check_target, write_file
 from mindprobe.errors import DataError, UsageError
 
 RULES = ("sentence", "upstream")
@@ -210,15 +211,19 @@ def provenance(chunked: Sequence[BookChunks], prompt: PromptConfig, opts: Corpus
     }
 
 
-def write_jsonl(path: Path, rows: Iterator[dict[str, Any]]) -> int:
-    """Write records atomically (a partial file never replaces a good one); returns the count."""
-    tmp = path.with_name(path.name + ".part")
+def write_jsonl(path: Path, rows: Iterator[dict[str, Any]], replace: bool = True,
+                flag: str | None = None) -> int:
+    """Write records atomically (a partial file never replaces a good one, `core.files`; an
+    existing one only with `replace`); returns the count."""
     n = 0
-    with open(tmp, "w", encoding="utf-8") as handle:
+
+    def lines() -> Iterator[str]:
+        nonlocal n
         for row in rows:
-            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+            yield json.dumps(row, ensure_ascii=False) + "\n"
             n += 1
-    tmp.replace(path)
+
+    write_file(path, lines(), replace=replace, flag=flag)
     return n
 
 
@@ -238,9 +243,10 @@ def sidecar_path(out: Path) -> Path:
 
 
 def export_corpus(data_dir: Path | None, out: Path, opts: CorpusOptions,
-                  prompt_name: str = DEFAULT_PROMPT, chat_template: str | None = None
-                  ) -> CorpusExport:
-    """Chunk the books, render each chunk with the upstream prompt, write JSONL + sidecar."""
+                  prompt_name: str = DEFAULT_PROMPT, chat_template: str | None = None,
+                  replace: bool = True) -> CorpusExport:
+    """Chunk the books, render each chunk with the upstream prompt, write JSONL + sidecar
+    (existing ones replaced only with `replace`)."""
     from mindprobe.benchmarks.sort import sources
     from mindprobe.benchmarks.sort.preprocess import BOOK_ORDER, load_specs
     from mindprobe.benchmarks.sort.upstream import load_config
@@ -270,9 +276,11 @@ def export_corpus(data_dir: Path | None, out: Path, opts: CorpusOptions,
     rows = records(chunked, prompt, opts)
     if template is not None:
         rows = ({**r, "text": template.render(r["messages"])} for r in rows)
-    n = write_jsonl(out, rows)
     source = sidecar_path(out)
+    check_target(source, replace=replace, flag="--out")  # both refused before either is written
+    n = write_jsonl(out, rows, replace=replace, flag="--out")
     meta = provenance(chunked, prompt, opts, n,
                       template.describe() if template is not None else None)
-    source.write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_file(source, json.dumps(meta, indent=2, ensure_ascii=False) + "\n", replace=True,
+               flag="--out")
     return CorpusExport(out, source, n, counts_table(chunked, opts))

@@ -170,6 +170,7 @@ def analyse_runs(args: Any, err: Any) -> int | None:
 
 def export(args: Any, err: Any) -> int:
     """`export sort --finetune-corpus`: the long-term-memory training texts (spec §6)."""
+    from mindprobe.core.files import check_target
     from mindprobe.core.paths import check_parent
     from mindprobe.core.results import Results, render_results
 
@@ -177,6 +178,8 @@ def export(args: Any, err: Any) -> int:
     if out.is_dir():
         raise UsageError(f"--out {out} is a folder; give a .jsonl file")
     check_parent(out, "--out")
+    check_target(out, replace=args.force, flag="--out")
+    check_target(ft.sidecar_path(out), replace=args.force, flag="--out")
     if args.chunk_words < 1:
         raise UsageError("--chunk-words must be a positive number")
     titles = {}
@@ -193,7 +196,7 @@ def export(args: Any, err: Any) -> int:
     from mindprobe.core.data import benchmark_folder
 
     done = ft.export_corpus(benchmark_folder("sort", args.books, DATA_FILES), out, opts,
-                            args.prompt, args.chat_template)
+                            args.prompt, args.chat_template, replace=args.force)
     res = Results("sort")
     import pandas as pd
 
@@ -245,6 +248,8 @@ VERBS = [
             "user with upstream's pre-excerpt wording)"),
         Arg("--out", required=True, help="the JSONL file to write (its provenance goes to "
             "FILE.source.json beside it)"),
+        Arg("--force", action="store_true", help="replace an existing --out file (and its "
+            "provenance file)"),
         Arg("--books", "--data-dir", dest="books", help="the SORT data folder: pg/full_text/ "
             "and upstream/ (default: the data cache, filled by `mindprobe data fetch sort`; or "
             "../shared/data/sort)"),

@@ -15,6 +15,8 @@ import random
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+from mindprobe.core.files import write_file
+
 from .data import GOLD_DEOBFUSCATION
 from .families import FAMILIES, LEVELS, Draft, Setting
 from .skins import PARALLEL_SKINS, SKINS, TEST_SKINS, get_parallel_skin, get_skin
@@ -213,7 +215,7 @@ def write_testset(trials: Sequence[Mapping], out_dir: str | Path) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     path = out / "trials.jsonl.bz2"
     data = _jsonl(_ordered(t, i) for i, t in enumerate(trials))
-    path.write_bytes(bz2.compress(data, compresslevel=9))
+    write_file(path, bz2.compress(data, compresslevel=9), replace=True)
     return path
 
 
@@ -229,7 +231,5 @@ def write_chat(trials: Sequence[Mapping], path: str | Path) -> Path:
     )
     data = _jsonl(records)
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_bytes(
-        bz2.compress(data, compresslevel=9) if target.name.endswith(".bz2") else data
-    )
-    return target
+    return write_file(target, bz2.compress(data, compresslevel=9)
+                      if target.name.endswith(".bz2") else data, replace=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
@@ -25,6 +26,8 @@ from mindprobe.benchmarks.worldsense.data import (
     parse_jsonl,
 )
 from mindprobe.core.data import decoded
+from mindprobe.core.files import open_append, write_file
+from mindprobe.core.records import append_whole
 from mindprobe.errors import DataError
 
 RESULTS_SUFFIX = "___results.jsonl"
@@ -154,12 +157,22 @@ def load_results(testset_dir: str | Path) -> pd.DataFrame:
 
 
 def write_results_file(path: str | Path, rows: Iterable[tuple[int, str]],
-                       append: bool = False) -> None:
-    """Write (Key, resp) rows as ``{"Key":…,"resp":…}`` JSON Lines (upstream's compact form)."""
+                       append: bool = False, replace: bool = True,
+                       flag: str | None = None) -> None:
+    """Write (Key, resp) rows as ``{"Key":…,"resp":…}`` JSON Lines (upstream's compact form):
+    whole or not at all, an existing file replaced only with `replace` (`core.files`), or
+    appended to."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a" if append else "w", encoding="utf-8") as fh:
-        fh.writelines(_result_lines(rows))
+    if not append:
+        write_file(path, _result_lines(rows), replace=replace, flag=flag)
+        return
+    data = "".join(_result_lines(rows)).encode("utf-8")
+    fd = open_append(path)
+    try:
+        append_whole(fd, data)
+    finally:
+        os.close(fd)
 
 
 def _result_lines(rows: Iterable[tuple[int, str]]) -> Iterator[str]:

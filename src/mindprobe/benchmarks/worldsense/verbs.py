@@ -4,11 +4,11 @@ in one analysis), `export` (a run as an upstream results file) and `generate` (f
 from __future__ import annotations
 
 import shlex
-import shutil
 import sys
 from pathlib import Path
 from typing import Any
 
+from mindprobe.core.files import check_target, copy_file
 from mindprobe.core.output import emit_json
 from mindprobe.core.paths import check_parent
 from mindprobe.core.store import load_run
@@ -81,12 +81,15 @@ def export(args: Any, err: Any) -> int:
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {out} is a file; give a folder")
     check_parent(out, "--out")
+    check_target(out / "trials.jsonl.bz2", replace=True, flag="--out")  # not into a run
     _, results, manifest = _run_frames(run_dir)
+    prompting, label = results["prompting"].iloc[0], results["modelname"].iloc[0]
+    check_target(out / "results" / results_filename(prompting, label), replace=args.force,
+                 flag="--out")
     if len(results) < (manifest.get("n_items") or 0):
         err.print(f"[yellow]warning[/yellow]: the run is {manifest.get('status')} "
                   f"({len(results)} of {manifest.get('n_items', '?')} items); the export "
                   "holds only those", highlight=False)
-    prompting, label = results["prompting"].iloc[0], results["modelname"].iloc[0]
     trials_path = out / "trials.jsonl.bz2"
     if not trials_path.exists():
         try:
@@ -97,7 +100,7 @@ def export(args: Any, err: Any) -> int:
             raise
     path = out / "results" / results_filename(prompting, label)
     write_results_file(path, zip(results["Key"].tolist(), results["resp"].tolist(),
-                                 strict=True))
+                                 strict=True), replace=args.force, flag="--out")
     err.print(f"wrote {len(results)} results to {path}", soft_wrap=True, highlight=False)
     err.print(f"analyse with: mindprobe analyse worldsense -t {shlex.quote(str(out))}",
               soft_wrap=True, highlight=False)
@@ -118,7 +121,7 @@ def _write_trials(manifest: dict[str, Any], path: Path, data_dir: str | None) ->
         if not Path(data["file"]).is_file():
             raise DataError(f"the run was made on {data['file']}, which is no longer "
                             "there; put it back to export this run")
-        shutil.copyfile(data["file"], path)
+        copy_file(data["file"], path)
         return
     variant = manifest["variant"]
     if variant == "fresh":
@@ -133,7 +136,7 @@ def _write_trials(manifest: dict[str, Any], path: Path, data_dir: str | None) ->
     else:
         src = resolve("worldsense", sets.DATA_FILES, sets.TRIALS_PATH[variant],
                       benchmark_folder("worldsense", data_dir, sets.DATA_FILES))
-    shutil.copyfile(src, path)
+    copy_file(src, path)
 
 
 def _csv(text: str | None) -> list[str] | None:
@@ -182,6 +185,8 @@ VERBS = [
         Arg("--out", required=True, help="a test-set folder; the results file goes to "
             "OUT/results/ (trials.jsonl.bz2 is added if missing)"),
         Arg("--data-dir", help="where the official trials are (if not in the cache)"),
+        Arg("--force", action="store_true", help="replace the run's results file in OUT "
+            "if one is there already"),
     )),
     Verb("generate", generate, (
         Arg("--seed", type=int, default=0, range=(0, 2**32 - 1),
