@@ -236,3 +236,19 @@ def test_the_guard_catches_a_new_direct_write():
     for line in ("frame.to_csv(index=False)", "res.to_json()", "open(path)",
                  "write_file(out, lambda tmp: pq.write_table(table, tmp))"):
         assert not WRITES.search(line) or "lambda tmp:" in line, line
+
+
+def test_a_folder_holding_runs_or_a_profile_is_never_replaced(tmp_path):
+    run = _run_folder(tmp_path)
+    for target in (run, tmp_path / "runs"):
+        with pytest.raises(UsageError, match="run"):
+            write_folder(target, lambda tmp: None, replace=True, flag="--out")
+    assert (run / "records.jsonl").read_text() == '{"id": "1"}\n'
+    profile = tmp_path / "prof"
+    profile.mkdir()
+    (profile / "profile.json").write_text("{}")
+    with pytest.raises(UsageError, match="profile"):
+        write_file(profile / "profile.json", "[]", replace=True, flag="--out")
+    with pytest.raises(UsageError, match="holds mindprobe runs"):
+        write_folder(profile, lambda tmp: None, replace=True, flag="--out")
+    assert (profile / "profile.json").read_text() == "{}"

@@ -42,22 +42,39 @@ OLD_SUFFIX = ".mindprobe.old"
 #: The files that make a folder a run folder (with `manifest.json`, one of these).
 RUN_MARKERS = ("records.jsonl", ".lock")
 MANIFEST = "manifest.json"
+#: A profile's own file (`mindprobe profile`), beside its `runs/`.
+PROFILE = "profile.json"
 
 #: What `write_file` writes: bytes, text (UTF-8), chunks of either streamed in order (a
 #: generator: nothing is held whole), or a function writing the file at the path it is given.
 Content = bytes | str | Iterable[bytes | str] | Callable[[Path], None]
 
 
+def _is_run(folder: Path) -> bool:
+    return (folder / MANIFEST).is_file() and any(os.path.lexists(folder / m)
+                                                 for m in RUN_MARKERS)
+
+
 def run_folder_of(path: Path) -> Path | None:
-    """The run folder `path` would be written into (its folder or the one above, for a
-    run's `judgements/`), None when it is not inside one."""
-    parent = Path(os.path.abspath(path)).parent
+    """The run folder `path` is, or would be written into (its folder or the one above, for a
+    run's `judgements/`); None when it is none of these."""
+    path = Path(os.path.abspath(path))
+    parent = path.parent
     with contextlib.suppress(OSError):
         parent = parent.resolve()
-    for folder in (parent, parent.parent):
-        if (folder / MANIFEST).is_file() and any(
-                os.path.lexists(folder / m) for m in RUN_MARKERS):
+    for folder in (path, parent, parent.parent):
+        if not folder.is_symlink() and _is_run(folder):
             return folder
+    return None
+
+
+def _holds_runs(folder: Path) -> Path | None:
+    """A run folder or profile (profile.json) somewhere inside `folder`, if any: a folder
+    holding runs is never replaced by an export."""
+    for root, dirs, names in os.walk(folder):
+        if PROFILE in names or (MANIFEST in names and any(m in names or m in dirs
+                                                           for m in RUN_MARKERS)):
+            return Path(root)
     return None
 
 
@@ -77,10 +94,17 @@ def check_target(path: Path, *, replace: bool = False, flag: str | None = None,
             raise UsageError(f"{_label(path, flag)} is inside the run folder {run}, whose files "
                              "are the run's own (records, manifest, lock): choose a path "
                              "outside it")
+        if path.name == PROFILE and os.path.lexists(path):
+            raise UsageError(f"{_label(path, flag)} is a profile's own file: choose another "
+                             "path")
     if not os.path.lexists(path):
         return
-    if os.path.isdir(path) and not os.path.islink(path) and not folder:
+    real_folder = os.path.isdir(path) and not os.path.islink(path)
+    if real_folder and not folder:
         raise UsageError(f"{_label(path, flag)} is a folder; give a file name")
+    if real_folder and not run_file and (held := _holds_runs(path)) is not None:
+        raise UsageError(f"{_label(path, flag)} holds mindprobe runs ({held}); an export never "
+                         "replaces it: choose a new folder")
     if not replace:
         raise UsageError(f"{_label(path, flag)} already exists; pass --force to replace it "
                          "(or choose another name)")
