@@ -189,6 +189,19 @@ def test_check_target_refuses_a_folder_for_a_file(tmp_path):
         check_target(tmp_path / "d", replace=True, flag="--out")
 
 
+def test_leaderboard_out_is_checked_before_the_comparison(cli, tmp_path):
+    """Item 13: `--compare … --out /nonexistent/dir/board.csv` is one message before anything
+    is read or printed (it was a traceback after the whole comparison)."""
+    code, out, err = cli("profile", "--compare", tmp_path / "a", tmp_path / "b", "--out",
+                         tmp_path / "nonexistent" / "board.csv")
+    assert code == 2 and "does not exist" in err and "Traceback" not in err, err
+    assert "leaderboard" not in out
+    (tmp_path / "board.csv").write_text("mine\n")
+    code, _, err = cli("profile", "--compare", tmp_path / "a", tmp_path / "b", "--out",
+                       tmp_path / "board.csv")
+    assert code == 2 and "--force" in err and (tmp_path / "board.csv").read_text() == "mine\n"
+
+
 # -- the guard: no module writes a file except through core.files ----------------------------
 
 #: How a file gets written without core.files. A library writing by path is allowed only as the

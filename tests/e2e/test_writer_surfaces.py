@@ -274,3 +274,4 @@ def test_hf_push_without_network_is_one_message(cli, runs, monkeypatch, tmp_path
     assert "--push me/x" in err and "hf_secret_token_value" not in err
     assert (tmp_path / "hf" / "dataset_info.json").is_file()
     assert time.monotonic() - t0 < 60
+
