@@ -189,41 +189,51 @@ def test_a_lock_symlink_is_never_written_through_on_resume(cli, runs, tmp_path):
     assert len(records.read_text().splitlines()) == 6
 
 
-def test_hf_export_interrupted_keeps_the_previous_export_loadable(runs, tmp_path):
-    """Item 7: kill -9 or Ctrl-C in the middle of `export --format hf` over an existing export
-    (with --force) leaves the previous one whole and loadable; the next export cleans up."""
-    pytest.importorskip("datasets", reason="needs mindprobe[export] (installed by .[dev])")
-    from mindprobe.tracking.tables import read_hf
+#: How the child process is slowed down right after the export's content is written (before
+#: it is put in place), so the signal lands mid-write.
+SLOWED = {"hf": ("datasets", "Dataset", "save_to_disk"),
+          "parquet": ("pyarrow.parquet", None, "write_table")}
 
-    out = tmp_path / "hf"
-    assert main(["export", "--format", "hf", "--run", str(runs.mr), "--out", str(out)]) == 0
-    before = read_hf(out)
-    # slow the build down inside the child so the signal lands mid-write
-    slow = (tmp_path / "slow.py")
+
+@pytest.mark.parametrize("fmt", ["parquet", "hf"])
+def test_export_interrupted_keeps_the_previous_export(runs, tmp_path, fmt):
+    """Items 7 and 16: kill -9 or Ctrl-C in the middle of `export --format parquet|hf` over an
+    existing export (with --force) leaves the previous one whole and loadable; the kill -9's
+    hidden temporary is removed by the next export to the same place."""
+    pytest.importorskip("datasets" if fmt == "hf" else "pyarrow")
+    from mindprobe.tracking.tables import read_hf, read_parquet
+
+    read = read_hf if fmt == "hf" else read_parquet
+    out = tmp_path / ("hf" if fmt == "hf" else "r.parquet")
+    argv = ["export", "--format", fmt, "--run", str(runs.mr), "--out", str(out)]
+    assert main(argv) == 0
+    before = read(out)
+    module, cls, name = SLOWED[fmt]
+    owner = f"{module.split('.')[0]}.{cls}" if cls else "mod"
+    slow = tmp_path / "slow.py"
     slow.write_text(
-        "import sys, time\n"
-        "import datasets\n"
-        "real = datasets.Dataset.save_to_disk\n"
-        "def save(self, path, *a, **k):\n"
-        "    real(self, path, *a, **k)\n"
-        "    print('saved', flush=True)\n"
+        "import importlib, sys, time\n"
+        f"mod = importlib.import_module({module!r})\n"
+        + (f"import {module.split('.')[0]}\n" if cls else "")
+        + f"real = getattr({owner}, {name!r})\n"
+        "def slowed(*a, **k):\n"
+        "    real(*a, **k)\n"
+        "    print('written', flush=True)\n"
         "    time.sleep(60)\n"
-        "datasets.Dataset.save_to_disk = save\n"
+        f"setattr({owner}, {name!r}, slowed)\n"
         "from mindprobe.cli import main\n"
         "sys.exit(main(sys.argv[1:]))\n")
     for sig in (signal.SIGINT, signal.SIGKILL):  # the kill -9 last: its leftover stays
-        child = subprocess.Popen([sys.executable, str(slow), "export", "--format", "hf", "--run",
-                                  str(runs.mr), "--out", str(out), "--force"],
+        child = subprocess.Popen([sys.executable, str(slow), *argv, "--force"],
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        assert child.stdout.readline().strip() == "saved"
+        assert child.stdout.readline().strip() == "written"
         child.send_signal(sig)
         _, err = child.communicate(timeout=60)
         assert "Traceback" not in err, err
-        assert read_hf(out) == before
+        assert read(out) == before
     assert _temporaries(tmp_path)  # the kill -9's, which nothing could remove
-    assert main(["export", "--format", "hf", "--run", str(runs.mr), "--out", str(out),
-                 "--force"]) == 0
-    assert read_hf(out) == before and not _temporaries(tmp_path)
+    assert main([*argv, "--force"]) == 0
+    assert read(out) == before and not _temporaries(tmp_path)
 
 
 @pytest.mark.parametrize("fmt", ["parquet", "hf"])
