@@ -99,6 +99,21 @@ def test_appends_and_locks_never_follow_a_link(tmp_path):
     assert not (tmp_path / ".lock").is_symlink() and victim.read_text() == "precious\n"
 
 
+def test_a_torn_tail_is_never_cut_through_a_link(tmp_path):
+    from mindprobe.core.records import read_records
+
+    victim = tmp_path / "victim.jsonl"
+    victim.write_text('{"id": "1"}\n{"id": "2", "torn')
+    (tmp_path / "records.jsonl").symlink_to(victim)
+    with pytest.raises(UsageError, match="symbolic link"):
+        read_records(tmp_path / "records.jsonl", repair=True)
+    assert victim.read_text() == '{"id": "1"}\n{"id": "2", "torn'
+    own = tmp_path / "own.jsonl"
+    own.write_text('{"id": "1"}\n{"id": "2", "torn')
+    assert read_records(own, repair=True) == [{"id": "1"}]
+    assert own.read_text() == '{"id": "1"}\n'
+
+
 def test_an_error_while_writing_keeps_the_old_file_and_no_temporary(tmp_path):
     out = tmp_path / "a.bin"
     out.write_bytes(b"old")
@@ -208,7 +223,7 @@ def test_leaderboard_out_is_checked_before_the_comparison(cli, tmp_path):
 #: content function core.files hands its temporary path to (`lambda tmp: …` on that line).
 WRITES = re.compile("|".join([
     r"\bos\.(replace|rename|fdopen)\(", r"\bshutil\.(copy\w*|move)\(", r"\.write_(text|bytes)\(",
-    r"\bopen\([^)]*['\"][wax]b?\+?['\"]", r"\.open\(\s*['\"][wax]", r"mode\s*=\s*['\"][wax]",
+    r"\bopen\([^)]*['\"]([wax]b?\+?|r\+b?|rb\+)['\"]", r"\bos\.truncate\(", r"\.open\(\s*['\"][wax]", r"mode\s*=\s*['\"][wax]",
     r"\bos\.open\([^)]*O_(WRONLY|RDWR|CREAT|APPEND)", r"\bmkstemp\(", r"NamedTemporaryFile\(",
     r"\.to_(csv|parquet|json|feather|pickle|excel)\((?!\)|\w+=)", r"\bsave_to_disk\(",
     r"\bwrite_table\(", r"\bfastparquet\.write\(", r"\bwrite_eval_log\(", r"\bjson\.dump\(",
@@ -243,7 +258,7 @@ def test_every_file_is_written_through_core_files():
 
 
 def test_the_guard_catches_a_new_direct_write():
-    for line in ('Path(out).write_text("x")', 'open(out, "w")', "frame.to_csv(out)",
+    for line in ('Path(out).write_text("x")', 'open(out, "w")', 'open(p, "r+b")', "frame.to_csv(out)",
                  "ds.save_to_disk(str(out))", "os.replace(tmp, out)"):
         assert WRITES.search(line), line
     for line in ("frame.to_csv(index=False)", "res.to_json()", "open(path)",

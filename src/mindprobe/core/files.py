@@ -341,6 +341,22 @@ def open_append(path: Path | str) -> int:
         raise
 
 
+def cut_to(path: Path | str, size: int) -> None:
+    """Cut a run's append-only file back to `size` bytes (a torn last line), never through a
+    symlink (a link is a UsageError, as for `open_append`)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_NOFOLLOW)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise UsageError(f"{path} is a symbolic link; mindprobe repairs only a file it "
+                             "made: remove the link and run again") from None
+        raise
+    try:
+        os.ftruncate(fd, size)
+    finally:
+        os.close(fd)
+
+
 def open_own(path: Path | str, flags: int = os.O_RDWR | os.O_CREAT) -> int:
     """A descriptor on a small file mindprobe owns (a lock): a symlink found there was not
     made by mindprobe, so it is removed and a fresh file made in its place, never followed."""

@@ -13,6 +13,7 @@ from typing import Any
 
 import orjson
 
+from mindprobe.core.files import cut_to
 from mindprobe.core.secrets import redact_known
 from mindprobe.errors import DataError
 
@@ -66,8 +67,7 @@ def read_records_torn(path: Path, *, repair: bool = False) -> tuple[list[dict[st
                 raise DataError(f"{path}:{lineno}: record without an 'id' field")
             records.append(rec)
     if tail_at is not None and repair:
-        with open(path, "r+b") as f:
-            f.truncate(tail_at)
+        cut_to(path, tail_at)
     return records, torn
 
 
