@@ -280,3 +280,14 @@ def test_a_folder_holding_runs_or_a_profile_is_never_replaced(tmp_path):
     with pytest.raises(UsageError, match="holds mindprobe runs"):
         write_folder(profile, lambda tmp: None, replace=True, flag="--out")
     assert (profile / "profile.json").read_text() == "{}"
+
+
+def test_a_folder_larger_than_any_export_is_never_replaced(tmp_path, monkeypatch):
+    monkeypatch.setattr(files, "REPLACEABLE_FOLDER_ENTRIES", 3)
+    big = tmp_path / "home"
+    big.mkdir()
+    for i in range(5):
+        (big / f"f{i}").write_text("mine")
+    with pytest.raises(UsageError, match="more than 3 files"):
+        write_folder(big, lambda tmp: None, replace=True, flag="--out")
+    assert len(list(big.iterdir())) == 5

@@ -68,13 +68,21 @@ def run_folder_of(path: Path) -> Path | None:
     return None
 
 
-def _holds_runs(folder: Path) -> Path | None:
-    """A run folder or profile (profile.json) somewhere inside `folder`, if any: a folder
-    holding runs is never replaced by an export."""
+#: The most entries a folder may hold for an export to replace it (a dataset has a few).
+REPLACEABLE_FOLDER_ENTRIES = 10_000
+
+
+def _holds_runs(folder: Path) -> str | None:
+    """Why `folder` is not one an export may replace: a run folder or profile (profile.json)
+    inside it, or more entries than any export makes (`--force` on a home folder)."""
+    seen = 0
     for root, dirs, names in os.walk(folder):
         if PROFILE in names or (MANIFEST in names and any(m in names or m in dirs
                                                            for m in RUN_MARKERS)):
-            return Path(root)
+            return f"it holds mindprobe runs ({root})"
+        seen += len(dirs) + len(names)
+        if seen > REPLACEABLE_FOLDER_ENTRIES:
+            return f"it holds more than {REPLACEABLE_FOLDER_ENTRIES:,} files, more than an export"
     return None
 
 
@@ -102,9 +110,8 @@ def check_target(path: Path, *, replace: bool = False, flag: str | None = None,
     real_folder = os.path.isdir(path) and not os.path.islink(path)
     if real_folder and not folder:
         raise UsageError(f"{_label(path, flag)} is a folder; give a file name")
-    if real_folder and not run_file and (held := _holds_runs(path)) is not None:
-        raise UsageError(f"{_label(path, flag)} holds mindprobe runs ({held}); an export never "
-                         "replaces it: choose a new folder")
+    if real_folder and not run_file and (why := _holds_runs(path)) is not None:
+        raise UsageError(f"{_label(path, flag)} is not replaced: {why}; choose a new folder")
     if not replace:
         raise UsageError(f"{_label(path, flag)} already exists; pass --force to replace it "
                          "(or choose another name)")
