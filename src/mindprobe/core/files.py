@@ -31,6 +31,7 @@ import secrets
 import shutil
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import NoReturn
 
 from mindprobe.core.paths import free_space, is_disk_full
 from mindprobe.errors import DiskFull, MindprobeError, UsageError
@@ -232,13 +233,11 @@ def write_file(path: Path | str, content: Content, *, replace: bool = False,
 
     `replace`: an existing `path` may be replaced (else a UsageError naming `flag` and
     --force); `run_file`: the store writing a run's own file (else refused inside a run
-    folder; an OSError is then left to the store to word); `in_place_when_full`: on a full disk, where no second copy fits, an existing file
-    is overwritten in place (a run's manifest must still say the run stopped)."""
+    folder; an OSError is then left to the store to word); `in_place_when_full`: on a full
+    disk, where no second copy fits, an existing file is overwritten in place (a run's
+    manifest must still say the run stopped)."""
     path = Path(path)
-    check_target(path, replace=replace, flag=flag, run_file=run_file)
-    what = what or str(path)
-    clean_stale(path)
-    tmp = _tmp_name(path)
+    tmp = _begin(path, replace=replace, flag=flag, run_file=run_file)
     try:
         _write_tmp(tmp, content, mode)
         os.replace(tmp, path)
@@ -251,13 +250,28 @@ def write_file(path: Path | str, content: Content, *, replace: bool = False,
                 and os.path.isfile(path) and not os.path.islink(path)):
             _overwrite_in_place(path, content)
             return path
-        if isinstance(exc, MindprobeError) or run_file:
+        if run_file:
             raise  # the store words a failure of a run's own file itself (RunStore.disk_full)
-        failure = _failure(exc, path, what)
-        if failure is exc:
-            raise
-        raise failure from None
+        _reraise(exc, path, what or str(path))
     return path
+
+
+def _begin(path: Path, replace: bool, flag: str | None, run_file: bool = False,
+           folder: bool = False) -> Path:
+    """Before a write: refuse what must be (`check_target`), clean what a killed writer left,
+    and name the temporary file or folder."""
+    check_target(path, replace=replace, flag=flag, run_file=run_file, folder=folder)
+    clean_stale(path)
+    return _tmp_name(path)
+
+
+def _reraise(exc: BaseException, path: Path, what: str) -> NoReturn:
+    """Raise the one message for a failed write (`_failure`); Ctrl-C, our own errors and
+    anything that is no refusal by the system stay as they are."""
+    failure = _failure(exc, path, what)
+    if failure is exc or not isinstance(exc, Exception) or isinstance(exc, MindprobeError):
+        raise exc
+    raise failure from None
 
 
 def _overwrite_in_place(path: Path, content: bytes | str) -> None:
@@ -296,10 +310,7 @@ def write_folder(path: Path | str, build: Callable[[Path], None], *, replace: bo
     it in place: an existing `path` (with `replace`) is swapped out atomically and removed
     only once the new folder is there; on any failure it is untouched."""
     path = Path(path)
-    check_target(path, replace=replace, flag=flag, folder=True)
-    what = what or str(path)
-    clean_stale(path)
-    tmp = _tmp_name(path)
+    tmp = _begin(path, replace=replace, flag=flag, folder=True)
     try:
         os.mkdir(tmp, 0o755)
         build(tmp)
@@ -319,11 +330,7 @@ def write_folder(path: Path | str, build: Callable[[Path], None], *, replace: bo
         _fsync_dir(path.parent)
     except BaseException as exc:
         _remove(tmp)
-        failure = _failure(exc, path, what)
-        if failure is exc or not isinstance(exc, Exception) or isinstance(
-                exc, MindprobeError):
-            raise
-        raise failure from None
+        _reraise(exc, path, what or str(path))
     _remove(tmp)  # the previous folder, now swapped out
     return path
 
