@@ -217,6 +217,19 @@ def test_leaderboard_out_is_checked_before_the_comparison(cli, tmp_path):
     assert code == 2 and "--force" in err and (tmp_path / "board.csv").read_text() == "mine\n"
 
 
+
+def test_force_without_a_file_to_replace_is_refused(cli, tmp_path):
+    """--force is never silently ignored: without the --out it would replace, it is refused."""
+    code, _, err = cli("profile", "--model", "random", "--force")
+    assert code == 2 and "--compare … --out" in err, err
+    code, _, err = cli("profile", "--compare", tmp_path / "a", tmp_path / "b", "--force")
+    assert code == 2 and "--compare … --out" in err, err
+    (tmp_path / "manifest.json").write_text("{}")
+    code, _, err = cli("export", "--format", "hf", "--run", tmp_path, "--push", "me/x",
+                       "--force")
+    assert code == 2 and "give --out too" in err, err
+
+
 # -- the guard: no module writes a file except through core.files ----------------------------
 
 #: How a file gets written without core.files. A library writing by path is allowed only as the

@@ -24,6 +24,9 @@ def cmd_export_any(args: argparse.Namespace, err: Console) -> int:
     if not (run / MANIFEST).is_file():
         raise UsageError(f"--run {run}: not a run directory (no {MANIFEST})")
     out = Path(args.out) if args.out else None
+    if args.force and out is None:
+        raise UsageError("--force replaces an existing --out: give --out too (a push to the "
+                         "Hub replaces nothing here)")
     if out is not None:
         from mindprobe.core.files import check_target
         from mindprobe.core.paths import check_parent

@@ -125,6 +125,9 @@ def cmd_profile(args: argparse.Namespace, err: Console) -> int:
     from mindprobe.profiling.tables import plan_rows, profile_rows
     from mindprobe.report.provenance import parse_price
 
+    if args.force and not (args.compare and args.out):
+        raise UsageError("--force replaces an existing leaderboard file: it goes with "
+                         "--compare … --out FILE (a profile's report is always regenerated)")
     if args.compare:
         return _compare(args, err)
     if not args.model:
