@@ -11,21 +11,22 @@ import re
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
 
-from mindprobe.core import files
+from mindprobe.core import files, write_targets
 from mindprobe.core.files import (
     TMP_SUFFIX,
     check_target,
     clean_stale,
     open_append,
     open_own,
-    run_folder_of,
     write_file,
     write_folder,
 )
+from mindprobe.core.write_targets import run_folder_of
 from mindprobe.errors import DiskFull, UsageError
 
 SRC = Path(files.__file__).resolve().parents[1]
@@ -80,7 +81,7 @@ def test_a_link_at_the_target_is_replaced_never_written_through(tmp_path):
 def test_a_planted_temporary_link_is_not_followed(tmp_path, monkeypatch):
     victim = tmp_path / "victim.txt"
     victim.write_text("precious\n")
-    planted = tmp_path / f".out.txt.{os.getpid()}-00000000{TMP_SUFFIX}"
+    planted = tmp_path / f".out.txt.{os.getpid()}-{files._HOST}-00000000{TMP_SUFFIX}"
     planted.symlink_to(victim)
     monkeypatch.setattr(files.secrets, "token_hex", lambda n: "00000000")
     with pytest.raises(UsageError, match="cannot write"):
@@ -192,10 +193,18 @@ def test_a_killed_writer_leaves_a_temporary_the_next_write_removes(tmp_path):
 
 
 def test_a_live_writers_temporary_is_left_alone(tmp_path):
-    mine = tmp_path / f".a.txt.{os.getpid()}-abcd{TMP_SUFFIX}"
+    """This process's, and another machine's (a shared folder) until it is a day old."""
+    mine = tmp_path / f".a.txt.{os.getpid()}-{files._HOST}-abcd{TMP_SUFFIX}"
     mine.write_text("being written")
+    dead_pid = 2**22 + 12345  # above Linux's pid_max: no such process
+    foreign = tmp_path / f".a.txt.{dead_pid}-0badc0de-abcd{TMP_SUFFIX}"
+    foreign.write_text("another machine's")
     clean_stale(tmp_path / "a.txt")
-    assert mine.exists()
+    assert mine.exists() and foreign.exists()
+    old = time.time() - files.FOREIGN_STALE_S - 60
+    os.utime(foreign, (old, old))
+    clean_stale(tmp_path / "a.txt")
+    assert mine.exists() and not foreign.exists()
 
 
 def test_check_target_refuses_a_folder_for_a_file(tmp_path):
@@ -296,7 +305,7 @@ def test_a_folder_holding_runs_or_a_profile_is_never_replaced(tmp_path):
 
 
 def test_a_folder_larger_than_any_export_is_never_replaced(tmp_path, monkeypatch):
-    monkeypatch.setattr(files, "REPLACEABLE_FOLDER_ENTRIES", 3)
+    monkeypatch.setattr(write_targets, "REPLACEABLE_FOLDER_ENTRIES", 3)
     big = tmp_path / "home"
     big.mkdir()
     for i in range(5):

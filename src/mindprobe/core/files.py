@@ -11,7 +11,8 @@
   O_NOFOLLOW, a target that is a link is replaced as a link (never written through), appends
   and locks refuse (or replace) a link (`open_append`, `open_own`).
 - A run folder (a folder holding `manifest.json` with `records.jsonl` or `.lock`) is the
-  store's: any other writer is refused there (`run_file=True` is the store's own pass).
+  store's: any other writer is refused there (`run_file=True` is the store's own pass;
+  `core.write_targets` says what may be written).
 - An existing target is replaced only when the caller says so (`replace=True`: a command's
   `--force`, or a documented overwrite such as a report); otherwise one message naming the
   flag and `--force`.
@@ -26,100 +27,54 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import errno
+import hashlib
 import os
 import secrets
 import shutil
+import socket
+import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import NoReturn
 
 from mindprobe.core.paths import free_space, is_disk_full
+from mindprobe.core.write_targets import check_target
 from mindprobe.errors import DiskFull, MindprobeError, UsageError
 
 #: How a temporary file or folder of this writer ends (hidden: its name starts with a dot).
 TMP_SUFFIX = ".mindprobe.tmp"
 #: A previous folder moved aside while a new one takes its place (where no atomic swap exists).
 OLD_SUFFIX = ".mindprobe.old"
-#: The files that make a folder a run folder (with `manifest.json`, one of these).
-RUN_MARKERS = ("records.jsonl", ".lock")
-MANIFEST = "manifest.json"
-#: A profile's own file (`mindprobe profile`), beside its `runs/`.
-PROFILE = "profile.json"
 
 #: What `write_file` writes: bytes, text (UTF-8), chunks of either streamed in order (a
 #: generator: nothing is held whole), or a function writing the file at the path it is given.
 Content = bytes | str | Iterable[bytes | str] | Callable[[Path], None]
 
 
-def _is_run(folder: Path) -> bool:
-    return (folder / MANIFEST).is_file() and any(os.path.lexists(folder / m)
-                                                 for m in RUN_MARKERS)
+#: This machine, in temporary names: on a folder shared between machines (NFS), a process id
+#: says whether a writer is alive only on the machine that wrote it.
+_HOST = hashlib.sha256(socket.gethostname().encode()).hexdigest()[:8]
+#: How old another machine's temporary file must be to count as left by a killed writer.
+FOREIGN_STALE_S = 24 * 3600
 
 
-def run_folder_of(path: Path) -> Path | None:
-    """The run folder `path` is, or would be written into (its folder or the one above, for a
-    run's `judgements/`); None when it is none of these."""
-    path = Path(os.path.abspath(path))
-    parent = path.parent
-    with contextlib.suppress(OSError):
-        parent = parent.resolve()
-    for folder in (path, parent, parent.parent):
-        if not folder.is_symlink() and _is_run(folder):
-            return folder
-    return None
+def _tmp_name(path: Path, suffix: str = TMP_SUFFIX) -> Path:
+    """`.NAME.PID-HOST-RANDOM.mindprobe.tmp`: hidden, recognisable, and saying who wrote it."""
+    return path.with_name(f".{path.name}.{os.getpid()}-{_HOST}-{secrets.token_hex(4)}{suffix}")
 
 
-#: The most entries a folder may hold for an export to replace it (a dataset has a few).
-REPLACEABLE_FOLDER_ENTRIES = 10_000
-
-
-def _holds_runs(folder: Path) -> str | None:
-    """Why `folder` is not one an export may replace: a run folder or profile (profile.json)
-    inside it, or more entries than any export makes (`--force` on a home folder)."""
-    seen = 0
-    for root, dirs, names in os.walk(folder):
-        if PROFILE in names or (MANIFEST in names and any(m in names or m in dirs
-                                                           for m in RUN_MARKERS)):
-            return f"it holds mindprobe runs ({root})"
-        seen += len(dirs) + len(names)
-        if seen > REPLACEABLE_FOLDER_ENTRIES:
-            return f"it holds more than {REPLACEABLE_FOLDER_ENTRIES:,} files, more than an export"
-    return None
-
-
-def _label(path: Path, flag: str | None) -> str:
-    return f"{flag} {path}" if flag else str(path)
-
-
-def check_target(path: Path, *, replace: bool = False, flag: str | None = None,
-                 run_file: bool = False, folder: bool = False) -> None:
-    """Refuse, before any work is done, what `write_file` / `write_folder` would refuse: a
-    target inside a run folder, an existing one without `replace`, a folder where a file goes
-    (or a file where a folder goes)."""
-    path = Path(path)
-    if not run_file:
-        run = run_folder_of(path)
-        if run is not None:
-            raise UsageError(f"{_label(path, flag)} is inside the run folder {run}, whose files "
-                             "are the run's own (records, manifest, lock): choose a path "
-                             "outside it")
-        if path.name == PROFILE and os.path.lexists(path):
-            raise UsageError(f"{_label(path, flag)} is a profile's own file: choose another "
-                             "path")
-    if not os.path.lexists(path):
-        return
-    real_folder = os.path.isdir(path) and not os.path.islink(path)
-    if real_folder and not folder:
-        raise UsageError(f"{_label(path, flag)} is a folder; give a file name")
-    if real_folder and not run_file and (why := _holds_runs(path)) is not None:
-        raise UsageError(f"{_label(path, flag)} is not replaced: {why}; choose a new folder")
-    if not replace:
-        raise UsageError(f"{_label(path, flag)} already exists; pass --force to replace it "
-                         "(or choose another name)")
-
-
-def _tmp_name(path: Path) -> Path:
-    return path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}{TMP_SUFFIX}")
+def _is_stale(stale: Path, writer: str) -> bool:
+    """Left by a writer that is gone: a dead process of this machine, or another machine's
+    temporary untouched for a day."""
+    pid, _, host = writer.partition("-")
+    if not pid.isdigit():
+        return False
+    if host.split("-", 1)[0] == _HOST:
+        return not _alive(int(pid))
+    try:
+        return time.time() - os.lstat(stale).st_mtime > FOREIGN_STALE_S
+    except OSError:
+        return False
 
 
 def _alive(pid: int) -> bool:
@@ -153,10 +108,9 @@ def clean_stale(path: Path) -> None:
     for name in names:
         if not name.startswith(prefix) or not name.endswith((TMP_SUFFIX, OLD_SUFFIX)):
             continue
-        pid_part = name[len(prefix):].split("-", 1)[0]
-        if not pid_part.isdigit() or _alive(int(pid_part)):
-            continue
         stale = folder / name
+        if not _is_stale(stale, name[len(prefix):]):
+            continue
         if name.endswith(OLD_SUFFIX) and not os.path.lexists(path):
             with contextlib.suppress(OSError):
                 os.rename(stale, path)
@@ -320,8 +274,7 @@ def write_folder(path: Path | str, build: Callable[[Path], None], *, replace: bo
             _fsync_dir(Path(root))
         if os.path.lexists(path):
             if not _exchange(tmp, path):
-                old = path.with_name(f".{path.name}.{os.getpid()}-"
-                                     f"{secrets.token_hex(4)}{OLD_SUFFIX}")
+                old = _tmp_name(path, OLD_SUFFIX)
                 os.rename(path, old)
                 os.rename(tmp, path)
                 tmp = old
