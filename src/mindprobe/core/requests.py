@@ -32,6 +32,7 @@ import orjson
 
 from mindprobe.core.model import Request
 from mindprobe.core.records import append_whole
+from mindprobe.core.secrets import redact_known
 
 TEXTS = "texts.jsonl"
 #: Texts at least this long are stored once per run when a second item sends them.
@@ -153,7 +154,8 @@ class TextStore:
             self._seen.add(hash(text))
             return text
         digest = hashlib.sha256(text.encode()).hexdigest()
-        line = orjson.dumps({"sha256": digest, "text": text}, option=orjson.OPT_APPEND_NEWLINE)
+        line = redact_known(orjson.dumps({"sha256": digest, "text": text},
+                                         option=orjson.OPT_APPEND_NEWLINE))
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             append_whole(fd, line)  # a full disk leaves no torn line for the next to follow
@@ -254,10 +256,15 @@ def expand_calls(calls: Iterable[Mapping[str, Any]], texts: Mapping[str, str] | 
 
 def replies_of(holder: Mapping[str, Any]) -> list[Any]:
     """The raw replies of a record (or chat turn), in order: each call's own `reply` when it
-    made several, else its `reply`."""
-    calls = holder.get("request")
-    if isinstance(calls, list):
-        return [c.get("reply") for c in calls if isinstance(c, dict)]
+    made several (the last call's is the holder's `reply` when the call keeps none: a reply
+    is stored once, `core.stored_replies`), else its `reply`."""
+    calls = [c for c in holder.get("request") or [] if isinstance(c, dict)] \
+        if isinstance(holder.get("request"), list) else None
+    if calls is not None:
+        out = [c.get("reply") for c in calls]
+        if calls and "reply" not in calls[-1]:
+            out[-1] = holder.get("reply")
+        return out
     return [holder["reply"]] if "reply" in holder else []
 
 
