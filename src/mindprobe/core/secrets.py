@@ -39,6 +39,8 @@ _ORDINARY = frozenset({"author", "authors", "authored", "authority", "monkey", "
                        "donkey", "turkey", "hockey", "jockey", "whiskey", "keyword",
                        "keywords", "keyboard", "keynote", "tokenizer", "tokenizers",
                        "tokenize", "tokenization"})
+#: Environment variables named like secrets that are not (the working directory).
+_PLAIN_ENV = frozenset({"PWD", "OLDPWD"})
 #: Words before `tokens` that make it a count, not a credential (`max_tokens=16`).
 _COUNTS = frozenset({"max", "min", "num", "n", "total", "prompt", "completion", "cached",
                      "reasoning", "output", "input", "new"})
@@ -49,7 +51,7 @@ _QUERY = re.compile(r"([?&;])([A-Za-z0-9_.~%-]+)=([^&#\s'\"]+)")
 #: A header's value: `Authorization: Bearer X` / `Basic X`, `x-api-key: X` and the like.
 _HEADER = re.compile(r"(?i)\b((?:authorization\s*[:=]\s*(?:bearer\s+|basic\s+)?)|"
                      r"(?:(?:x-)?(?:api-?key|auth-?token|access-?token)\s*[:=]\s*))"
-                     r"[^\s,;'\"]+")
+                     r"[^\s,;&#'\"]+")
 #: A bearer token on its own (long enough not to be a word: "bearer of news" stays).
 _BEARER = re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{16,}")
 
@@ -118,7 +120,8 @@ def remember_environment(environ: Mapping[str, str] | None = None) -> None:
     (`OPENAI_API_KEY`, `HF_TOKEN`, `WANDB_API_KEY`, `MLFLOW_TRACKING_PASSWORD`): the process
     holds them, so they are masked wherever they would appear."""
     env = os.environ if environ is None else environ
-    remember(*(v for k, v in env.items() if is_secret_name(k)))
+    remember(*(v for k, v in env.items() if is_secret_name(k) and k not in _PLAIN_ENV
+               and not os.path.exists(v)))  # a path (a credentials file, a socket) is no key
 
 
 def _query(match: re.Match[str]) -> str:
