@@ -226,7 +226,8 @@ def expand_calls(calls: Iterable[Mapping[str, Any]], texts: Mapping[str, str] | 
                  replies: Iterable[str | None] | None = None) -> list[dict[str, Any]]:
     """Full calls from recorded ones, in the order they were made (one chain, e.g. one item's
     calls to one role, or a chat's turns in order): `history` resolved against the previous
-    call plus its reply (the call's own `reply`, else the matching entry of `replies`), shared
+    call plus its reply (the call's own `reply`, else the matching entry of `replies`: pass
+    `replies_of(record)`, since a list's last call leaves its reply to the record), shared
     texts put back. Each result has `messages` (or `prompt`), `params` and `reply` if known."""
     texts = texts or {}
     extra = list(replies) if replies is not None else []
