@@ -75,3 +75,14 @@ def test_a_megabytes_reply_is_stored_bounded_and_parsed_whole(cli, tmp_path, mon
     assert path.stat().st_size < 3 * (MAX_STORED_CHARS + 20_000)  # each reply once, cut
     assert "not cached" in err
     assert sum(p.stat().st_size for p in (tmp_path / "cache").rglob("*")) < MAX_STORED_CHARS
+
+
+def test_a_transcript_gives_a_cut_replys_full_length():
+    """The report says how long a reply was, not how much of it the record kept."""
+    from mindprobe.report.transcripts import conversation
+
+    rec = store_once({"id": "1", "request": {"prompt": "q"}, "reply": "y" * 30}, limit=20)
+    page = conversation(rec)
+    assert "more of its 30 characters" in page and "keeps its first 20" in page
+    whole = conversation({"id": "1", "request": {"prompt": "q"}, "reply": "y" * 20})
+    assert "more of its" not in whole
