@@ -229,3 +229,14 @@ def test_environment_secrets_are_remembered_but_paths_are_not():
     assert redact("HostileEnvKey41 hf_Hostile41") == f"{MASK} {MASK}"
     kept = "/srv/experiments /srv/old falsefalse"
     assert redact(kept) == kept
+
+
+def test_the_json_writer_masks_secret_query_values(tmp_path):
+    """What `write_json_atomic` writes (manifests, `profile.json`): the model spec's
+    `api_key_v2` and `X-Amz-Signature` values masked, by the rule, not by memory."""
+    from mindprobe.core.store import write_json_atomic
+
+    spec = "openai:m@http://h:1/v1?api_key_v2=Unseen41KeyValue&X-Amz-Signature=Unseen41Sig&v=1"
+    write_json_atomic(tmp_path / "profile.json", {"model": spec, "command": f"--model {spec}"})
+    text = (tmp_path / "profile.json").read_text()
+    assert "Unseen41" not in text and text.count("api_key_v2=***&X-Amz-Signature=***&v=1") == 2
