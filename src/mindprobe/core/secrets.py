@@ -167,16 +167,31 @@ def redact_known(data: bytes) -> bytes:
 
 
 def redact_value(obj: Any) -> Any:
-    """`redact_known` on every string of a JSON-like structure (a reply before it is cached or
-    handed on): only this process's own secrets are masked, the data is otherwise kept."""
+    """The remembered values masked in every string of a JSON-like structure (a record, a
+    reply before it is cached or shown): only this process's own secrets are masked, the data
+    is otherwise kept. `obj` itself comes back when it holds none (found in one pass over
+    its JSON encoding, which is what a record becomes anyway)."""
+    if not _ordered:
+        return obj
+    try:
+        raw = orjson.dumps(obj, default=str, option=orjson.OPT_NON_STR_KEYS)
+    except TypeError:
+        return _mask_known(obj)
+    if not any(form in raw for form in _ordered_bytes):
+        return obj
+    return _mask_known(obj)
+
+
+def _mask_known(obj: Any) -> Any:
     if isinstance(obj, str):
-        if not _ordered or not obj:
-            return obj
-        return redact_known(obj.encode()).decode()
+        for secret in _ordered:
+            if secret in obj:
+                obj = obj.replace(secret, MASK)
+        return obj
     if isinstance(obj, dict):
-        return {k: redact_value(v) for k, v in obj.items()}
+        return {k: _mask_known(v) for k, v in obj.items()}
     if isinstance(obj, list | tuple):
-        return [redact_value(v) for v in obj]
+        return [_mask_known(v) for v in obj]
     return obj
 
 
