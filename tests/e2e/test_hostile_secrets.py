@@ -172,6 +172,30 @@ def _surfaces(root: Path, run: Path, spec: str) -> dict[str, tuple[list[str], bo
     return cases
 
 
+#: Commands not run here, and why; a new command is tried above or says here why not.
+NOT_TRIED = {
+    "analyze": "the spelling alias of analyse",
+    "judge": "writes judgements through the run's store (encode_record), as run does; a judge "
+             "URL's userinfo is tried by tests/core/test_secrets.py's canaries",
+    "profile": "its profile.json goes through write_json_atomic (tried by test_secrets.py's "
+               "json writer test) and its runs are runs; a real profile takes minutes",
+    "sweep": "its passes are runs (the same runner and store)",
+    "build": "builds a data set from local files: no server, no credential",
+    "generate": "generates WorldSense data locally: no server, no credential",
+    "data": "fetches public data; no model server, no credential",
+    "list": "prints the registry: no run, no credential",
+    "models": "prints the model kinds: no run, no credential",
+    "published": "prints published results: no run, no credential",
+}
+
+
+def test_every_command_is_tried_or_says_why():
+    sub = next(a for a in build_parser(["run"])._actions
+               if isinstance(a, argparse._SubParsersAction))
+    tried = {"run", "export", "report", "analyse", "runs"}
+    assert sorted(sub.choices) == sorted(tried | set(NOT_TRIED))
+
+
 SURFACES = ["export-upstream", "export-inspect", "export-parquet", "export-hf",
             "export-mlflow", "export-wandb", "report-html", "report-md", "report-latex",
             "run-dry-run-json", "analyse-json", "runs-json"]
