@@ -115,7 +115,8 @@ def hostile(tmp_path_factory):
         spec = f"openai:test-model@http://{USER}:{PASSWORD}@{host}?api_key_v2={QUERY_KEY}&v=2"
         common = ["--limit", "3", "--runs-dir", "runs"]
         for args in (["--model", spec], ["--model", f"openai:test-model@http://{host}?"
-                                         f"api_key_v2={QUERY_KEY}", "--name", "bearer"],
+                                         f"api_key_v2={QUERY_KEY}", "--name", "bearer",
+                                         "--no-cache"],
                      ["--model", f"openai:test-model@http://{USER}:{PASSWORD}@{bad_host}",
                       "--name", "errors", "--max-attempts", "1", "--no-cache"],
                      ["--model", spec, "--name", "again"]):
