@@ -4,10 +4,13 @@ client still sends them.
 
 A server URL can carry credentials (`http://user:KEY@host/v1`, `...?api_key=KEY`); the client
 splits them off (`split_credentials`) and sends them with every request, and every text shown or
-written goes through `redact`: URL userinfo, key-like query values and `Bearer`/`Basic` tokens
-become `***`, and so does every secret value this process was given (`remember`: API keys from
-the environment or an endpoints file's `key_env`, the parts split off URLs), wherever it
-appears.
+written goes through `redact`: URL userinfo, the values of query parameters whose name contains
+a secret word (`is_secret_name`: `api_key_v2`, `X-Amz-Signature`; not `max_tokens`) and
+`Bearer`/`Basic` tokens become `***`, and so does every secret value this process holds
+(`remember`: API keys from the environment or an endpoints file's `key_env`, the parts split
+off URLs, the Basic token they make) and its base64, wherever it appears. What a server sends
+back is data: replies, errors and cached entries are masked only for those held values
+(`redact_known`, `redact_value`), before anything records, caches or shows them.
 """
 
 from __future__ import annotations
