@@ -5,11 +5,9 @@ mindprobe writes (run folder, lock, cache, reports, exports) nor in what it prin
 from __future__ import annotations
 
 import base64
-import bz2
 import os
 import subprocess
 import sys
-import zipfile
 from pathlib import Path
 
 import pytest
@@ -25,6 +23,7 @@ from mindprobe.core.secrets import (
     split_credentials,
 )
 from mindprobe.testing import TestServer
+from mindprobe.testing.leaks import find_leaks
 
 #: One distinct canary per place a secret can come from.
 CANARIES = {
@@ -40,27 +39,9 @@ CANARIES = {
 }
 
 
-def _texts(path: Path) -> list[bytes]:
-    """A file's bytes, and those of what it packs (an Inspect .eval is a zip, a bz2 export)."""
-    raw = path.read_bytes()
-    out = [raw]
-    if zipfile.is_zipfile(path):
-        pytest.importorskip("zipfile_zstd")  # Inspect's .eval members are zstd-compressed
-        with zipfile.ZipFile(path) as z:
-            out += [z.read(n) for n in z.namelist()]
-    if raw[:3] == b"BZh":
-        out.append(bz2.decompress(raw))
-    return out
-
-
 def _leaks(root: Path, secrets: list[str]) -> list[str]:
-    forms = {s: [s.encode(), base64.b64encode(s.encode())] for s in secrets}
-    found = []
-    for path in sorted(p for p in root.rglob("*") if p.is_file()):
-        for blob in _texts(path):
-            found += [f"{path.relative_to(root)}: {s}" for s, fs in forms.items()
-                      if any(f in blob for f in fs)]
-    return sorted(set(found))
+    pytest.importorskip("zipfile_zstd")  # Inspect's .eval members are zstd-compressed
+    return find_leaks(root, secrets)
 
 
 def _mp(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:

@@ -11,14 +11,11 @@ from __future__ import annotations
 
 import argparse
 import base64
-import bz2
-import gzip
 import json
 import os
 import sqlite3
 import subprocess
 import sys
-import zipfile
 from pathlib import Path
 
 import pytest
@@ -26,6 +23,7 @@ import pytest
 from mindprobe.cli import build_parser
 from mindprobe.core.cache import entry_checksum
 from mindprobe.testing import TestServer
+from mindprobe.testing.leaks import find_leaks
 from mindprobe.testing.responders import worldsense_answer
 
 pytestmark = pytest.mark.slow
@@ -36,44 +34,10 @@ BASIC = base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()
 SECRETS = [PASSWORD, QUERY_KEY, ENV_KEY, BASIC]
 
 
-def forms(secrets: list[str]) -> dict[str, list[bytes]]:
-    """Each secret as it could be found: raw, and base64 (standard, URL-safe, unpadded)."""
-    out = {}
-    for s in secrets:
-        raw = s.encode()
-        encoded = [base64.b64encode(raw), base64.urlsafe_b64encode(raw)]
-        out[s] = [raw, *encoded, *(e.rstrip(b"=") for e in encoded)]
-    return out
-
-
-def _blobs(path: Path) -> list[bytes]:
-    """A file's bytes, and what it packs: zip members (an Inspect .eval), bz2, gzip, and a
-    Parquet file's rows (its pages are compressed)."""
-    raw = path.read_bytes()
-    out = [raw]
-    if zipfile.is_zipfile(path):
-        pytest.importorskip("zipfile_zstd")  # Inspect's .eval members are zstd-compressed
-        with zipfile.ZipFile(path) as z:
-            out += [z.read(n) for n in z.namelist()]
-    if raw[:3] == b"BZh":
-        out.append(bz2.decompress(raw))
-    if raw[:2] == b"\x1f\x8b":
-        out.append(gzip.decompress(raw))
-    if raw[:4] == b"PAR1":
-        import pyarrow.parquet as pq
-
-        out.append(json.dumps(pq.read_table(path).to_pylist(), default=str).encode())
-    return out
-
-
 def leaks(root: Path, secrets: list[str] = SECRETS) -> list[str]:
     """`file: secret` for every raw or base64 secret found in any file under `root`."""
-    found = set()
-    for path in sorted(p for p in root.rglob("*") if p.is_file() and not p.is_symlink()):
-        for blob in _blobs(path):
-            found |= {f"{path.relative_to(root)}: {s}" for s, fs in forms(secrets).items()
-                      if any(f in blob for f in fs)}
-    return sorted(found)
+    pytest.importorskip("zipfile_zstd")  # Inspect's .eval members are zstd-compressed
+    return find_leaks(root, secrets)
 
 
 def _mp(root: Path, *args: str, secrets: bool = True, out: str | None = None
