@@ -301,8 +301,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     debug = "--debug" in argv
     argv = [a for a in argv if a != "--debug"]
     from mindprobe.core.process import interrupt_status
+    from mindprobe.core.secrets import remember_environment
 
     interrupt_status(clear=True)
+    remember_environment()  # API keys and tokens in the environment: masked wherever they go
     try:
         args = build_parser(argv).parse_args(argv)
         args.debug = debug
@@ -332,10 +334,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from mindprobe.errors import Interrupted
 
         if not isinstance(exc, Interrupted) and argv[:1] == ["run"]:
-            import shlex
+            from mindprobe.core.secrets import command_line
 
             _print_error("interrupted before the run started; nothing was recorded. Run again "
-                         f"with: mindprobe {shlex.join(argv)}")
+                         f"with: {command_line(argv)}")
         return interrupt_status()  # 130 after Ctrl-C, 143 after SIGTERM
 
 

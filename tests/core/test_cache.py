@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 
 from mindprobe.core.cache import ResponseCache, cache_key
@@ -99,15 +100,36 @@ def test_an_entry_that_is_not_its_own_is_a_miss(tmp_path):
     assert ResponseCache(path).get("a") == {"text": "asked again"}
 
 
-def test_entries_of_older_versions_are_kept(tmp_path):
-    path = tmp_path / "c.sqlite"
+def _old_cache(path, rows: dict[str, dict]) -> None:
+    """A cache as mindprobe wrote it before checksums (`responses`: key, value, created)."""
     db = sqlite3.connect(path)
     db.execute("CREATE TABLE responses (key TEXT PRIMARY KEY, value TEXT NOT NULL, created REAL)")
-    db.execute("INSERT INTO responses VALUES ('k', '{\"text\": \"old\"}', 0)")
+    db.executemany("INSERT INTO responses VALUES (?, ?, 0)",
+                   [(k, json.dumps(v)) for k, v in rows.items()])
     db.commit()
     db.close()
-    c = ResponseCache(path)
-    assert c.get("k") == {"text": "old"} and len(c) == 1
+
+
+def test_a_cache_of_an_older_version_is_never_trusted(tmp_path):
+    """Issue 41.8: an old cache in which a quarter of the rows hold other requests' replies
+    serves none of them (its rows cannot be verified: they are dropped with one notice), and
+    the table is gone, so the next open says nothing."""
+    keys = [cache_key({"model": "m"}, {"messages": [i]}) for i in range(40)]
+    rows = {k: {"text": f"reply to {i}"} for i, k in enumerate(keys)}
+    for i in range(0, 40, 4):  # every fourth row holds the next request's reply
+        rows[keys[i]] = {"text": f"reply to {i + 1}"}
+    _old_cache(tmp_path / "c.sqlite", rows)
+    said: list[str] = []
+    c = ResponseCache(tmp_path / "c.sqlite", warn=said.append)
+    served = {i: c.get(k) for i, k in enumerate(keys)}
+    wrong = [i for i, v in served.items() if v is not None and v["text"] != f"reply to {i}"]
+    assert wrong == [] and len(c) == 0
+    assert len(said) == 1 and "older mindprobe" in said[0] and "40 entries" in said[0]
+    c.put(keys[1], {"text": "reply to 1"})  # asked again, cached with a checksum
+    c.close()
+    again: list[str] = []
+    c = ResponseCache(tmp_path / "c.sqlite", warn=again.append)
+    assert c.get(keys[1]) == {"text": "reply to 1"} and again == []
     c.close()
 
 

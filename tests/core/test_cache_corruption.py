@@ -12,7 +12,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from mindprobe.core.requests import TEXTS, expand_calls, read_texts
+from mindprobe.core.requests import TEXTS, expand_calls, read_texts, replies_of
 from mindprobe.core.store import read_records
 from mindprobe.testing import TestServer
 
@@ -37,7 +37,7 @@ def _check_replies(run_dir: Path) -> int:
     n = 0
     for rec in read_records(run_dir / "records.jsonl"):
         assert "error" not in rec, rec["error"]
-        for call in expand_calls(rec["request"], texts):
+        for call in expand_calls(rec["request"], texts, replies_of(rec)):
             assert call["reply"] == reply_for(call), (rec["id"], call)
             n += 1
     return n

@@ -94,7 +94,8 @@ def test_worldsense_records_the_reasks_as_sent(cli, tmp_path):
     sent = []
     for rec in recs:
         calls = calls_of(rec["request"])
-        assert len(calls) == 2 and rec["reply"] == "hello" == calls[-1]["reply"]
+        assert len(calls) == 2 and rec["reply"] == "hello" == calls[0]["reply"]
+        assert "reply" not in calls[-1] and replies_of(rec) == ["hello", "hello"]  # once
         assert calls[1]["history"] == 2 and [m["role"] for m in calls[1]["messages"]] == ["user"]
         full = expand_calls(calls)
         sent += [c["messages"] for c in full]

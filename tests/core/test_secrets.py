@@ -5,18 +5,25 @@ mindprobe writes (run folder, lock, cache, reports, exports) nor in what it prin
 from __future__ import annotations
 
 import base64
-import bz2
 import os
 import subprocess
 import sys
-import zipfile
 from pathlib import Path
 
 import pytest
 
 from mindprobe.cli import main
-from mindprobe.core.secrets import MASK, command_line, redact, remember, split_credentials
+from mindprobe.core.secrets import (
+    MASK,
+    command_line,
+    redact,
+    redact_known,
+    remember,
+    remember_environment,
+    split_credentials,
+)
 from mindprobe.testing import TestServer
+from mindprobe.testing.leaks import find_leaks
 
 #: One distinct canary per place a secret can come from.
 CANARIES = {
@@ -32,27 +39,9 @@ CANARIES = {
 }
 
 
-def _texts(path: Path) -> list[bytes]:
-    """A file's bytes, and those of what it packs (an Inspect .eval is a zip, a bz2 export)."""
-    raw = path.read_bytes()
-    out = [raw]
-    if zipfile.is_zipfile(path):
-        pytest.importorskip("zipfile_zstd")  # Inspect's .eval members are zstd-compressed
-        with zipfile.ZipFile(path) as z:
-            out += [z.read(n) for n in z.namelist()]
-    if raw[:3] == b"BZh":
-        out.append(bz2.decompress(raw))
-    return out
-
-
 def _leaks(root: Path, secrets: list[str]) -> list[str]:
-    forms = {s: [s.encode(), base64.b64encode(s.encode())] for s in secrets}
-    found = []
-    for path in sorted(p for p in root.rglob("*") if p.is_file()):
-        for blob in _texts(path):
-            found += [f"{path.relative_to(root)}: {s}" for s, fs in forms.items()
-                      if any(f in blob for f in fs)]
-    return sorted(set(found))
+    pytest.importorskip("zipfile_zstd")  # Inspect's .eval members are zstd-compressed
+    return find_leaks(root, secrets)
 
 
 def _mp(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
@@ -162,3 +151,73 @@ def test_split_credentials_keeps_the_address_and_sends_the_rest():
 def test_a_bad_url_error_does_not_print_the_secret(bad, cli):
     code, _, err = cli("run", "worldsense:fresh", "--model", bad, "--limit", "1")
     assert code == 2 and "S3cretValue1" not in err
+
+
+@pytest.mark.parametrize("name", ["api_key_v2", "X-Amz-Signature", "my_token_2", "apikey",
+                                  "AccessToken", "client_secret", "sig", "pwd", "Password",
+                                  "oauth_token", "subscription-key", "x-goog-credential"])
+def test_a_query_name_containing_a_secret_word_is_masked(name):
+    """Issue 41.2: not only names *ending* in key/token/secret: any name containing a secret
+    word, case-insensitive, in a URL's query (as manifests, locks, reports and `--dry-run
+    --json` show it) and sent by the client, remembered wherever else it appears."""
+    value = f"Hostile{name.replace('-', '')}Value41"
+    url = f"openai:m@http://h:1/v1?mode=x&{name}={value}&v=2"
+    assert redact(url) == f"openai:m@http://h:1/v1?mode=x&{name}={MASK}&v=2"
+    split_credentials(url.split("@", 1)[1])
+    assert redact(f"the server said: unknown {value}") == f"the server said: unknown {MASK}"
+
+
+@pytest.mark.parametrize("name", ["monkey", "author", "max_tokens", "maxTokens", "tokenizer",
+                                  "keyword", "api-version", "mode", "design", "prompt_tokens"])
+def test_an_ordinary_query_name_is_shown(name):
+    """... while ordinary names that merely contain such a word keep their value."""
+    url = f"http://h:1/v1?{name}=Value123456&mode=x"
+    assert redact(url) == url
+    split_credentials(url)
+    assert redact("Value123456 stays") == "Value123456 stays"
+
+
+def test_counts_named_like_tokens_outside_a_url_are_data():
+    """The query rule is for URL query strings: JSON and command-line options naming tokens
+    are counts, never masked."""
+    text = ('{"max_tokens": 16, "prompt_tokens": 120} --max-tokens=16 max_tokens=16 '
+            'reasoning_tokens=3')
+    assert redact(text) == text
+
+
+def test_base64_forms_of_every_secret_are_masked():
+    """The Basic token a URL's userinfo becomes, and the base64 of each remembered secret
+    (whole, URL-safe, unpadded, or inside a longer encoded blob at any alignment)."""
+    _, cred = split_credentials("http://alice:HostileB64Pass41@h:1/v1")
+    token = cred.headers()["Authorization"].split()[-1]
+    assert redact(f"echo {token} end") == f"echo {MASK} end"
+    assert redact_known(token.encode()) == MASK.encode()
+    secret = b"HostileB64Pass41"
+    for blob in (secret, b"x" + secret + b"yz", b"xy" + secret, b"prefix " + secret + b" end"):
+        for enc in (base64.b64encode, base64.urlsafe_b64encode):
+            encoded = enc(blob).decode()
+            masked = redact(encoded)
+            assert masked != encoded and MASK in masked, blob
+
+
+def test_environment_secrets_are_remembered_but_paths_are_not():
+    """API keys and tokens the process holds in its environment are masked wherever they
+    appear; the working directory (`PWD`) and credential *file paths* are not secrets."""
+    remember_environment({"SOME_SERVICE_API_KEY": "HostileEnvKey41", "HF_TOKEN": "hf_Hostile41",
+                          "PWD": "/srv/experiments", "OLDPWD": "/srv/old",
+                          "GOOGLE_APPLICATION_CREDENTIALS": "/", "TOKENIZERS_PARALLELISM":
+                          "falsefalse"})
+    assert redact("HostileEnvKey41 hf_Hostile41") == f"{MASK} {MASK}"
+    kept = "/srv/experiments /srv/old falsefalse"
+    assert redact(kept) == kept
+
+
+def test_the_json_writer_masks_secret_query_values(tmp_path):
+    """What `write_json_atomic` writes (manifests, `profile.json`): the model spec's
+    `api_key_v2` and `X-Amz-Signature` values masked, by the rule, not by memory."""
+    from mindprobe.core.store import write_json_atomic
+
+    spec = "openai:m@http://h:1/v1?api_key_v2=Unseen41KeyValue&X-Amz-Signature=Unseen41Sig&v=1"
+    write_json_atomic(tmp_path / "profile.json", {"model": spec, "command": f"--model {spec}"})
+    text = (tmp_path / "profile.json").read_text()
+    assert "Unseen41" not in text and text.count("api_key_v2=***&X-Amz-Signature=***&v=1") == 2

@@ -17,6 +17,7 @@ import pytest
 from mindprobe.errors import DataError
 from mindprobe.testing import TestServer
 from mindprobe.testing.faults import FaultPlan
+from mindprobe.testing.server import _parser, config_from_args
 from mindprobe.testing.tokens import PrefixCache, reply_tokens
 
 
@@ -144,6 +145,23 @@ def test_api_key_required():
         assert post(srv, "/chat/completions", chat_body(), headers=good)[0] == 200
         assert get(srv, "/v1/models", headers=good)[0] == 200
         assert srv.stats()["rejected"] == {"401": 3}
+
+
+def test_echo_headers_repeats_them_in_replies_and_errors():
+    """`echo_headers` (`--echo-headers`): a server that sends back what it was sent, the
+    header a client must mask before it records or caches a reply or an error."""
+    auth = {"Authorization": "Bearer echo-me-123"}
+    with TestServer(echo_headers=["Authorization"], reply="OK") as srv:
+        status, _, body = post(srv, "/chat/completions", chat_body(), headers=auth)
+        assert body["choices"][0]["message"]["content"] == "Authorization: Bearer echo-me-123 OK"
+        assert post(srv, "/chat/completions", chat_body())[2]["choices"][0]["message"][
+            "content"] == "OK"  # nothing sent, nothing echoed
+    with TestServer(echo_headers=["Authorization"], fault_500=1.0) as srv:
+        status, _, body = post(srv, "/chat/completions", chat_body(), headers=auth)
+        assert status == 500 and body["error"]["message"].startswith(
+            "Authorization: Bearer echo-me-123 ")
+    args = _parser().parse_args(["--echo-headers", "Authorization, X-Api-Key"])
+    assert config_from_args(args).echo_headers == ["Authorization", "X-Api-Key"]
 
 
 def test_fault_500_and_429_with_retry_after():

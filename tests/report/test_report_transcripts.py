@@ -80,7 +80,7 @@ def test_a_hostile_reply_renders_as_text(cli, tmp_path):
 def test_long_replies_are_cut_in_the_page_and_whole_in_the_records(cli, tmp_path):
     """A 1 MB reply: the page shows its first TEXT_CHARS characters and says where the rest
     is; the report stays small (it was the replies' size)."""
-    reply = "Let me see:\n" + "x" * 1_100_000  # three of the test server's tokens
+    reply = "Let me see:\n" + "x" * 1_000_000  # three of the test server's tokens
     with TestServer(reply=reply) as srv:
         code, _, err = cli("run", "worldsense:fresh", "--model",
                            f"openai:test-model@{srv.base_url}", "--limit", 3, "--runs-dir",

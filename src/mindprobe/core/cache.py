@@ -12,6 +12,9 @@ byte in a reply, is a miss (asked again, counted, warned about once), never a wr
 file SQLite itself finds damaged (at open, by `quick_check`, or on any later read or write) is
 renamed aside, named in a warning, and a new one started; a cache that cannot be written (a
 full disk) is used read-only for the rest of the run. Items never fail because of the cache.
+A cache written by an older mindprobe (no checksums) is dropped with a notice, never trusted;
+what goes in and comes out is masked for the secrets this process sent (`core.secrets`), and
+a reply over the stored-reply cap is not cached (`core.stored_replies`).
 """
 
 from __future__ import annotations
@@ -29,9 +32,12 @@ from typing import Any
 import orjson
 
 from mindprobe.core.paths import free_space
+from mindprobe.core.secrets import redact_known
+from mindprobe.core.stored_replies import MAX_STORED_CHARS, fits_cache
 from mindprobe.errors import MindprobeError
 
-#: The table of verified entries; `responses` (no checksums) is what versions before it wrote.
+#: The table of verified entries; `responses` (no checksums) is what versions before it wrote,
+#: dropped on open (`_migrate`).
 _SCHEMA = ("CREATE TABLE IF NOT EXISTS entries (key TEXT PRIMARY KEY, value BLOB NOT NULL, "
            "checksum TEXT NOT NULL, created REAL)")
 _LEGACY = "responses"
@@ -84,6 +90,8 @@ class ResponseCache:
         self.misses = 0
         #: Entries found damaged (checksum or key mismatch, undecodable): each asked again.
         self.rejected = 0
+        #: Replies too long to cache (over `MAX_STORED_CHARS`): asked again next time.
+        self.oversized = 0
         #: Files found damaged and renamed aside (their new names).
         self.set_aside: list[Path] = []
         self.writable = True
@@ -121,16 +129,20 @@ class ResponseCache:
         return db
 
     def _migrate(self, db: sqlite3.Connection) -> None:
-        """Entries of the unverified table older versions wrote, given their checksums."""
+        """Drop the unverified table older versions wrote (`responses`: key and value, no
+        checksum, no request): nothing in a row shows which request its value answered, so
+        no entry of it can be verified, and an unverifiable reply is never trusted. Its
+        requests are asked again; a one-line notice says so."""
         if not db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?",
                           (_LEGACY,)).fetchone():
             return
-        db.create_function("entry_checksum", 2, entry_checksum, deterministic=True)
         with db:
             db.execute("BEGIN")
-            db.execute(f"INSERT OR IGNORE INTO entries SELECT key, CAST(value AS BLOB), "
-                       f"entry_checksum(key, value), created FROM {_LEGACY}")
+            n = db.execute(f"SELECT COUNT(*) FROM {_LEGACY}").fetchone()[0]
             db.execute(f"DROP TABLE {_LEGACY}")
+        self._warn(f"the response cache {self.path} was written by an older mindprobe, "
+                   f"without checksums: its {n} entries cannot be verified and were dropped "
+                   "(their requests are asked again)")
 
     def _open(self) -> None:
         """Open the file; a damaged one is set aside and a new one made; one that cannot be
@@ -229,7 +241,7 @@ class ResponseCache:
             self._reject(key, "its checksum does not match")
             return None
         try:
-            value = orjson.loads(raw)
+            value = orjson.loads(redact_known(raw))  # another run's secret: not ours to show
         except orjson.JSONDecodeError:
             self._reject(key, "it is not JSON")
             return None
@@ -242,11 +254,20 @@ class ResponseCache:
                        f"{key[:12]}…, {why}); they are asked again, never used")
 
     def put(self, key: str, value: dict[str, Any]) -> None:
+        """Buffer `value` under `key`: masked for the secrets this process sent (a server that
+        echoes a header), and only when within the stored-reply cap (`core.stored_replies`:
+        a reply over it is asked again, never served cut)."""
         if not self.writable or self._db is None:
+            return
+        if not fits_cache(value):
+            self.oversized += 1
+            if self.oversized == 1:
+                self._warn(f"a reply over {MAX_STORED_CHARS:,} characters was not cached "
+                           f"(the cap on a stored reply); it is asked again next time")
             return
         if not self._buffer:
             self._since = time.monotonic()
-        self._buffer[key] = orjson.dumps(value)
+        self._buffer[key] = redact_known(orjson.dumps(value))
         if len(self._buffer) >= self._batch or time.monotonic() - self._since > self._max_age:
             self.flush()
 

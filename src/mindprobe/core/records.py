@@ -15,6 +15,7 @@ import orjson
 
 from mindprobe.core.files import cut_to
 from mindprobe.core.secrets import redact_known
+from mindprobe.core.stored_replies import store_once
 from mindprobe.errors import DataError
 
 
@@ -76,8 +77,10 @@ _RECORD_OPTS = orjson.OPT_APPEND_NEWLINE | orjson.OPT_NON_STR_KEYS | orjson.OPT_
 
 def encode_record(record: dict[str, Any]) -> bytes:
     """One JSON line (UTF-8, NaN as null, unknown types as str), ready for a single write;
-    a secret this process holds (an API key, say, echoed in an error) is masked."""
-    return redact_known(orjson.dumps(record, default=str, option=_RECORD_OPTS))
+    a secret this process holds (an API key, say, echoed in an error) is masked, and each
+    reply is kept once and bounded (`core.stored_replies`; the record itself is bounded in
+    place, so what a run keeps in memory is what its file holds)."""
+    return redact_known(orjson.dumps(store_once(record), default=str, option=_RECORD_OPTS))
 
 
 def dedupe(records: list[dict[str, Any]]) -> tuple[dict[str, dict[str, Any]], int]:

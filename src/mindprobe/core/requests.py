@@ -33,6 +33,7 @@ import orjson
 from mindprobe.core.files import open_append
 from mindprobe.core.model import Request
 from mindprobe.core.records import append_whole
+from mindprobe.core.secrets import redact_known
 
 TEXTS = "texts.jsonl"
 #: Texts at least this long are stored once per run when a second item sends them.
@@ -154,7 +155,8 @@ class TextStore:
             self._seen.add(hash(text))
             return text
         digest = hashlib.sha256(text.encode()).hexdigest()
-        line = orjson.dumps({"sha256": digest, "text": text}, option=orjson.OPT_APPEND_NEWLINE)
+        line = redact_known(orjson.dumps({"sha256": digest, "text": text},
+                                         option=orjson.OPT_APPEND_NEWLINE))
         fd = open_append(self.path)
         try:
             append_whole(fd, line)  # a full disk leaves no torn line for the next to follow
@@ -225,7 +227,8 @@ def expand_calls(calls: Iterable[Mapping[str, Any]], texts: Mapping[str, str] | 
                  replies: Iterable[str | None] | None = None) -> list[dict[str, Any]]:
     """Full calls from recorded ones, in the order they were made (one chain, e.g. one item's
     calls to one role, or a chat's turns in order): `history` resolved against the previous
-    call plus its reply (the call's own `reply`, else the matching entry of `replies`), shared
+    call plus its reply (the call's own `reply`, else the matching entry of `replies`: pass
+    `replies_of(record)`, since a list's last call leaves its reply to the record), shared
     texts put back. Each result has `messages` (or `prompt`), `params` and `reply` if known."""
     texts = texts or {}
     extra = list(replies) if replies is not None else []
@@ -255,10 +258,15 @@ def expand_calls(calls: Iterable[Mapping[str, Any]], texts: Mapping[str, str] | 
 
 def replies_of(holder: Mapping[str, Any]) -> list[Any]:
     """The raw replies of a record (or chat turn), in order: each call's own `reply` when it
-    made several, else its `reply`."""
-    calls = holder.get("request")
-    if isinstance(calls, list):
-        return [c.get("reply") for c in calls if isinstance(c, dict)]
+    made several (the last call's is the holder's `reply` when the call keeps none: a reply
+    is stored once, `core.stored_replies`), else its `reply`."""
+    calls = [c for c in holder.get("request") or [] if isinstance(c, dict)] \
+        if isinstance(holder.get("request"), list) else None
+    if calls is not None:
+        out = [c.get("reply") for c in calls]
+        if calls and "reply" not in calls[-1]:
+            out[-1] = holder.get("reply")
+        return out
     return [holder["reply"]] if "reply" in holder else []
 
 

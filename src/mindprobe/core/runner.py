@@ -23,6 +23,7 @@ from mindprobe.core.cache import ResponseCache
 from mindprobe.core.model import Model, TransientError, Usage
 from mindprobe.core.progress import RunProgress
 from mindprobe.core.retry import RetryPolicy
+from mindprobe.core.secrets import redact_value
 from mindprobe.core.session import Session, SlotLease
 from mindprobe.core.store import RunStore, encode_record
 from mindprobe.errors import MindprobeError, ModelError
@@ -117,7 +118,9 @@ async def _play(play: Play, item: Item, session: Session, settings: PassSettings
     _attach_request(rec, session, settings.progress_role)
     rec["usage"] = session.usage_dict()
     rec["latency"] = round(session.latency, 6)
-    return rec, connection
+    # what the server sent back (a reply, an error) is masked for the secrets this process
+    # sent before anything keeps or shows it: the record, the summary's first error
+    return redact_value(rec), connection
 
 
 def _attach_request(rec: dict[str, Any], session: Session, primary: str) -> None:

@@ -8,6 +8,7 @@ cached, which llama.cpp slot keeps this conversation's prefix) is decided here, 
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from typing import Any
@@ -16,6 +17,7 @@ from mindprobe.core.cache import ResponseCache, cache_key
 from mindprobe.core.chat import Chat
 from mindprobe.core.model import CallContext, ChoiceScores, Completion, Model, Request, Usage
 from mindprobe.core.requests import CallLog, TextStore, call_of
+from mindprobe.core.secrets import redact_value
 from mindprobe.errors import ModelError, UsageError
 
 #: Seconds a run of items keeps a contended slot after the first of its items that took it
@@ -193,7 +195,7 @@ class Session:
                 return comp
         if model.supports_slots:
             request.slot = await self._lease.slot(role)
-        comp = await model.complete(request, self._context(role))
+        comp = _masked(await model.complete(request, self._context(role)))
         self.sent.add(role, call_of(request), comp.text)
         self._account(role, comp, requests=comp.requests)
         if self._on_reply is not None:
@@ -241,6 +243,16 @@ class Session:
 
     def usage_dict(self) -> dict[str, dict[str, int]]:
         return {role: u.as_dict() for role, u in self.usage.items()}
+
+
+def _masked(comp: Completion) -> Completion:
+    """A reply with the secrets this process sent masked (a server that echoes its
+    `Authorization` header), before anything parses, records, caches or sends it on (a chat's
+    next turn): a run served from the cache then sees exactly what a live one saw."""
+    text, reasoning = redact_value(comp.text), redact_value(comp.reasoning)
+    if text is comp.text and reasoning is comp.reasoning:
+        return comp
+    return dataclasses.replace(comp, text=text, reasoning=reasoning)
 
 
 def check_constrained(model: Model, choices: list[str], comp: Completion) -> None:

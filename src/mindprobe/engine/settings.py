@@ -16,7 +16,7 @@ from rich.console import Console
 
 from mindprobe.core.options import check_range
 from mindprobe.core.paths import check_parent, path_component, refuse_empty
-from mindprobe.core.secrets import command_line
+from mindprobe.core.secrets import command_line, redact
 from mindprobe.errors import UsageError
 
 if TYPE_CHECKING:
@@ -131,10 +131,10 @@ class Reporter:
         self.console = console or Console(stderr=True, highlight=False, quiet=not progress)
 
     def warn(self, message: str) -> None:
-        self.console.print(f"[yellow]warning[/yellow]: {message}", highlight=False)
+        self.console.print(f"[yellow]warning[/yellow]: {redact(message)}", highlight=False)
 
     def note(self, message: str) -> None:
-        self.console.print(message, markup=False, highlight=False)
+        self.console.print(redact(message), markup=False, highlight=False)
 
     def loading(self, what: str) -> None:
         if self.console.is_terminal:

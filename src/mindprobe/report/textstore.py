@@ -69,14 +69,19 @@ class Shown:
                  item_chars: int = ITEM_CHARS) -> None:
         self.store, self.text_chars, self.left = store, text_chars, item_chars
 
-    def pre(self, text: str) -> str:
+    def pre(self, text: str, total: int | None = None) -> str:
+        """`text` shown, cut where needed; `total`: its full length where the record itself
+        keeps only its start (`core.stored_replies`)."""
         keep = min(len(text), self.text_chars, self.left)
         self.left -= keep
         shown = text[:keep]
         html = (f"<pre>{escape(shown)}</pre>" if self.store is None
                 else f'<pre data-s="{self.store.ref(shown)}"></pre>')
-        cut = len(text) - keep
+        whole = max(len(text), total or 0)
+        cut = whole - keep
         if cut:
-            html += (f'<p class="cut small">… {cut:,} more of its {len(text):,} characters are '
-                     "not shown here; the full text is in the run's records.jsonl.</p>")
+            where = ("the full text is in the run's records.jsonl" if whole == len(text) else
+                     f"the run's records.jsonl keeps its first {len(text):,}")
+            html += (f'<p class="cut small">… {cut:,} more of its {whole:,} characters are '
+                     f"not shown here; {where}.</p>")
         return html

@@ -79,12 +79,14 @@ def group_of(rec: dict[str, Any], fields: ItemFields) -> str:
     return ""
 
 
-def _bubble(shown: Shown, role: str, text: Any, label: str = "", meta: str = "") -> str:
+def _bubble(shown: Shown, role: str, text: Any, label: str = "", meta: str = "",
+            total: Any = None) -> str:
     body = text if isinstance(text, str) else json.dumps(text, ensure_ascii=False, indent=1)
     who = escape(label or role)
     extra = f'<div class="meta">{escape(meta)}</div>' if meta else ""
+    whole = total if isinstance(total, int) and not isinstance(total, bool) else None
     return (f'<div class="msg {escape(role)}"><div class="who">{who}</div>'
-            f"{shown.pre(body)}{extra}</div>")
+            f"{shown.pre(body, whole)}{extra}</div>")
 
 
 def _params(params: Any) -> str:
@@ -95,11 +97,13 @@ def _params(params: Any) -> str:
 
 
 def _sent(shown: Shown, request: Any, texts: dict[str, str], reply: Any = None,
-          head: str = "") -> list[str]:
+          head: str = "", reply_chars: Any = None) -> list[str]:
     """What was sent: each call's messages (only those new to it; `history` says how many
-    earlier ones it repeats) or prompt, its parameters, and each call's reply."""
+    earlier ones it repeats) or prompt, its parameters, and each call's reply (`reply_chars`:
+    the full length of `reply`, where the record keeps only its start)."""
     out = []
     for call, msgs, answer in sent_calls(request, reply, texts):
+        total = call.get("reply_chars") if "reply" in call else reply_chars
         meta = _params(call.get("params"))
         if call.get("history"):
             out.append(f'<p class="muted small">then, after the {call["history"]} earlier '
@@ -112,7 +116,7 @@ def _sent(shown: Shown, request: Any, texts: dict[str, str], reply: Any = None,
             out.append(_bubble(shown, m["role"], m["content"], f"{kind} {head}".strip(),
                                meta if j == len(msgs) - 1 else ""))
         if answer is not None:
-            out.append(_bubble(shown, "assistant", answer, "model"))
+            out.append(_bubble(shown, "assistant", answer, "model", total=total))
     return out
 
 
@@ -129,7 +133,8 @@ def _turns(shown: Shown, turns: list[Any], texts: dict[str, str] | None = None) 
         if t.get("request") is not None:  # what this turn sent, then its reply
             facts = [f"{k} {t[k]}" for k in ("expected", "answer", "correct", "violation")
                      if k in t and t[k] is not None]
-            out += _sent(shown, t["request"], texts or {}, t.get("reply"), head)
+            out += _sent(shown, t["request"], texts or {}, t.get("reply"), head,
+                         t.get("reply_chars"))
             if facts:
                 out.append(f'<div class="meta">{escape(" · ".join(facts))}</div>')
             continue
@@ -153,7 +158,8 @@ def conversation(rec: dict[str, Any], texts: dict[str, str] | None = None,
     where its texts go and how much of them (default: inline, capped)."""
     texts, shown = texts or {}, shown or Shown()
     if rec.get("request") is not None:
-        parts = _sent(shown, rec["request"], texts, rec.get("reply"))
+        parts = _sent(shown, rec["request"], texts, rec.get("reply"),
+                      reply_chars=rec.get("reply_chars"))
         if isinstance(rec.get("transcript"), list):
             parts += _turns(shown, rec["transcript"], texts)
         return "".join(parts + _tail(shown, rec))

@@ -183,6 +183,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--hang-seconds", type=float, default=30.0, help="how long a timeout hangs")
     p.add_argument("--retry-after", type=int, default=1, help="Retry-After seconds on 429")
     p.add_argument("--fail-first-n", type=int, default=0, help="first N requests get a 500")
+    p.add_argument("--echo-headers", default="",
+                   help="comma-separated request headers repeated at the start of every "
+                        "reply and error message (e.g. Authorization)")
     p.add_argument("--max-concurrency", type=int, default=0,
                    help="requests served at once (0: unlimited); the rest queue")
     return p
@@ -193,6 +196,7 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
     fields = {k: v for k, v in vars(args).items() if k in ServerConfig.__dataclass_fields__}
     fields["models"] = [m.strip() for m in args.models.split(",") if m.strip()]
     fields["simulate_prefix_cache"] = args.prefix_cache
+    fields["echo_headers"] = [h.strip() for h in args.echo_headers.split(",") if h.strip()]
     return ServerConfig(**fields)
 
 

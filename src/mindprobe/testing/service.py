@@ -82,6 +82,10 @@ class ServerConfig:
     #: forms ({"prompt"}, or {"messages"}: the conversation as usage renders it).
     chat_template: Callable[[list[dict[str, Any]]], str] | None = None
     tokenizer: Callable[[str, bool], list[int]] | None = None
+    #: Request headers (e.g. `Authorization`) the server repeats at the start of every reply
+    #: and error message, as a careless proxy or a debugging server does: what a client must
+    #: mask before it records or caches what came back.
+    echo_headers: Sequence[str] = ()
 
 
 def conversation_key(body: dict[str, Any]) -> str:
@@ -133,6 +137,9 @@ class Service:
         self.models_body = json.dumps({"object": "list", "data": cards}).encode()
         self.chat_template, self.tokenizer = config.chat_template, config.tokenizer
         self.owned_by = config.owned_by
+        if isinstance(config.echo_headers, str):
+            raise ValueError("echo_headers must be a list of header names")
+        self.echo_headers = tuple(config.echo_headers)
         self.props_body = json.dumps({"model_path": config.model_file}).encode() \
             if config.model_file else None
 
@@ -244,7 +251,8 @@ class Service:
             body, model, prompt = await self._parse(request, endpoint)
         except ClientError as exc:
             self.stats.reject(exc.status)
-            return error_response(exc.status, exc.message, code=exc.code, param=exc.param)
+            return error_response(exc.status, self._echo(request) + exc.message, code=exc.code,
+                                  param=exc.param)
         fault = self.faults.decide()
         if fault is not None:
             self.stats.faults[fault] += 1
@@ -256,10 +264,15 @@ class Service:
         elif fault is not None:
             return await self._inject(fault, request, endpoint)
         try:
-            text = self.responder(body, prompt.cue)
+            text = self._echo(request) + self.responder(body, prompt.cue)
         except Exception as exc:  # a broken custom responder must show up in the test, not hang
             return error_response(500, f"responder failed: {exc!r}", kind="server_error")
         return self._reply(text, model, prompt, endpoint, body)
+
+    def _echo(self, request: web.Request) -> str:
+        """The headers to echo (`echo_headers`), as `Name: value ` each, or nothing."""
+        return "".join(f"{h}: {request.headers[h]} " for h in self.echo_headers
+                       if h in request.headers)
 
     def _reply(self, text: str, model: str, prompt: Prompt, endpoint: Endpoint,
                body: dict[str, Any] | None = None) -> web.Response:
@@ -318,8 +331,8 @@ class Service:
             await asyncio.Event().wait()  # cancelled by aiohttp once the connection is lost
         return error_response(
             500,
-            "The server had an error while processing your request (injected "
-            "by the mindprobe test server)",
+            self._echo(request) + "The server had an error while processing your request "
+            "(injected by the mindprobe test server)",
             kind="server_error",
         )
 
