@@ -18,6 +18,7 @@ from typing import Any
 from mindprobe.core.benchmark import PROFILE_SIZES, ModelFacts
 from mindprobe.core.estimate import HEURISTIC
 from mindprobe.core.loop import run_blocking
+from mindprobe.core.paths import folder_name
 from mindprobe.core.progress import progress_display
 from mindprobe.core.results import Results
 from mindprobe.core.run_state import RunState
@@ -26,10 +27,9 @@ from mindprobe.engine.run import Shared, build_model, open_cache, run_planned
 from mindprobe.engine.settings import Reporter, RunSettings
 from mindprobe.errors import MindprobeError, UsageError
 from mindprobe.models import Model
+from mindprobe.profiling.manifest import MANIFEST, read_profile
 from mindprobe.profiling.plan import CANNOT, DONE, MISSING, Entry, plan_profile
 from mindprobe.version import __version__
-
-MANIFEST = "profile.json"
 
 
 @dataclass
@@ -93,7 +93,7 @@ class Profile:
 
 def profile_dir(runs_dir: str | Path, label: str, size: str) -> Path:
     """<runs-dir>/profile-<size>___<model>: one folder per model and size."""
-    return Path(runs_dir) / f"profile-{size}___{label}"
+    return Path(runs_dir) / folder_name(f"profile-{size}___{label}")
 
 
 def plan(ps: ProfileRequest, reporter: Reporter) -> Profile:
@@ -176,14 +176,8 @@ def open_profile(prof: Profile, ps: ProfileRequest) -> None:
     """Create the profile's manifest, or check that the folder holds this very profile."""
     path = prof.dir / MANIFEST
     new = _manifest(prof, ps)
-    if path.exists():
-        import json
-
-        try:
-            old = json.loads(path.read_text())
-        except ValueError:
-            raise UsageError(f"{path} is not valid JSON; move the folder away to start "
-                             "afresh") from None
+    if path.exists() or path.is_symlink():
+        old = read_profile(prof.dir).doc
         for key in ("size", "model_identity", "judge", "seed"):
             if old.get(key) != new[key]:
                 raise UsageError(

@@ -49,6 +49,7 @@ from mindprobe.core.benchmark import (
     RunPlan,
 )
 from mindprobe.core.data import data_dir_for
+from mindprobe.core.inputs import parse_numbers
 from mindprobe.core.model import Completion, Request
 from mindprobe.core.prompt_file import DEVIATIONS, apply_prompt_file
 from mindprobe.core.results import Results
@@ -56,7 +57,6 @@ from mindprobe.core.session import Session
 from mindprobe.core.stats import Precision
 from mindprobe.core.thinking import ROOM_REASON, ReplyBudget, generate_with_room
 from mindprobe.core.upstream_source import Template
-from mindprobe.errors import UsageError
 
 DEFAULT_SEED = 20220722
 ANSWERS = ["[answer: yes]", "[answer: no]"]
@@ -317,14 +317,9 @@ class AlreadySaidThatBenchmark(Benchmark):
 
 
 def _parse_price(text: str | None) -> tuple[float, ...] | None:
-    """`IN`, `IN,OUT` or `IN,OUT,CACHED_IN` in USD per million tokens."""
+    """`IN`, `IN,OUT` or `IN,OUT,CACHED_IN` in USD per million tokens (finite, not negative)."""
     if not text:
         return None
-    try:
-        parts = [float(x) for x in text.split(",")]
-    except ValueError:
-        parts = []
-    if not 1 <= len(parts) <= 3 or any(p < 0 for p in parts):
-        raise UsageError(f"--price expects IN, IN,OUT or IN,OUT,CACHED_IN in USD per million "
-                         f"tokens, got {text!r}")
+    parts = parse_numbers(text, "--price", (1, 2, 3), "IN, IN,OUT or IN,OUT,CACHED_IN in USD "
+                          "per million tokens")
     return (parts[0], parts[1] if len(parts) > 1 else parts[0], *parts[2:])

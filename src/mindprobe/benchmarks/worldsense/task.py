@@ -138,6 +138,9 @@ class WorldSenseBenchmark(Benchmark):
              "incomplete tuples)")
     Options = WorldSenseOptions
     data_files: list[DataFile] = sets.DATA_FILES
+    #: The analysis weighs every (problem, size) cell equally: a size no problem can have
+    #: would be a cell of its own.
+    record_ranges = {"problemsize": (1, 1000)}
 
     def profile_settings(self, size: str) -> ProfileSettings:
         """The official test set with basic prompting (the paper's main table); quick and
