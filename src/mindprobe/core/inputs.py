@@ -81,9 +81,10 @@ def check_regular(path: str | Path, what: str, kind: str = "data file",
     return path
 
 
-def check_new_or_regular(path: str | Path, what: str, hint: str = "") -> Path:
+def check_new_or_regular(path: str | Path, what: str, folder_hint: str = "") -> Path:
     """A file mindprobe will open and may create (`--cache FILE`): absent, or a regular file;
-    a folder, FIFO or device is refused now, naming what it is, not found out mid-run."""
+    a folder (`folder_hint` says what to give instead), FIFO or device is refused now,
+    naming what it is, not found out mid-run."""
     path = Path(path).expanduser()
     try:
         st = path.stat()
@@ -93,8 +94,8 @@ def check_new_or_regular(path: str | Path, what: str, hint: str = "") -> Path:
         raise _open_error(what, path, exc, InputError) from None
     is_what = _kind(st.st_mode)
     if is_what is not None:
-        raise InputError(f"{what} {path}: is {is_what}, not a file" + (f"; {hint}" if hint
-                                                                         else ""))
+        hint = folder_hint if stat.S_ISDIR(st.st_mode) and folder_hint else "give a file"
+        raise InputError(f"{what} {path}: is {is_what}, not a file; {hint}")
     return path
 
 
@@ -102,7 +103,8 @@ def _check_stat(path: Path, st: os.stat_result, what: str, kind: str,
                 error: type[MindprobeError]) -> None:
     is_what = _kind(st.st_mode)
     if is_what is not None:
-        raise _refuse(what, path, f"is {is_what}, not a regular file; give a file", error)
+        fix = "; give a file" if issubclass(error, UsageError) else ""
+        raise _refuse(what, path, f"is {is_what}, not a regular file{fix}", error)
     limit = LIMITS[kind]
     if st.st_size > limit:
         raise _refuse(what, path, f"is larger than {_size(limit)}, the most a {kind} may "

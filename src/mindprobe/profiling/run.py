@@ -25,7 +25,7 @@ from mindprobe.core.run_state import RunState
 from mindprobe.core.store import load_run, now_iso, write_json_atomic
 from mindprobe.engine.run import Shared, build_model, open_cache, run_planned
 from mindprobe.engine.settings import Reporter, RunSettings
-from mindprobe.errors import MindprobeError, UsageError
+from mindprobe.errors import Interrupted, MindprobeError, UsageError
 from mindprobe.models import Model
 from mindprobe.profiling.manifest import MANIFEST, read_profile
 from mindprobe.profiling.plan import CANNOT, DONE, MISSING, Entry, plan_profile
@@ -259,8 +259,13 @@ def execute(prof: Profile, ps: ProfileRequest, reporter: Reporter) -> Profile:
     open_profile(prof, ps)
     todo = [e for e in prof.entries if e.runnable]
     if todo:
-        for e, err in zip(todo, run_blocking(_run_entries(prof, ps, todo, reporter)),
-                          strict=True):
+        try:
+            errors = run_blocking(_run_entries(prof, ps, todo, reporter))
+        except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the resume line, as a run prints it
+            reporter.interrupted([d for e in todo for d in e.run_dirs], False,
+                                 ps.run.command or resume_command(ps))
+            raise Interrupted from None
+        for e, err in zip(todo, errors, strict=True):
             if err is not None:
                 reporter.warn(f"{e.name} stopped: {err}")
     for e in prof.entries:
@@ -274,6 +279,23 @@ def execute(prof: Profile, ps: ProfileRequest, reporter: Reporter) -> Profile:
     open_profile(prof, ps)
     prof.report = write_report(prof, ps, reporter)
     return prof
+
+
+def resume_command(ps: ProfileRequest) -> str:
+    """The `mindprobe profile` command that resumes this profile (for a library call)."""
+    import shlex
+
+    argv = ["mindprobe", "profile", "--model", ps.run.model, "--size", ps.size,
+            "--runs-dir", str(ps.run.runs_dir)]
+    if ps.judge:
+        argv += ["--judge", ps.judge]
+    if ps.data_root:
+        argv += ["--data-dir", str(ps.data_root)]
+    if ps.run.seed is not None:
+        argv += ["--seed", str(ps.run.seed)]
+    for bench, opts in ps.options.items():
+        argv += [x for k, v in opts.items() for x in ("-O", f"{bench}.{k}={v}")]
+    return shlex.join(argv)
 
 
 def plan_text(entries: list[Entry]) -> str:

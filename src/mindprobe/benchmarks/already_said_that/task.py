@@ -33,7 +33,7 @@ from mindprobe.benchmarks.already_said_that.episode import (
     run_episode,
 )
 from mindprobe.benchmarks.already_said_that.estimate import estimate_tokens
-from mindprobe.benchmarks.already_said_that.options import AlreadySaidThatOptions
+from mindprobe.benchmarks.already_said_that.options import AlreadySaidThatOptions, parse_price
 from mindprobe.benchmarks.already_said_that.precision import WORST_SD
 from mindprobe.benchmarks.already_said_that.report import (
     estimate_results,
@@ -49,7 +49,6 @@ from mindprobe.core.benchmark import (
     RunPlan,
 )
 from mindprobe.core.data import data_dir_for
-from mindprobe.core.inputs import parse_numbers
 from mindprobe.core.model import Completion, Request
 from mindprobe.core.prompt_file import DEVIATIONS, apply_prompt_file
 from mindprobe.core.results import Results
@@ -309,17 +308,9 @@ class AlreadySaidThatBenchmark(Benchmark):
                    expected_prefill_tokens=expected["prefill_tokens"],
                    expected_completion_tokens=expected["completion_tokens"],
                    expected_assumes=f"chats end after {EXPECTED_TURNS} turns")
-        res = estimate_results(cfg["variant"], est, _parse_price(opts.price))
+        res = estimate_results(cfg["variant"], est, parse_price(opts.price))
         if opts.price and "," not in opts.price:
             res.notes.append("output tokens priced as input (--price IN); give IN,OUT for "
                              "the output price")
         return res
 
-
-def _parse_price(text: str | None) -> tuple[float, ...] | None:
-    """`IN`, `IN,OUT` or `IN,OUT,CACHED_IN` in USD per million tokens (finite, not negative)."""
-    if not text:
-        return None
-    parts = parse_numbers(text, "--price", (1, 2, 3), "IN, IN,OUT or IN,OUT,CACHED_IN in USD "
-                          "per million tokens")
-    return (parts[0], parts[1] if len(parts) > 1 else parts[0], *parts[2:])

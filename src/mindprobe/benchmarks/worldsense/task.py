@@ -46,6 +46,7 @@ from mindprobe.core.data import (
     read_jsonl_bz2,
     resolve,
 )
+from mindprobe.core.inputs import check_regular
 from mindprobe.core.model import Request
 from mindprobe.core.published import PublishedRow
 from mindprobe.core.results import Results
@@ -184,9 +185,7 @@ class WorldSenseBenchmark(Benchmark):
         if strategy in st.INCONTEXT:  # before loading the trials: a missing file fails fast
             train = self._training_file(ctx, bool(opts.data_file) or ctx.variant == "fresh")
         if opts.data_file:
-            path = Path(opts.data_file).expanduser()
-            if not path.is_file():
-                raise UsageError(f"--data-file {path}: no such file")
+            path = check_regular(opts.data_file, "--data-file")
             sha = _sha256(path)
             trials = decoded_groups(path, sha, "worldsense-trials-by-cell", read_trials,
                                      tuple_of)
