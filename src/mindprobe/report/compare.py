@@ -211,7 +211,8 @@ def comparisons_html(cs: list[Comparison], anchors: dict[str, str]) -> str:
         a, b = _names(c)
         bench = f"{c.a.benchmark} · {c.a.run.variant}"
         if c.note:
-            rows.append(f'<tr><td>{escape(bench)}</td><td class="model">{escape(a)}</td>'
+            rows.append(f'<tr><td>{escape(bench)} <span class="muted">'
+                        f'({escape(c.score_name)})</span></td><td class="model">{escape(a)}</td>'
                         f'<td class="model">{escape(b)}</td>'
                         f'<td colspan="7" class="muted">{escape(c.note)}</td></tr>')
             continue
