@@ -187,7 +187,19 @@ SURFACES = {
     "manifest.json": (["analyse", "worldsense", "--run", "{d}"],
                       '{"benchmark": "worldsense", "n_items": NaN}'),
     "records.jsonl": (["analyse", "worldsense", "--run", "{d}"], None),
+    "--chat-template": (["export", "sort", "--finetune-corpus", "--out", "{runs}.jsonl",
+                         "--books", "{sort}", "--chat-template", "{f}"], None),
+    "--text (sort build)": (["build", "sort", "--text", "{f}", "--out", "{runs}"], None),
+    "--generations": (["analyse", "fanoutqa", "--generations", "{f}"], None),
+    "--questions @FILE": (["analyse", "fanoutqa", "--generations", "{g}", "--questions",
+                           "@{f}", "--data-dir", "{fanoutqa}"], None),
+    "--upstream-results": (["analyse", "mr_gsm8k", "--upstream-results", "{f}"], None),
 }
+#: the cap each surface's file is held to (core.inputs.LIMITS)
+CAPS = {"--prompt-file": "prompt file", "--endpoints": "endpoints file", "profile.json":
+        "profile", "manifest.json": "manifest", "records.jsonl": "records", "--chat-template":
+        "chat template", "--text (sort build)": "text", "--generations": "results file",
+        "--questions @FILE": "id list", "--upstream-results": "results file"}
 #: files named inside a folder the command is given (the folder is the argument)
 IN_FOLDER = {"profile.json": "profile.json", "manifest.json": "manifest.json",
              "records.jsonl": "records.jsonl"}
@@ -195,7 +207,8 @@ WORDS = {"fifo": "is a FIFO", "directory": "is a directory", "device": "is a dev
          "oversized": "larger than", "nan": "not a finite number"}
 
 
-def _hostile(tmp_path: Path, surface: str, kind: str) -> tuple[list[str], Path]:
+def _hostile(tmp_path: Path, surface: str, kind: str,
+             shared_data) -> tuple[list[str], Path]:
     argv, nan_text = SURFACES[surface]
     folder = tmp_path / "given"
     folder.mkdir()
@@ -215,23 +228,26 @@ def _hostile(tmp_path: Path, surface: str, kind: str) -> tuple[list[str], Path]:
     elif kind == "oversized":
         if surface in ("--cache",):
             pytest.skip("a cache file of any size is the cache's own (SQLite)")
-        limit = {"--prompt-file": "prompt file", "--endpoints": "endpoints file",
-                 "profile.json": "profile", "manifest.json": "manifest",
-                 "records.jsonl": "records"}.get(surface, "data file")
         with open(target, "wb") as f:
-            f.truncate(LIMITS[limit] + 1)  # sparse
+            f.truncate(LIMITS[CAPS.get(surface, "data file")] + 1)  # sparse
     elif kind == "nan":
         if nan_text is None:
             pytest.skip(f"{surface} holds no number a NaN could stand for")
         target.write_text(nan_text)
     runs = tmp_path / "runs"
-    return [a.format(f=target, d=folder, runs=runs) for a in argv], target
+    generations = tmp_path / "generations.jsonl"
+    generations.write_text('{"id": "x", "answer": "y"}\n')
+    data = {"sort": "", "fanoutqa": ""}
+    for bench in data:
+        if "{" + bench + "}" in " ".join(argv):
+            data[bench] = str(shared_data(bench))
+    return [a.format(f=target, d=folder, runs=runs, g=generations, **data) for a in argv], target
 
 
 @pytest.mark.parametrize("kind", list(WORDS))
 @pytest.mark.parametrize("surface", list(SURFACES))
-def test_every_input_surface_refuses_hostile_files(cli, tmp_path, surface, kind):
-    argv, target = _hostile(tmp_path, surface, kind)
+def test_every_input_surface_refuses_hostile_files(cli, tmp_path, shared_data, surface, kind):
+    argv, target = _hostile(tmp_path, surface, kind, shared_data)
     if kind == "fifo":  # a process of its own: a read that blocks is a timeout, not a hang
         env = {**os.environ, "MINDPROBE_CACHE_DIR": str(tmp_path / "cache")}
         done = subprocess.run([sys.executable, "-m", "mindprobe.cli", *argv], env=env,

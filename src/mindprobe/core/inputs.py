@@ -30,6 +30,10 @@ LIMITS: dict[str, int] = {
     "endpoints file": 4 * MiB,   # one line per server
     "profile": 16 * MiB,         # profile.json: a few lines per benchmark
     "manifest": 64 * MiB,        # manifest.json of a run (plans of large runs included)
+    "chat template": 4 * MiB,    # --chat-template: a Jinja template or tokenizer_config.json
+    "id list": 4 * MiB,          # --questions @FILE: one id per line
+    "text": 256 * MiB,           # a book's plain text (`mindprobe sort build --text`)
+    "results file": 2 * 2**30,   # a submission or upstream's results, read whole
     "data file": 16 * 2**30,     # --data-file: streamed, never read whole into memory
     "records": 1 << 40,          # records.jsonl: streamed line by line
 }
