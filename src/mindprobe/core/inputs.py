@@ -56,7 +56,7 @@ def _kind(mode: int) -> str | None:
         return "a device"
     if stat.S_ISSOCK(mode):
         return "a socket"
-    return "not a regular file"
+    return "a special file"
 
 
 def _refuse(what: str, path: Path, problem: str, error: type[MindprobeError]) -> MindprobeError:
