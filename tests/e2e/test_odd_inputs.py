@@ -56,3 +56,10 @@ def test_cache_given_a_folder_is_refused_before_the_run(cli, tmp_path):
     assert code == 2 and f"--cache {folder}: is a directory" in text, err
     assert str(folder / "responses.sqlite") in text  # what to give instead
     assert not (tmp_path / "runs").exists()  # refused before anything ran
+
+
+def test_a_run_name_too_long_for_a_folder_is_one_message(cli, tmp_path):
+    code, _, err = cli("run", "worldsense:fresh", "--model", "random", "--limit", 5,
+                       "--runs-dir", tmp_path, "--name", "n" * 3000)
+    assert code == 2 and "--name" in err and "3,000 characters" in err, err
+    assert "File name too long" not in err

@@ -11,6 +11,9 @@ from pathlib import Path
 from mindprobe.errors import UsageError
 
 _COMPONENT = re.compile(r"^[A-Za-z0-9._+-]+$")
+#: The longest folder name mindprobe makes from a label (file systems allow 255 bytes; room
+#: is left for the suffixes beside it, `.tmp` files and `__<name>`).
+FOLDER_NAME_LIMIT = 120
 
 
 def cache_dir() -> Path:
@@ -54,12 +57,10 @@ def path_component(value: str, what: str) -> str:
     if not _COMPONENT.match(value) or value in (".", ".."):
         raise UsageError(f"{what} {value!r} must be one path component of letters, digits "
                          "and ._+-")
+    if len(value) > FOLDER_NAME_LIMIT:
+        raise UsageError(f"{what} {value[:40]!r}… is {len(value):,} characters long; a name "
+                         f"mindprobe files things under has at most {FOLDER_NAME_LIMIT}")
     return value
-
-
-#: The longest folder name mindprobe makes from a label (file systems allow 255 bytes; room
-#: is left for the suffixes beside it, `.tmp` files and `__<name>`).
-FOLDER_NAME_LIMIT = 120
 
 
 def folder_name(text: str, limit: int = FOLDER_NAME_LIMIT) -> str:
