@@ -186,6 +186,8 @@ SURFACES = {
     "manifest.json": (["analyse", "worldsense", "--run", "{d}"],
                       '{"benchmark": "worldsense", "n_items": NaN}'),
     "records.jsonl": (["analyse", "worldsense", "--run", "{d}"], None),
+    "texts.jsonl": (["run", "worldsense:fresh", "--model", "random", "--limit", "5",
+                     "--runs-dir", "{runs}"], None),  # a resume reads the run's texts
     "--chat-template": (["export", "sort", "--finetune-corpus", "--out", "{runs}.jsonl",
                          "--books", "{sort}", "--chat-template", "{f}"], None),
     "--text (sort build)": (["build", "sort", "--text", "{f}", "--out", "{runs}"], None),
@@ -196,26 +198,34 @@ SURFACES = {
 }
 #: the cap each surface's file is held to (core.inputs.LIMITS)
 CAPS = {"--prompt-file": "prompt file", "--endpoints": "endpoints file", "profile.json":
-        "profile", "manifest.json": "manifest", "records.jsonl": "records", "--chat-template":
+        "profile", "manifest.json": "manifest", "records.jsonl": "records", "texts.jsonl":
+        "records", "--chat-template":
         "chat template", "--text (sort build)": "text", "--generations": "results file",
         "--questions @FILE": "id list", "--upstream-results": "results file"}
 #: files named inside a folder the command is given (the folder is the argument)
 IN_FOLDER = {"profile.json": "profile.json", "manifest.json": "manifest.json",
-             "records.jsonl": "records.jsonl"}
+             "records.jsonl": "records.jsonl", "texts.jsonl": "texts.jsonl"}
 WORDS = {"fifo": "is a FIFO", "directory": "is a directory", "device": "is a device",
          "oversized": "larger than", "nan": "not a finite number"}
 
 
-def _hostile(tmp_path: Path, surface: str, kind: str,
-             shared_data) -> tuple[list[str], Path]:
+def _hostile(tmp_path: Path, surface: str, kind: str, shared_data,
+             cli) -> tuple[list[str], Path]:
     argv, nan_text = SURFACES[surface]
     folder = tmp_path / "given"
     folder.mkdir()
     name = IN_FOLDER.get(surface, "input.json")
     target = folder / name
+    runs = tmp_path / "runs"
     if surface == "records.jsonl":
         (folder / "manifest.json").write_text(json.dumps(
             {"benchmark": "worldsense", "variant": "fresh", "status": "finished"}))
+    if surface == "texts.jsonl":  # a run to resume, its texts file then made hostile
+        code, _, err = cli(*[a.format(runs=runs) for a in argv])
+        assert code == 0, err
+        folder = next(runs.rglob("manifest.json")).parent
+        target = folder / name
+        target.unlink(missing_ok=True)
     if kind == "fifo":
         os.mkfifo(target)
     elif kind == "directory":
@@ -233,7 +243,6 @@ def _hostile(tmp_path: Path, surface: str, kind: str,
         if nan_text is None:
             pytest.skip(f"{surface} holds no number a NaN could stand for")
         target.write_text(nan_text)
-    runs = tmp_path / "runs"
     generations = tmp_path / "generations.jsonl"
     generations.write_text('{"id": "x", "answer": "y"}\n')
     data = {"sort": "", "fanoutqa": ""}
@@ -246,7 +255,7 @@ def _hostile(tmp_path: Path, surface: str, kind: str,
 @pytest.mark.parametrize("kind", list(WORDS))
 @pytest.mark.parametrize("surface", list(SURFACES))
 def test_every_input_surface_refuses_hostile_files(cli, tmp_path, shared_data, surface, kind):
-    argv, target = _hostile(tmp_path, surface, kind, shared_data)
+    argv, target = _hostile(tmp_path, surface, kind, shared_data, cli)
     if kind == "fifo":  # a process of its own: a read that blocks is a timeout, not a hang
         env = {**os.environ, "MINDPROBE_CACHE_DIR": str(tmp_path / "cache")}
         done = subprocess.run([sys.executable, "-m", "mindprobe.cli", *argv], env=env,
