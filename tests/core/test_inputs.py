@@ -68,6 +68,12 @@ def test_the_reader_says_what_a_file_is(tmp_path, kind):
     assert want in str(caught.value) and str(path) in str(caught.value)
 
 
+def test_a_large_cap_is_never_allocated_up_front(tmp_path):
+    path = tmp_path / "texts.jsonl"
+    path.write_bytes(b"x" * (3 << 20))  # several read pieces
+    assert read_input(path, "texts", "records") == b"x" * (3 << 20)  # a 1 TiB cap
+
+
 def test_json_numbers_are_finite_and_the_key_is_named(tmp_path):
     assert parse_json('{"a": [1, 2.5]}', "x") == {"a": [1, 2.5]}
     for text, key in [('{"n_items": NaN}', "n_items"),

@@ -125,19 +125,25 @@ def read_input(path: str | Path, what: str, kind: str,
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
         raise _open_error(what, path, exc, error) from None
+    chunks: list[bytes] = []
+    total = 0
     try:
         _check_stat(path, os.fstat(fd), what, kind, error)
         os.set_blocking(fd, True)
-        with os.fdopen(fd, "rb", closefd=False) as f:
-            data = f.read(limit + 1)
+        while total <= limit:  # in pieces: a cap is never allocated up front
+            block = os.read(fd, min(1 << 20, limit + 1 - total))
+            if not block:
+                break
+            chunks.append(block)
+            total += len(block)
     except OSError as exc:
         raise _open_error(what, path, exc, error) from None
     finally:
         os.close(fd)
-    if len(data) > limit:  # grew while read
+    if total > limit:  # grew while read
         raise _refuse(what, path, f"is larger than {_size(limit)}, the most a {kind} may "
                       "hold; give the right file", error)
-    return data
+    return b"".join(chunks)
 
 
 def _size(n: int) -> str:
