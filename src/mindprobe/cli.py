@@ -333,7 +333,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt as exc:
         from mindprobe.errors import Interrupted
 
-        if not isinstance(exc, Interrupted) and argv[:1] == ["run"]:
+        if not isinstance(exc, Interrupted) and argv[:1] in (["run"], ["profile"]):
             from mindprobe.core.secrets import command_line
 
             _print_error("interrupted before the run started; nothing was recorded. Run again "

@@ -23,7 +23,8 @@ from mindprobe.errors import UsageError
 
 GROUP = "mindprobe.benchmarks"
 #: Class attributes a benchmark declares (those read without importing it).
-_DECLARED = ("name", "title", "variants", "default_variant", "variant_groups", "verbs", "limit")
+_DECLARED = ("name", "title", "variants", "default_variant", "variant_groups", "verbs", "limit",
+             "record_ranges")
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,8 @@ class BenchmarkInfo:
     limit: str = "the first N items"
     #: The distribution it comes from ("mindprobe" for the built-ins).
     source: str = "mindprobe"
+    #: Record field -> (lowest, highest) value it may hold (`Benchmark.record_ranges`).
+    record_ranges: dict[str, tuple[float, float]] = field(default_factory=dict)
 
 
 class _Registry(Mapping[str, BenchmarkInfo]):
@@ -149,7 +152,9 @@ def read_info(name: str, target: str, dist: str = "mindprobe") -> BenchmarkInfo:
         default_variant=str(declared["default_variant"]), task=target,
         options=declared["options"], variant_groups=groups,
         verbs={str(k): v for k, v in verbs.items()},
-        limit=str(declared.get("limit") or BenchmarkInfo.limit), source=dist)
+        limit=str(declared.get("limit") or BenchmarkInfo.limit), source=dist,
+        record_ranges={str(k): (float(lo), float(hi))
+                       for k, (lo, hi) in dict(declared.get("record_ranges") or {}).items()})
 
 
 def _declared_in_source(module: str, attr: str) -> dict[str, Any] | None:

@@ -111,7 +111,7 @@ def test_prompt_file_mistakes_are_one_line(shared_data, tmp_path, capsys):
     code, _, err = _cli(capsys, *args, "--prompt-file", bad)
     assert code == 2 and "no template named 'gradee'" in err and "eval_0shot" in err
     code, _, err = _cli(capsys, *args, "--prompt-file", tmp_path / "absent.yaml")
-    assert code == 2 and "cannot read it" in err
+    assert code == 2 and "no such file" in err
     code, _, err = _cli(capsys, "run", "worldsense", "--model", "random", "--prompt-file", bad,
                         "--runs-dir", tmp_path / "runs")
     assert code == 2 and "worldsense has no prompt templates" in err

@@ -173,14 +173,15 @@ def test_every_numeric_option_declares_a_range_and_refuses_values_outside_it(cap
 def test_input_files_have_a_size_limit(capsys, tmp_path, flag, task, model, source):
     """An endless (/dev/zero) or huge file given where a small one belongs is one usage line,
     not a read until memory runs out."""
-    from mindprobe.core.paths import SMALL_FILE_LIMIT
+    from mindprobe.core.inputs import LIMITS
 
-    if source == "big":
+    big = source == "big"
+    if big:
         source = tmp_path / "big.json"
-        source.write_text('{"a": "' + "x" * SMALL_FILE_LIMIT + '"}')
+        source.write_text('{"a": "' + "x" * LIMITS["prompt file"] + '"}')
     elif not Path(source).exists():
         pytest.skip("no /dev/zero here")
     code, _, err = _run(capsys, "run", task, "--model", model, "--runs-dir", tmp_path / "runs",
                         flag, source)
     assert code == 2 and len(err.strip().splitlines()) == 1, err
-    assert flag in err and "larger than 4 MiB" in err
+    assert flag in err and ("larger than 4 MiB" if big else "is a device") in err

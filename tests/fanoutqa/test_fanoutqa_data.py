@@ -202,7 +202,7 @@ def test_malformed_json_list(tmp_path):
     p.write_text('[\n {"id": "a", "answer": "x"},\n oops\n]')
     with pytest.raises(DataError, match=r"line 3: invalid JSON list"):
         load_generations(p)
-    with pytest.raises(DataError, match="not found"):
+    with pytest.raises(DataError, match="nope.jsonl: no such file"):
         load_generations(tmp_path / "nope.jsonl")
     (tmp_path / "empty.jsonl").write_text("\n")
     with pytest.raises(DataError, match="no generations"):

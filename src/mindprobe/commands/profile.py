@@ -273,14 +273,19 @@ def _compare(args: argparse.Namespace, err: Console) -> int:
     from rich.console import Console as RichConsole
 
     from mindprobe.core.output import emit_json
+    from mindprobe.core.paths import check_out_file
     from mindprobe.profiling.compare import compare_profiles
     from mindprobe.profiling.leaderboard import leaderboard, write_leaderboard
 
     if len(args.compare) < 2:
         raise UsageError("--compare needs at least two profile folders")
-    if args.out:
+    if args.model:
+        raise UsageError("--model runs a profile; --compare compares finished ones and runs "
+                         "nothing: give one or the other")
+    if args.out:  # before anything is printed: a typo costs one line, not the comparison
         from mindprobe.profiling.leaderboard import check_leaderboard_out
 
+        check_out_file(Path(args.out), "--out", (".csv", ".json"))
         check_leaderboard_out(Path(args.out), args.force)
     out = RichConsole(highlight=False) if not args.json else err
     board = leaderboard([Path(f) for f in args.compare])
@@ -299,6 +304,10 @@ def _compare(args: argparse.Namespace, err: Console) -> int:
                [[r["benchmark"], r["variant"], r["metric"], _num(r["a"], 1), _num(r["b"], 1),
                  "–" if r["difference"] is None else f"{r['difference']:+.1f}",
                  _ci(r["ci_low"], r["ci_high"], "+.1f"), _num(r["n"])] for r in rows])
+        from mindprobe.core.terminal import print_lines
+
+        print_lines(out, [f"  {r['benchmark']} {r['variant']}: {r['note']}"
+                          for r in rows if r["note"]])
         doc["rows"] = rows
     if args.out:
         write_leaderboard(board, Path(args.out), replace=args.force)

@@ -234,6 +234,10 @@ class Benchmark(abc.ABC):
     data_files: list[Any] = []
     #: Other models it can use by role (`--role judge=SPEC`); any other role is refused.
     roles: tuple[str, ...] = ()
+    #: Numeric record fields its metrics group or weigh by -> (lowest, highest) value: a
+    #: record holding another (an edited `problemsize 1e308`) is left out as damaged, with a
+    #: warning naming file:line, instead of moving the headline (a literal: read unimported).
+    record_ranges: dict[str, tuple[float, float]] = {}
 
     @abc.abstractmethod
     def plan(self, ctx: PlanContext, opts: Any) -> RunPlan:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mindprobe.core.inputs import read_input
 from mindprobe.errors import DataError, UsageError
 
 SPECIAL_TOKENS = ("bos_token", "eos_token", "unk_token", "pad_token", "sep_token", "cls_token",
@@ -87,12 +88,12 @@ def load_chat_template(path: str | Path) -> ChatTemplate:
     except ImportError:
         raise UsageError("--chat-template needs jinja2: pip install 'mindprobe[jinja]'") from None
     p = Path(path).expanduser()
-    if not p.is_file():
+    if not p.exists() and not p.is_symlink():
         raise UsageError(f"--chat-template {path}: no such file; give a Jinja chat template "
                          "or a model's tokenizer_config.json")
     try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = read_input(p, "--chat-template", "chat template").decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise DataError(f"{p}: cannot read the chat template ({exc})") from None
     tokens: dict[str, str] = {}
     if p.suffix == ".json":

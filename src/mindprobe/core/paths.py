@@ -11,6 +11,9 @@ from pathlib import Path
 from mindprobe.errors import UsageError
 
 _COMPONENT = re.compile(r"^[A-Za-z0-9._+-]+$")
+#: The longest folder name mindprobe makes from a label (file systems allow 255 bytes; room
+#: is left for the suffixes beside it, `.tmp` files and `__<name>`).
+FOLDER_NAME_LIMIT = 120
 
 
 def cache_dir() -> Path:
@@ -54,7 +57,22 @@ def path_component(value: str, what: str) -> str:
     if not _COMPONENT.match(value) or value in (".", ".."):
         raise UsageError(f"{what} {value!r} must be one path component of letters, digits "
                          "and ._+-")
+    if len(value) > FOLDER_NAME_LIMIT:
+        raise UsageError(f"{what} {value[:40]!r}… is {len(value):,} characters long; a name "
+                         f"mindprobe files things under has at most {FOLDER_NAME_LIMIT}")
     return value
+
+
+def folder_name(text: str, limit: int = FOLDER_NAME_LIMIT) -> str:
+    """`text` (already one safe path component) as a folder name of at most `limit` bytes: a
+    longer one keeps its start and gets the sha256 of the whole, so two long names that share
+    a start never share a folder. The manifest keeps the full text."""
+    if len(text.encode()) <= limit:
+        return text
+    import hashlib
+
+    digest = hashlib.sha256(text.encode()).hexdigest()[:12]
+    return text.encode()[: limit - len(digest) - 1].decode(errors="ignore") + "-" + digest
 
 
 def check_parent(path: Path, flag: str) -> None:
@@ -65,6 +83,19 @@ def check_parent(path: Path, flag: str) -> None:
         raise UsageError(f"{flag} {path}: the folder {parent} does not exist")
 
 
+def check_out_file(path: Path, flag: str, suffixes: tuple[str, ...] = ()) -> None:
+    """An output file named by `flag`, checked before any work is done or shown: a known
+    suffix, an existing folder mindprobe may write in, not a folder itself."""
+    if suffixes and path.suffix.lower() not in suffixes:
+        raise UsageError(f"{flag} {path}: written as {' or '.join(suffixes)}; name the file so")
+    check_parent(path, flag)
+    parent = path.expanduser().absolute().parent
+    if path.expanduser().is_dir():
+        raise UsageError(f"{flag} {path}: is a directory; give a file name")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise UsageError(f"{flag} {path}: the folder {parent} is not writable")
+
+
 def refuse_empty(value: object, flag: str) -> None:
     """An empty value given for `flag` is a usage error: to `Path` it is the current folder, so
     `--runs-dir "$UNSET"` would write where nobody asked."""
@@ -72,18 +103,3 @@ def refuse_empty(value: object, flag: str) -> None:
         raise UsageError(f"{flag} is empty: give a value (an empty path would mean the current "
                          "folder; an unset shell variable?)")
 
-
-#: The most a small input file the user names (a prompt file, an endpoints file) may hold.
-SMALL_FILE_LIMIT = 4 * 1024 * 1024
-
-
-def read_bounded(path: Path, what: str, limit: int = SMALL_FILE_LIMIT) -> bytes:
-    """A small file the user names, read up to `limit` bytes: a larger one (or an endless one,
-    /dev/zero) is one usage error naming it, never a read until memory runs out. OSError is
-    the caller's to word."""
-    with open(path, "rb") as f:
-        data = f.read(limit + 1)
-    if len(data) > limit:
-        raise UsageError(f"{what} {path}: larger than {limit // 2**20} MiB, the most such a file "
-                         "may hold; give the right file")
-    return data

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mindprobe.core.paths import read_bounded
+from mindprobe.core.inputs import read_input
 from mindprobe.core.upstream_source import Template
 from mindprobe.errors import UsageError
 
@@ -48,10 +48,7 @@ class PromptFile:
 def read_prompt_file(path: str | Path) -> PromptFile:
     """Read a YAML (`.yaml`/`.yml`) or JSON file mapping template names to texts."""
     path = Path(path).expanduser()
-    try:
-        data = read_bounded(path, "--prompt-file")
-    except OSError as exc:
-        raise UsageError(f"--prompt-file {path}: cannot read it ({exc.strerror or exc})") from None
+    data = read_input(path, "--prompt-file", "prompt file")
     try:
         text = data.decode("utf-8")
         if path.suffix.lower() in (".yaml", ".yml"):

@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from mindprobe.core.files import cut_to
+from mindprobe.core.inputs import check_regular, out_of_range
 from mindprobe.core.secrets import redact_known
 from mindprobe.core.stored_replies import store_once
 from mindprobe.errors import DataError
@@ -36,23 +39,50 @@ def append_whole(fd: int, data: bytes) -> None:
         raise
 
 
-def read_records(path: Path, *, repair: bool = False) -> list[dict[str, Any]]:
+def read_records(path: Path, *, repair: bool = False,
+                 ranges: Mapping[str, tuple[float, float]] | None = None) -> list[dict[str, Any]]:
     """All complete records of a records.jsonl. A torn last line (no newline) is ignored and,
-    with `repair`, cut off; a malformed complete line is a DataError naming file and line."""
-    return read_records_torn(path, repair=repair)[0]
+    with `repair`, cut off; a malformed complete line is a DataError naming file and line; a
+    record with a field outside `ranges` is left out (`scan_records`)."""
+    return scan_records(path, repair=repair, ranges=ranges).records
 
 
-def read_records_torn(path: Path, *, repair: bool = False) -> tuple[list[dict[str, Any]], int]:
-    """`read_records`, and how many torn last lines it left out (0 or 1), which a run's state
-    counts (`core.run_state`) rather than silently dropping."""
+@dataclass
+class Scan:
+    """A records file as read: its usable records, torn last lines (0 or 1) and the records
+    left out as damaged (one `file:line: why` each)."""
+
+    records: list[dict[str, Any]] = field(default_factory=list)
+    torn: int = 0
+    damaged: list[str] = field(default_factory=list)
+
+
+def damage(record: dict[str, Any], ranges: Mapping[str, tuple[float, float]]) -> str | None:
+    """Why a record cannot be believed: a numeric field outside its range (the benchmark's
+    `record_ranges`); None when it can."""
+    for name, (lo, hi) in ranges.items():
+        value = record.get(name)
+        if value is None or isinstance(value, str):
+            continue
+        problem = out_of_range(value, lo, hi)
+        if problem is not None:
+            return f"field {name!r}: {problem}"
+    return None
+
+
+def scan_records(path: Path, *, repair: bool = False,
+                 ranges: Mapping[str, tuple[float, float]] | None = None) -> Scan:
+    """Every complete record of `path` (see `read_records`), with what was left out."""
+    scan = Scan()
     if not path.exists():
-        return [], 0
-    records, tail_at, torn = [], None, 0
+        return scan
+    check_regular(path, "the records file", "records", DataError)
+    tail_at = None
     with open(path, "rb") as f:  # line by line: a run of 10 MB replies is read once, not thrice
         offset = 0
         for lineno, line in enumerate(f, 1):
             if not line.endswith(b"\n"):
-                tail_at, torn = offset, int(bool(line.strip()))
+                tail_at, scan.torn = offset, int(bool(line.strip()))
                 break
             offset += len(line)
             if not line.strip():
@@ -66,10 +96,15 @@ def read_records_torn(path: Path, *, repair: bool = False) -> tuple[list[dict[st
                 ) from None
             if not isinstance(rec, dict) or "id" not in rec:
                 raise DataError(f"{path}:{lineno}: record without an 'id' field")
-            records.append(rec)
+            why = damage(rec, ranges) if ranges else None
+            if why is not None:
+                scan.damaged.append(f"{path}:{lineno}: record {rec['id']!r} left out as "
+                                    f"damaged ({why}); resume the run to ask the item again")
+                continue
+            scan.records.append(rec)
     if tail_at is not None and repair:
         cut_to(path, tail_at)
-    return records, torn
+    return scan
 
 
 _RECORD_OPTS = orjson.OPT_APPEND_NEWLINE | orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY

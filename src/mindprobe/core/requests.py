@@ -31,9 +31,11 @@ from typing import Any
 import orjson
 
 from mindprobe.core.files import open_append
+from mindprobe.core.inputs import read_input
 from mindprobe.core.model import Request
 from mindprobe.core.records import append_whole
 from mindprobe.core.secrets import redact_known
+from mindprobe.errors import DataError
 
 TEXTS = "texts.jsonl"
 #: Texts at least this long are stored once per run when a second item sends them.
@@ -198,10 +200,10 @@ class TextStore:
 
 def read_texts(path: Path) -> dict[str, str]:
     """sha256 -> text of a run's `texts.jsonl` (absent: none; a torn last line is ignored)."""
-    try:
-        data = Path(path).read_bytes()
-    except FileNotFoundError:
+    path = Path(path)
+    if not path.exists() and not path.is_symlink():
         return {}
+    data = read_input(path, "the run's shared texts", "records", DataError)
     out: dict[str, str] = {}
     for line in data[: data.rfind(b"\n") + 1].splitlines():
         try:

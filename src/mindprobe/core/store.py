@@ -18,13 +18,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mindprobe.core.files import open_append, write_file
+from mindprobe.core.inputs import read_json
 from mindprobe.core.paths import free_space, is_disk_full
 from mindprobe.core.records import (
     append_whole,
     dedupe,
     encode_record,
     read_records,
-    read_records_torn,
+    scan_records,
 )
 from mindprobe.core.requests import TEXTS, TextStore, read_texts
 from mindprobe.core.resume import check_identity, check_planned, within
@@ -83,14 +84,9 @@ class RunStore:
         return self.manifest_path.exists()
 
     def load_manifest(self) -> dict[str, Any]:
-        try:
-            self.manifest = json.loads(self.manifest_path.read_text())
-        except FileNotFoundError:
-            raise DataError(f"no run at {self.dir} ({MANIFEST} is missing)") from None
-        except ValueError:
-            raise DataError(f"{self.manifest_path} is not valid JSON") from None
-        except OSError as exc:
-            raise DataError(f"cannot read {self.manifest_path}: {exc.strerror}") from None
+        if not self.manifest_path.exists() and not self.manifest_path.is_symlink():
+            raise DataError(f"no run at {self.dir} ({MANIFEST} is missing)")
+        self.manifest = read_json(self.manifest_path, "the run manifest", "manifest", DataError)
         if not isinstance(self.manifest, dict):
             raise DataError(f"{self.manifest_path} is not a run manifest (a JSON object)")
         return self.manifest
@@ -134,7 +130,8 @@ class RunStore:
                 parts = (old["deterministic"], manifest["deterministic"])
                 manifest["deterministic"] = (False if False in parts else
                                              None if None in parts else True)
-        records = read_records(self.records_path, repair=True)
+        records = read_records(self.records_path, repair=True,
+                               ranges=self._ranges(manifest))
         done, self.duplicates_dropped = dedupe(records)
         if planned is not None:
             check_planned(self.dir, done, planned, self.conflict_hint)
@@ -237,7 +234,27 @@ class RunStore:
         write_json_atomic(self.manifest_path, self.manifest)
 
     def records(self) -> list[dict[str, Any]]:
-        return read_records(self.records_path)
+        """Its records, those left out as damaged excepted (`core.records.scan_records`)."""
+        return read_records(self.records_path, ranges=self._ranges(self.manifest or None))
+
+    def _ranges(self, manifest: dict[str, Any] | None) -> dict[str, tuple[float, float]]:
+        """The ranges the benchmark's records keep to; none for a judge's records."""
+        if self.records_path.name != RECORDS:
+            return {}
+        if manifest is None:
+            try:
+                manifest = self.load_manifest() if self.exists() else {}
+            except DataError:
+                manifest = {}
+        return record_ranges(manifest.get("benchmark"))
+
+
+def record_ranges(benchmark: Any) -> dict[str, tuple[float, float]]:
+    """`Benchmark.record_ranges` of a registered benchmark, read without importing it."""
+    from mindprobe.registry import BENCHMARKS
+
+    found = BENCHMARKS.get(benchmark) if isinstance(benchmark, str) else None
+    return dict(found.record_ranges) if found is not None else {}
 
 
 def iter_runs(runs_dir: Path) -> Iterator[Path]:
@@ -364,9 +381,10 @@ def load_run(run_dir: Path | str, benchmark: str | None = None) -> Run:
     manifest = store.load_manifest()
     if benchmark is not None and manifest.get("benchmark") != benchmark:
         raise UsageError(f"{run_dir} is a {manifest.get('benchmark')} run, not {benchmark}")
-    records, torn = read_records_torn(store.records_path)
-    done, dropped = dedupe(records)
-    run = Run(Path(run_dir), manifest, list(done.values()), dropped, torn=torn)
+    scan = scan_records(store.records_path, ranges=record_ranges(manifest.get("benchmark")))
+    done, dropped = dedupe(scan.records)
+    run = Run(Path(run_dir), manifest, list(done.values()), dropped, torn=scan.torn,
+              warnings=list(scan.damaged))
     if dropped:
         run.warnings.append(
             f"{store.records_path} holds {dropped} duplicated record(s) (two processes wrote "

@@ -19,7 +19,7 @@ from mindprobe.core.results import Results
 from mindprobe.core.runner import PassSettings, execute
 from mindprobe.core.store import base_manifest, judgement_store, load_run, read_judgements
 from mindprobe.engine.run import open_cache
-from mindprobe.engine.settings import Reporter, check_counts
+from mindprobe.engine.settings import Reporter, check_cache_file, check_counts
 from mindprobe.errors import UsageError
 from mindprobe.models import Model, parse_model_spec
 from mindprobe.registry import get_benchmark
@@ -43,6 +43,8 @@ class JudgeSettings:
 
     def check(self) -> None:
         check_counts(self, ("concurrency", "max_tokens", "max_attempts", "timeout"))
+        if self.cache and self.cache_file:
+            check_cache_file(self.cache_file)
 
 
 @dataclass

@@ -29,7 +29,7 @@ from mindprobe.core.cache import ResponseCache
 from mindprobe.core.data import benchmark_folder
 from mindprobe.core.loop import run_blocking
 from mindprobe.core.options import build_options, options_dict
-from mindprobe.core.paths import is_disk_full, response_cache_path
+from mindprobe.core.paths import folder_name, is_disk_full, response_cache_path
 from mindprobe.core.process import gc_paused
 from mindprobe.core.results import Results, failed_results
 from mindprobe.core.run_state import derive, document, label_subset
@@ -44,8 +44,8 @@ from mindprobe.registry import get_benchmark, info, resolve_variants, split_benc
 def run_dir_for(runs_dir: Path, bench: str, variant: str, prompting: str, label: str,
                 name: str | None = None) -> Path:
     """runs/<benchmark>/<variant>/<prompting>___<model>[__<name>] (the WorldSense convention)."""
-    tail = f"{prompting}___{label}" + (f"__{name}" if name else "")  # name: path_component
-    return Path(runs_dir) / bench / variant / tail
+    tail = folder_name(f"{prompting}___{label}") + (f"__{name}" if name else "")
+    return Path(runs_dir) / bench / variant / tail  # name: a path_component
 
 
 @dataclass

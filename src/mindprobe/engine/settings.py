@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
+from mindprobe.core.inputs import check_new_or_regular
 from mindprobe.core.options import check_range
 from mindprobe.core.paths import check_parent, path_component, refuse_empty
 from mindprobe.core.secrets import command_line, redact
@@ -96,7 +97,7 @@ class RunSettings:
             raise UsageError(f"--runs-dir {runs} is a file; give a folder")
         check_parent(runs, "--runs-dir")
         if self.cache and self.cache_file:
-            check_parent(Path(self.cache_file), "--cache")
+            check_cache_file(self.cache_file)
         if self.name:
             path_component(self.name, "--name")
         if "model" in self.roles:
@@ -170,3 +171,12 @@ class Reporter:
         from mindprobe.engine.summary import print_summary
 
         print_summary(self.console, run_dir, result, records, elapsed, endpoints, usage)
+
+
+def check_cache_file(cache_file: str | Path) -> None:
+    """`--cache FILE` before a run: absent or a regular file, in an existing folder (a folder
+    given for FILE would otherwise open as a read-only cache that never fills)."""
+    cache = Path(cache_file)
+    check_new_or_regular(cache, "--cache", "--cache names the cache's file (e.g. "
+                         f"{cache / 'responses.sqlite'}), made where it does not exist")
+    check_parent(cache, "--cache")

@@ -143,6 +143,9 @@ def _openai(spec: str, rest: str, s: BackendSettings) -> Model | None:
             return _router(name, parse_endpoint_list(url, what=f"--model {spec}"), None,
                            timeout=s.timeout, max_attempts=s.max_attempts,
                            reasoning=s.reasoning)
+        from mindprobe.models.wire import normalise_base_url
+
+        normalise_base_url(url)  # a malformed URL is one message, before anything is built
         # Labelled by the model, never the address: host and port change with every
         # rescheduled job; what the server serves is in identity() (checked on resume).
         return OpenAICompatModel(

@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mindprobe.core.paths import read_bounded
+from mindprobe.core.inputs import read_input
 from mindprobe.core.retry import backoff_delay
 from mindprobe.core.secrets import UrlCredentials, redact, remember, split_credentials
 from mindprobe.errors import ModelError, UsageError
@@ -60,8 +60,9 @@ def _endpoint(url: str, where: str) -> EndpointSpec:
 
     if "://" not in url:
         url = "http://" + url
-    address, credentials = split_credentials(url)
     try:
+        normalise_base_url(url)  # a malformed URL (`http://[::1`) before it is taken apart
+        address, credentials = split_credentials(url)
         return EndpointSpec(normalise_base_url(address), credentials=credentials, source=where)
     except ModelError as exc:
         raise UsageError(f"{where}: {redact(str(exc))}") from None
@@ -83,9 +84,7 @@ def parse_endpoints_file(path: str | Path) -> tuple[list[EndpointSpec], str | No
     names the file and the line number."""
     path = Path(path).expanduser()
     try:
-        text = read_bounded(path, "--endpoints").decode("utf-8")
-    except OSError as exc:
-        raise UsageError(f"cannot read the endpoints file {path}: {exc.strerror or exc}") from None
+        text = read_input(path, "--endpoints", "endpoints file").decode("utf-8")
     except UnicodeDecodeError:
         raise UsageError(f"the endpoints file {path} is not UTF-8 text") from None
     specs: list[EndpointSpec] = []

@@ -22,13 +22,13 @@ def normalise_base_url(url: str) -> str:
     """Accept `host:port`, `http://host:port` or `.../v1`; always return `.../v1` without slash."""
     if "://" not in url:
         url = "http://" + url
-    parts = urlsplit(url)
     try:
+        parts = urlsplit(url)  # raises on an unclosed IPv6 bracket (`http://[::1`)
         parts.port  # noqa: B018 (raises on a port out of range or not a number)
-        bad_port = False
+        bad = False
     except ValueError:
-        bad_port = True
-    if not parts.hostname or bad_port or parts.scheme not in ("http", "https"):
+        bad = True
+    if bad or not parts.hostname or parts.scheme not in ("http", "https"):
         raise ModelError(f"bad server URL {url!r}: expected http(s)://HOST[:PORT][/v1], e.g. "
                          "http://127.0.0.1:8000/v1")
     path = parts.path.rstrip("/")

@@ -4,38 +4,24 @@ score difference; each benchmark's per-item score is the report's)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from mindprobe.errors import UsageError
-
-MANIFEST = "profile.json"
-
-
-def _manifest(folder: Path) -> dict[str, Any]:
-    path = folder / MANIFEST
-    try:
-        doc = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise UsageError(f"{folder} is not a profile folder (no {MANIFEST}); give the folder "
-                         "`mindprobe profile` printed") from None
-    except ValueError:
-        raise UsageError(f"{path} is not valid JSON") from None
-    return doc if isinstance(doc, dict) else {}
+from mindprobe.profiling.manifest import read_profile
 
 
 def compare_profiles(a: Path, b: Path) -> list[dict[str, Any]]:
     """One row per benchmark and variant both profiles ran."""
-    from mindprobe.report.collect import collect, find_run_dirs
+    from mindprobe.report.collect import collect
     from mindprobe.report.compare import compare
 
-    ma, mb = _manifest(a), _manifest(b)
+    pa, pb = read_profile(a), read_profile(b)
+    ma, mb = pa.doc, pb.doc
     if ma.get("size") != mb.get("size"):
         raise UsageError(f"the profiles have different sizes ({ma.get('size')} and "
                          f"{mb.get('size')}): their items differ; compare profiles of one size")
-    da = collect(find_run_dirs([a / "runs"], None))
-    db = collect(find_run_dirs([b / "runs"], None))
+    da, db = collect(pa.run_dirs()), collect(pb.run_dirs())
     by_key = {(e.benchmark, e.run.variant, e.run.prompting): e for e in db.entries}
     rows = []
     for ea in da.entries:
@@ -49,9 +35,9 @@ def compare_profiles(a: Path, b: Path) -> list[dict[str, Any]]:
             "metric": c.score_name + (" (%)" if c.binary else ""),
             "a": None if c.mean_a is None else c.mean_a * scale,
             "b": None if c.mean_b is None else c.mean_b * scale,
-            "difference": None if c.diff is None else -c.diff * scale,
-            "ci_low": None if c.ci is None else -c.ci[1] * scale,
-            "ci_high": None if c.ci is None else -c.ci[0] * scale,
+            "difference": None if c.diff is None or c.ci is None else 0.0 - c.diff * scale,
+            "ci_low": None if c.ci is None else 0.0 - c.ci[1] * scale,
+            "ci_high": None if c.ci is None else 0.0 - c.ci[0] * scale,
             "n": c.n, "p_mcnemar": c.p_exact, "note": c.note,
             "a_run": str(ea.run.dir), "b_run": str(eb.run.dir),
         })

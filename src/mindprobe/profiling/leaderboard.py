@@ -11,36 +11,28 @@ from typing import Any
 from mindprobe.core.files import check_target, write_file
 from mindprobe.core.paths import check_parent
 from mindprobe.errors import UsageError
-
-MANIFEST = "profile.json"
+from mindprobe.profiling.manifest import read_profile
 
 
 def _headlines(folder: Path) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
     from mindprobe.core.store import load_run
 
-    try:
-        doc = json.loads((folder / MANIFEST).read_text())
-    except FileNotFoundError:
-        raise UsageError(f"{folder} is not a profile folder (no {MANIFEST}); give the folder "
-                         "`mindprobe profile` printed") from None
-    except ValueError:
-        raise UsageError(f"{folder / MANIFEST} is not valid JSON") from None
+    profile = read_profile(folder)
     out: dict[str, dict[str, Any]] = {}
-    for bench, entry in sorted(doc.get("benchmarks", {}).items()):
-        rels = [r for r in entry.get("runs", []) if (folder / r / "manifest.json").is_file()]
-        for rel in rels:
-            run = load_run(folder / rel)
+    for bench, dirs in sorted(profile.runs.items()):
+        for d in dirs:
+            run = load_run(d)
             h = run.results().headline
             if h is None:
                 continue
             scale = 100.0 if h.percent else 1.0
-            key = bench if len(rels) == 1 else f"{bench}:{run.variant}"
+            key = bench if len(dirs) == 1 else f"{bench}:{run.variant}"
             out[key] = {"metric": h.name, "unit": "%" if h.percent else h.unit.strip(),
                         "value": None if h.value is None else h.value * scale,
                         "ci_low": None if h.ci_low is None else h.ci_low * scale,
                         "ci_high": None if h.ci_high is None else h.ci_high * scale,
                         "n": h.n, "status": run.status}
-    return doc, out
+    return profile.doc, out
 
 
 def leaderboard(folders: list[Path]) -> list[dict[str, Any]]:

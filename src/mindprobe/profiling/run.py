@@ -17,18 +17,18 @@ from mindprobe.core.benchmark import PROFILE_SIZES, ModelFacts
 from mindprobe.core.estimate import HEURISTIC
 from mindprobe.core.files import write_file
 from mindprobe.core.loop import run_blocking
+from mindprobe.core.paths import folder_name
 from mindprobe.core.progress import progress_display
 from mindprobe.core.results import Results
 from mindprobe.core.run_state import RunState
 from mindprobe.core.store import load_run, now_iso, write_json_atomic
 from mindprobe.engine.run import Shared, build_model, open_cache, run_planned
 from mindprobe.engine.settings import Reporter, RunSettings
-from mindprobe.errors import MindprobeError, UsageError
+from mindprobe.errors import Interrupted, MindprobeError, UsageError
 from mindprobe.models import Model
+from mindprobe.profiling.manifest import MANIFEST, read_profile
 from mindprobe.profiling.plan import CANNOT, DONE, MISSING, Entry, plan_profile
 from mindprobe.version import __version__
-
-MANIFEST = "profile.json"
 
 
 @dataclass
@@ -92,7 +92,7 @@ class Profile:
 
 def profile_dir(runs_dir: str | Path, label: str, size: str) -> Path:
     """<runs-dir>/profile-<size>___<model>: one folder per model and size."""
-    return Path(runs_dir) / f"profile-{size}___{label}"
+    return Path(runs_dir) / folder_name(f"profile-{size}___{label}")
 
 
 def plan(ps: ProfileRequest, reporter: Reporter) -> Profile:
@@ -175,14 +175,8 @@ def open_profile(prof: Profile, ps: ProfileRequest) -> None:
     """Create the profile's manifest, or check that the folder holds this very profile."""
     path = prof.dir / MANIFEST
     new = _manifest(prof, ps)
-    if path.exists():
-        import json
-
-        try:
-            old = json.loads(path.read_text())
-        except ValueError:
-            raise UsageError(f"{path} is not valid JSON; move the folder away to start "
-                             "afresh") from None
+    if path.exists() or path.is_symlink():
+        old = read_profile(prof.dir).doc
         for key in ("size", "model_identity", "judge", "seed"):
             if old.get(key) != new[key]:
                 raise UsageError(
@@ -264,8 +258,13 @@ def execute(prof: Profile, ps: ProfileRequest, reporter: Reporter) -> Profile:
     open_profile(prof, ps)
     todo = [e for e in prof.entries if e.runnable]
     if todo:
-        for e, err in zip(todo, run_blocking(_run_entries(prof, ps, todo, reporter)),
-                          strict=True):
+        try:
+            errors = run_blocking(_run_entries(prof, ps, todo, reporter))
+        except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the resume line, as a run prints it
+            reporter.interrupted([d for e in todo for d in e.run_dirs], False,
+                                 ps.run.command or resume_command(ps))
+            raise Interrupted from None
+        for e, err in zip(todo, errors, strict=True):
             if err is not None:
                 reporter.warn(f"{e.name} stopped: {err}")
     for e in prof.entries:
@@ -279,6 +278,23 @@ def execute(prof: Profile, ps: ProfileRequest, reporter: Reporter) -> Profile:
     open_profile(prof, ps)
     prof.report = write_report(prof, ps, reporter)
     return prof
+
+
+def resume_command(ps: ProfileRequest) -> str:
+    """The `mindprobe profile` command that resumes this profile (for a library call)."""
+    import shlex
+
+    argv = ["mindprobe", "profile", "--model", ps.run.model, "--size", ps.size,
+            "--runs-dir", str(ps.run.runs_dir)]
+    if ps.judge:
+        argv += ["--judge", ps.judge]
+    if ps.data_root:
+        argv += ["--data-dir", str(ps.data_root)]
+    if ps.run.seed is not None:
+        argv += ["--seed", str(ps.run.seed)]
+    for bench, opts in ps.options.items():
+        argv += [x for k, v in opts.items() for x in ("-O", f"{bench}.{k}={v}")]
+    return shlex.join(argv)
 
 
 def plan_text(entries: list[Entry]) -> str:

@@ -24,6 +24,9 @@ N_RESAMPLES = N_BOOT
 SEED = 0
 MAX_DISAGREEMENTS = 50
 MAX_AUTO_PAIRS = 12
+#: Fewer shared scored items than this give no paired interval or test: a bootstrap over 3
+#: items says "[-0.0, -0.0]", which reads as a measured zero.
+MIN_PAIRED = 10
 
 
 def paired_score(benchmark: str) -> PairedScore:
@@ -93,9 +96,13 @@ def compare(a: RunEntry, b: RunEntry) -> Comparison:
     xb = np.array([y for _, _, y in pairs])
     cmp.mean_a, cmp.mean_b = exact_mean(xa), exact_mean(xb)
     cmp.diff = cmp.mean_a - cmp.mean_b
-    diff = paired_difference(xa, xb, seed=SEED)  # the resampling every comparison uses
-    cmp.ci = (diff.low, diff.high)
-    if binary:
+    if cmp.n < MIN_PAIRED:
+        cmp.note = (f"too little overlap: only {cmp.n} shared item(s) scored in both runs, "
+                    f"fewer than the {MIN_PAIRED} a paired interval needs")
+    else:
+        diff = paired_difference(xa, xb, seed=SEED)  # the resampling every comparison uses
+        cmp.ci = (diff.low, diff.high)
+    if binary and cmp.ci is not None:
         cmp.a_only_right = int(((xa == 1) & (xb == 0)).sum())
         cmp.b_only_right = int(((xa == 0) & (xb == 1)).sum())
         cmp.p_exact, cmp.chi2, cmp.p_chi2 = mcnemar(cmp.a_only_right, cmp.b_only_right)
@@ -204,7 +211,8 @@ def comparisons_html(cs: list[Comparison], anchors: dict[str, str]) -> str:
         a, b = _names(c)
         bench = f"{c.a.benchmark} · {c.a.run.variant}"
         if c.note:
-            rows.append(f'<tr><td>{escape(bench)}</td><td class="model">{escape(a)}</td>'
+            rows.append(f'<tr><td>{escape(bench)} <span class="muted">'
+                        f'({escape(c.score_name)})</span></td><td class="model">{escape(a)}</td>'
                         f'<td class="model">{escape(b)}</td>'
                         f'<td colspan="7" class="muted">{escape(c.note)}</td></tr>')
             continue

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any
 
-from mindprobe.errors import UsageError
+from mindprobe.core.inputs import parse_numbers
 from mindprobe.report.collect import ReportData, RunEntry
 
 
@@ -26,17 +26,11 @@ class Price:
 
 
 def parse_price(text: str | None) -> Price | None:
-    """`IN,OUT` (or one number for both) in USD per million tokens."""
+    """`IN,OUT` (or one number for both) in USD per million tokens, finite and not negative."""
     if text is None:
         return None
-    parts = [p.strip() for p in text.split(",")]
-    try:
-        values = [float(p) for p in parts]
-    except ValueError:
-        values = []
-    if len(values) not in (1, 2) or any(v < 0 or v != v for v in values):
-        raise UsageError(f"--price expects IN,OUT in USD per million tokens (e.g. 2.5,10), "
-                         f"got {text!r}")
+    values = parse_numbers(text, "--price", (1, 2),
+                           "IN,OUT in USD per million tokens (e.g. 2.5,10)")
     return Price(values[0], values[-1])
 
 

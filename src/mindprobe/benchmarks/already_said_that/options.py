@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mindprobe.core.inputs import parse_numbers
 from mindprobe.core.options import option
 
 DEFAULT_N_SAMPLES = 250
@@ -32,3 +33,15 @@ class AlreadySaidThatOptions:
     price: str | None = option(None, "with --estimate: USD per million tokens, IN, IN,OUT or "
                                "IN,OUT,CACHED_IN (e.g. 2.5,10,1.25)", metavar="IN[,OUT[,CACHED]]",
                                needs="estimate")
+
+    def __post_init__(self) -> None:
+        parse_price(self.price)  # refused with the other flags, before any data is loaded
+
+
+def parse_price(text: str | None) -> tuple[float, ...] | None:
+    """`IN`, `IN,OUT` or `IN,OUT,CACHED_IN` in USD per million tokens (finite, not negative)."""
+    if not text:
+        return None
+    parts = parse_numbers(text, "--price", (1, 2, 3), "IN, IN,OUT or IN,OUT,CACHED_IN in USD "
+                          "per million tokens")
+    return (parts[0], parts[1] if len(parts) > 1 else parts[0], *parts[2:])

@@ -33,7 +33,7 @@ from mindprobe.benchmarks.already_said_that.episode import (
     run_episode,
 )
 from mindprobe.benchmarks.already_said_that.estimate import estimate_tokens
-from mindprobe.benchmarks.already_said_that.options import AlreadySaidThatOptions
+from mindprobe.benchmarks.already_said_that.options import AlreadySaidThatOptions, parse_price
 from mindprobe.benchmarks.already_said_that.precision import WORST_SD
 from mindprobe.benchmarks.already_said_that.report import (
     estimate_results,
@@ -56,7 +56,6 @@ from mindprobe.core.session import Session
 from mindprobe.core.stats import Precision
 from mindprobe.core.thinking import ROOM_REASON, ReplyBudget, generate_with_room
 from mindprobe.core.upstream_source import Template
-from mindprobe.errors import UsageError
 
 DEFAULT_SEED = 20220722
 ANSWERS = ["[answer: yes]", "[answer: no]"]
@@ -309,22 +308,9 @@ class AlreadySaidThatBenchmark(Benchmark):
                    expected_prefill_tokens=expected["prefill_tokens"],
                    expected_completion_tokens=expected["completion_tokens"],
                    expected_assumes=f"chats end after {EXPECTED_TURNS} turns")
-        res = estimate_results(cfg["variant"], est, _parse_price(opts.price))
+        res = estimate_results(cfg["variant"], est, parse_price(opts.price))
         if opts.price and "," not in opts.price:
             res.notes.append("output tokens priced as input (--price IN); give IN,OUT for "
                              "the output price")
         return res
 
-
-def _parse_price(text: str | None) -> tuple[float, ...] | None:
-    """`IN`, `IN,OUT` or `IN,OUT,CACHED_IN` in USD per million tokens."""
-    if not text:
-        return None
-    try:
-        parts = [float(x) for x in text.split(",")]
-    except ValueError:
-        parts = []
-    if not 1 <= len(parts) <= 3 or any(p < 0 for p in parts):
-        raise UsageError(f"--price expects IN, IN,OUT or IN,OUT,CACHED_IN in USD per million "
-                         f"tokens, got {text!r}")
-    return (parts[0], parts[1] if len(parts) > 1 else parts[0], *parts[2:])

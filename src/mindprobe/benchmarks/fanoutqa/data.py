@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from mindprobe.core.files import write_file
+from mindprobe.core.inputs import read_input
 from mindprobe.errors import DataError
 
 from .upstream import (  # noqa: F401  (re-exported: one place to import FanOutQA data from)
@@ -321,10 +322,9 @@ def load_generations(path: str | Path) -> list[Generation]:
     """
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError as e:
-        raise DataError(f"generations file not found: {path}") from e
-    except (OSError, UnicodeDecodeError) as e:
+        text = read_input(path, "--generations", "results file", DataError).decode(
+            "utf-8")
+    except UnicodeDecodeError as e:
         raise DataError(f"{path}: cannot read generations ({e})") from e
     if text.lstrip().startswith("["):
         try:

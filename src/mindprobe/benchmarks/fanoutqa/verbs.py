@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from mindprobe.core.files import check_target, write_file
+from mindprobe.core.inputs import read_input
 from mindprobe.core.output import emit_json, tables_console
 from mindprobe.core.verbs import Arg, Verb
 from mindprobe.engine.judge_verb import judge_verb
@@ -61,9 +62,9 @@ def _ids(text: str) -> list[str]:
     if text.startswith("@"):
         path = Path(text[1:])
         try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise UsageError(f"--questions {path}: cannot read ({exc.strerror})") from None
+            text = read_input(path, "--questions", "id list").decode("utf-8")
+        except UnicodeDecodeError:
+            raise UsageError(f"--questions {path}: not UTF-8 text") from None
         parts = text.split()
     else:
         parts = text.split(",")

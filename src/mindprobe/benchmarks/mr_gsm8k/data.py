@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from mindprobe.core.data import DataFile, data_dir_for, verify
+from mindprobe.core.inputs import check_regular
 from mindprobe.errors import DataError, UsageError
 
 from .dataset_file import (
@@ -73,7 +74,7 @@ def load_items(
     if data_file:
         if variant not in ("full", "fresh"):
             raise UsageError(f"--data-file replaces the full file; drop ':{variant}' to use it")
-        path = Path(data_file).expanduser()
+        path = check_regular(data_file, "--data-file")
         items = load(path)
         blob = git_blob_sha1(path.read_bytes())
         official = blob == OFFICIAL_GIT_BLOB

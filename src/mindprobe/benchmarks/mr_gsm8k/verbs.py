@@ -16,16 +16,12 @@ def analyse(args: Any, err: Any) -> int | None:
 
     out = tables_console(args.json)
     if args.upstream_results:
-        from pathlib import Path
-
         from mindprobe.benchmarks.mr_gsm8k.report import upstream_results
         from mindprobe.benchmarks.mr_gsm8k.upstream import rescore_upstream
-        from mindprobe.errors import UsageError
+        from mindprobe.core.inputs import check_regular
 
-        for f in args.upstream_results:
-            if not Path(f).is_file():
-                raise UsageError(f"{f}: no such upstream eval-results file (the JSON files "
-                                 "upstream's evaluation scripts write)")
+        for f in args.upstream_results:  # the JSON files upstream's evaluation scripts write
+            check_regular(f, "--upstream-results", "results file")
         results = rescore_upstream(args.upstream_results,
                                    response_key=args.upstream_response_key,
                                    manual_key=args.upstream_manual_key)

@@ -10,6 +10,7 @@ from typing import Any
 
 from mindprobe.benchmarks.sort import finetune as ft
 from mindprobe.benchmarks.sort.options import PROMPT_NAMES
+from mindprobe.core.inputs import read_input
 from mindprobe.core.output import emit_json, tables_console
 from mindprobe.core.verbs import Arg, Verb
 from mindprobe.errors import DataError, UsageError
@@ -63,8 +64,8 @@ def build(args: Any, err: Any) -> int:
         if args.text:
             path = Path(args.text)
             try:
-                text = path.read_text(encoding="utf-8-sig")
-            except (OSError, UnicodeDecodeError) as exc:
+                text = read_input(path, "--text", "text", DataError).decode("utf-8-sig")
+            except UnicodeDecodeError as exc:
                 raise DataError(f"cannot read {path} as UTF-8 text ({exc})") from None
             summary = build.build_from_text(
                 text, args.title or path.stem,

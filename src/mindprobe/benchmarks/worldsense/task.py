@@ -46,6 +46,7 @@ from mindprobe.core.data import (
     read_jsonl_bz2,
     resolve,
 )
+from mindprobe.core.inputs import check_regular
 from mindprobe.core.model import Request
 from mindprobe.core.published import PublishedRow
 from mindprobe.core.results import Results
@@ -138,6 +139,9 @@ class WorldSenseBenchmark(Benchmark):
              "incomplete tuples)")
     Options = WorldSenseOptions
     data_files: list[DataFile] = sets.DATA_FILES
+    #: The analysis weighs every (problem, size) cell equally: a size no problem can have
+    #: would be a cell of its own.
+    record_ranges = {"problemsize": (1, 1000)}
 
     def profile_settings(self, size: str) -> ProfileSettings:
         """The official test set with basic prompting (the paper's main table); quick and
@@ -181,9 +185,7 @@ class WorldSenseBenchmark(Benchmark):
         if strategy in st.INCONTEXT:  # before loading the trials: a missing file fails fast
             train = self._training_file(ctx, bool(opts.data_file) or ctx.variant == "fresh")
         if opts.data_file:
-            path = Path(opts.data_file).expanduser()
-            if not path.is_file():
-                raise UsageError(f"--data-file {path}: no such file")
+            path = check_regular(opts.data_file, "--data-file")
             sha = _sha256(path)
             trials = decoded_groups(path, sha, "worldsense-trials-by-cell", read_trials,
                                      tuple_of)
