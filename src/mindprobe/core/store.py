@@ -349,6 +349,7 @@ class Run:
         folder the run used (or `data_dir`), a headline over a subset of the items labelled
         so (`core.run_state.label_subset`). `plan`: the run's plan when the caller made it."""
         from mindprobe.core.data import benchmark_folder
+        from mindprobe.core.fit import score_fitting
         from mindprobe.core.results import failed_results
         from mindprobe.core.run_state import label_subset
         from mindprobe.registry import get_benchmark
@@ -357,8 +358,9 @@ class Run:
         plan = plan or self.plan()
         if data_dir:
             plan.data_dir = benchmark_folder(bench.name, data_dir, bench.data_files)
-        res = failed_results(bench.name, self.records) or bench.results_with_judgements(
-            self.records, plan, read_judgements(self.dir), judge_label)
+        judgements = read_judgements(self.dir)
+        res = score_fitting(bench.name, self.records, lambda rs: failed_results(bench.name, rs)
+                            or bench.results_with_judgements(rs, plan, judgements, judge_label))
         return label_subset(res, self.state)
 
 

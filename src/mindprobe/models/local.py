@@ -220,7 +220,7 @@ class LocalModel(LlamaCppFeatures, OpenAICompatModel):
         caps = {"logprobs", "prefix", "tokenize", "template", "grammar"}
         self.capabilities = frozenset(caps | ({"base"} if path is None else set()))
         self.grammar_fixed = True
-        self.context_window = ctx_per_slot
+        self.set_context_window(ctx_per_slot, "the embedded engine's n_ctx per slot")
         self._server: Any = None
         self._slots: SlotPool | None = None
         self._slot_dir: tempfile.TemporaryDirectory[str] | None = None
