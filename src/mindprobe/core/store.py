@@ -47,6 +47,12 @@ IDENTITY_FIELDS = ("benchmark", "variant", "model", "config", "data")
 KEPT_FIELDS = ("trackers",)
 
 
+def _asked_again(record: dict[str, Any]) -> bool:
+    """Whether --retry-errors asks the item again: it ended in an error, or it did not fit
+    the context window (`core.fit`; a larger window, or another model, may fit it now)."""
+    return "error" in record or "does_not_fit" in record
+
+
 def write_json_atomic(path: Path, obj: Any) -> None:
     """`obj` as `path`, whole or not at all (a temporary file renamed over it). On a full
     disk, where a second copy finds no room, an existing file is overwritten in place (the
@@ -148,8 +154,8 @@ class RunStore:
         done, self.duplicates_dropped = dedupe(records)
         if planned is not None:
             check_planned(self.dir, done, planned, self.conflict_hint)
-        if retry_errors and any("error" in r for r in done.values()):
-            done = {k: r for k, r in done.items() if "error" not in r}
+        if retry_errors and any(_asked_again(r) for r in done.values()):
+            done = {k: r for k, r in done.items() if not _asked_again(r)}
             self._rewrite(done.values())
         elif self.duplicates_dropped:
             self._rewrite(done.values())
@@ -181,7 +187,7 @@ class RunStore:
         if not self.exists():
             return len(ids)
         done = dedupe(self.records())[0]
-        return sum(1 for i in ids if i not in done or (retry_errors and "error" in done[i]))
+        return sum(1 for i in ids if i not in done or (retry_errors and _asked_again(done[i])))
 
     def settled(self, manifest: dict[str, Any], sizes: Collection[str] = ()) -> dict[str, Any]:
         """For a re-run with nothing left to ask, whose models are therefore not started: the
