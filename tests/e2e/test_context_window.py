@@ -86,6 +86,21 @@ def test_sort_items_past_the_servers_window_are_counted_and_never_sent(cli, tmp_
                for n in doc["notes"])
 
 
+def test_mr_gsm8k_few_shot_prompts_past_the_window_are_not_sent(cli, tmp_path, shared_data):
+    data = shared_data("mr_gsm8k")
+    with TestServer(reply="Final Judgement: correct", max_model_len=2048) as srv:
+        code, doc, err = cli("run", "mr_gsm8k:sample", "--model",
+                             f"openai:test-model@{srv.base_url}", "--limit", 6, "--shots", 3,
+                             "--data-dir", data, "--runs-dir", tmp_path, "--json")
+        stats = srv.stats()
+    assert code == 0, err
+    assert stats["rejected"] == {}
+    unfit = doc["usage"]["does_not_fit"]
+    assert 0 < unfit < 6 and stats["requests"]["/v1/chat/completions"] == 6 - unfit
+    assert all("1,024 reply tokens > 2,048" in r["does_not_fit"]
+               for r in _records(tmp_path) if "does_not_fit" in r)
+
+
 def test_sort_picks_the_conditions_a_given_window_fits(cli, tmp_path, shared_data, monkeypatch):
     data = shared_data("sort")
     monkeypatch.setenv("MINDPROBE_DATA_DIR", str(data.parent))
@@ -156,3 +171,33 @@ def test_a_window_of_no_use_is_not_believed():
     m.set_context_window(2048, "--context-window", fixed=True)
     m.set_context_window(4096, "the server's max_model_len")
     assert (m.context_window, m.context_window_source) == (2048, "--context-window")
+
+
+def _gguf(path, context_length: int) -> None:
+    """A GGUF header as llama.cpp writes one: general.*, the vocabulary (an array of strings,
+    skipped by the reader), then <arch>.context_length."""
+    import struct
+
+    def string(s: str) -> bytes:
+        return struct.pack("<Q", len(s.encode())) + s.encode()
+
+    pairs = [string("general.architecture") + struct.pack("<I", 8) + string("llama"),
+             string("tokenizer.ggml.tokens") + struct.pack("<IIQ", 9, 8, 3)
+             + b"".join(string(t) for t in ("a", "b", "c")),
+             string("tokenizer.ggml.scores") + struct.pack("<IIQ", 9, 6, 2) + b"\0" * 8,
+             string("llama.context_length") + struct.pack("<II", 4, context_length)]
+    path.write_bytes(b"GGUF" + struct.pack("<IQQ", 3, 0, len(pairs)) + b"".join(pairs))
+
+
+def test_a_gguf_trained_for_a_short_window_bounds_the_engines(tmp_path):
+    from mindprobe.models.gguf import metadata, trained_context
+
+    short, long_ = tmp_path / "short.gguf", tmp_path / "long.gguf"
+    _gguf(short, 2048)
+    _gguf(long_, 131072)
+    assert trained_context(short) == 2048
+    assert metadata(short) == {"general.architecture": "llama", "llama.context_length": 2048}
+    m = parse_model_spec(f"local:{short}")
+    assert (m.context_window, m.context_window_source) == (2048, "the GGUF's context_length")
+    m = parse_model_spec(f"local:{long_}")
+    assert m.context_window == 8192 and "n_ctx per slot" in m.context_window_source
