@@ -98,3 +98,20 @@ def test_cached_tokens_never_exceed_the_prompt():
                                "prompt_tokens_details": {"cached_tokens": 9}}})
     assert (u.prompt_tokens, u.cached_prompt_tokens, u.bad) == (5, 5, [])
     assert reply_usage({"usage": "lots"}).bad == ["usage='lots'"]
+
+
+@pytest.mark.slow
+def test_several_endpoints_warn_once_for_all(cli, tmp_path):
+    with TestServer(responder=worldsense_answer, usage_override={"prompt_tokens": -600},
+                    content_form="parts") as a, \
+            TestServer(responder=worldsense_answer, usage_override={"prompt_tokens": -600},
+                       content_form="parts") as b:
+        code, doc, err = cli("run", "worldsense:fresh", "--model",
+                             f"openai:test-model@{a.base_url},{b.base_url}", "--limit", 8,
+                             "--concurrency", 4, "--runs-dir", tmp_path, "--no-cache", "--json")
+        served = [a.stats()["served_ok"], b.stats()["served_ok"]]
+    assert code == 0, err
+    assert all(served) and doc["invalid"]["count"] == 0
+    assert sum("impossible token usage" in w for w in doc["warnings"]) == 1
+    assert sum("were not text" in w for w in doc["warnings"]) == 1
+    assert doc["usage"]["prompt_tokens"] == 0

@@ -146,6 +146,15 @@ class ReplyTally:
             self.ignored_parts += text.ignored
             self.replies_with_parts += 1
 
+    def absorb(self, other: ReplyTally) -> None:
+        """Add `other`'s counts (a router's endpoints: one warning for all), emptying it."""
+        self.bad_usage += other.bad_usage
+        self.bad_usage_example = self.bad_usage_example or other.bad_usage_example
+        self.invalid.update(other.invalid)
+        self.ignored_parts += other.ignored_parts
+        self.replies_with_parts += other.replies_with_parts
+        other.reset()
+
     def take(self) -> list[str]:
         out = []
         if self.bad_usage:

@@ -68,6 +68,7 @@ from mindprobe.models.endpoint_pool import (
     probe_all,
 )
 from mindprobe.models.endpoints import EndpointSpec
+from mindprobe.models.replies import ReplyTally
 
 log = logging.getLogger("mindprobe.router")
 
@@ -393,7 +394,10 @@ class RouterModel(Model):
         return await self._call(None, lambda c, _: c.count_tokens(messages), lambda _: None)
 
     def take_warnings(self) -> list[str]:
-        return [w for e in self._eps for w in e.client.take_warnings()]
+        tally = ReplyTally()  # one warning for all endpoints
+        for e in self._eps:
+            tally.absorb(e.client.replies)
+        return tally.take()
 
     def endpoint_stats(self) -> list[dict[str, Any]]:
         if not self._eps:
