@@ -62,6 +62,13 @@ def test_a_chat_whose_first_turn_does_not_fit_is_recorded_as_such(cli, tmp_path,
     assert all(r["does_not_fit"].endswith("> 64 (--context-window); not sent") for r in records)
     assert doc["usage"]["does_not_fit"] == 2 and doc["usage"]["errors"] == 0
     assert doc["does_not_fit"] == 2 and doc["tables"]["does_not_fit"][0]["items"] == 2
+    code, out, err = cli("analyse", "already_said_that", "--run",
+                         next(tmp_path.rglob("records.jsonl")).parent, "--json")
+    assert code == 0 and out["does_not_fit"] == 2, err
+    code, _, err = cli("report", "--runs-dir", tmp_path, "--format", "md",
+                       "--out", tmp_path / "r.md")
+    assert code == 0, err
+    assert "does not fit: 2 of 2 items" in (tmp_path / "r.md").read_text()
 
 
 @pytest.mark.slow
