@@ -115,3 +115,13 @@ def test_several_endpoints_warn_once_for_all(cli, tmp_path):
     assert sum("impossible token usage" in w for w in doc["warnings"]) == 1
     assert sum("were not text" in w for w in doc["warnings"]) == 1
     assert doc["usage"]["prompt_tokens"] == 0
+
+
+@pytest.mark.parametrize("payload", [{"choices": ["text"]}, {"choices": [{"message": "hi"}]},
+                                     {"choices": [{"message": ["hi"]}]}])
+def test_a_reply_of_no_shape_is_a_malformed_body_not_an_internal_error(payload):
+    from mindprobe.models import parse_model_spec
+
+    model = parse_model_spec("openai:m@127.0.0.1:9")
+    with pytest.raises(TypeError, match="not an object"):
+        model._parse(payload, "/chat/completions", 0.0)

@@ -30,7 +30,7 @@ from mindprobe.core.retry import RetryPolicy
 from mindprobe.core.secrets import UrlCredentials, redact, remember, split_credentials
 from mindprobe.errors import ModelError
 from mindprobe.models.llamacpp import LlamaServerTools
-from mindprobe.models.replies import ReplyTally, load_reply, reply_text, reply_usage
+from mindprobe.models.replies import ReplyTally, an_object, load_reply, reply_text, reply_usage
 from mindprobe.models.wire import (
     RETRYABLE_STATUS,
     error_text,
@@ -358,12 +358,12 @@ class OpenAICompatModel(LlamaServerTools, Model):
     def _parse(self, payload: dict[str, Any], path: str, latency: float) -> Completion:
         """A 200 reply as a Completion: every legal form of content (`models.replies`), usage
         checked; what the run should hear about is tallied in `self.replies`."""
-        choice = payload["choices"][0]
+        choice = an_object(payload["choices"][0], "choices[0]")
         parsed = None
         if path == "/completions":
             got = reply_text(choice["text"])
         else:
-            message = choice["message"]
+            message = an_object(choice["message"], "message")
             got = reply_text(message.get("content"))
             # vLLM / llama.cpp / SGLang reasoning parsers (`reasoning` in newer vLLM).
             parsed = message.get("reasoning_content") or message.get("reasoning")

@@ -31,6 +31,14 @@ def load_reply(raw: bytes) -> Any:
         return json.loads(raw)
 
 
+def an_object(value: Any, what: str) -> dict[str, Any]:
+    """`value` when it is a JSON object; else the body is malformed (a TypeError, retried as
+    a garbled body is), never an AttributeError deep in the parsing."""
+    if not isinstance(value, dict):
+        raise TypeError(f"{what} is {type(value).__name__}, not an object")
+    return value
+
+
 @dataclass(frozen=True)
 class ReplyText:
     """A message's content as text: `ignored` parts that were not text, and `invalid` (the
