@@ -208,3 +208,25 @@ def test_a_gguf_trained_for_a_short_window_bounds_the_engines(tmp_path):
     assert (m.context_window, m.context_window_source) == (2048, "the GGUF's context_length")
     m = parse_model_spec(f"local:{long_}")
     assert m.context_window == 8192 and "n_ctx per slot" in m.context_window_source
+
+
+def test_run_profile_and_the_api_take_the_window(cli, tmp_path):
+    from mindprobe.cli import build_parser
+    from mindprobe.engine.run import build_model
+    from mindprobe.engine.settings import RunSettings
+
+    for argv in (["run", "worldsense", "--model", "random", "--context-window", "2048"],
+                 ["profile", "--model", "random", "--context-window", "2048"]):
+        assert build_parser().parse_args(argv).context_window == 2048
+    m = build_model("random", RunSettings(model="random", context_window=2048))
+    assert (m.context_window, m.context_window_source) == (2048, "--context-window")
+    for command in (["run", "worldsense:fresh", "--limit", 2], ["profile", "--dry-run"]):
+        code, _, err = cli(*command, "--model", "random", "--context-window", 5,
+                           "--runs-dir", tmp_path)
+        assert code == 2 and "--context-window" in err and len(err.strip().splitlines()) == 1
+    import mindprobe
+
+    res = mindprobe.evaluate("worldsense:fresh", "random", limit=2, context_window=2048,
+                             runs_dir=tmp_path / "api", progress=False)
+    assert '"context_window_source": "--context-window"' in (
+        res.run_dir / "manifest.json").read_text()
