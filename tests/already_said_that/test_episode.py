@@ -306,7 +306,7 @@ def test_a_turn_that_does_not_fit_ends_the_chat_unsent(drive_all):
                                   system=SYSTEM, reply=reply, max_turns=10, turns=turns,
                                   drive_all_turns=drive_all))
     assert sent == [1, 2, 3, 4] and len(rec["transcript"]) == 4
-    assert "2,048 (--context-window)" in rec["end_reason"]
+    assert "2,048 (--context-window)" in rec["ended_by_context_window"]
     if drive_all:  # the first error is what the record keeps
         assert rec["end"] == "false_positive" and rec["num_turns"] == 1
     else:

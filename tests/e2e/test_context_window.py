@@ -42,10 +42,11 @@ def test_already_said_that_chats_end_where_the_next_turn_would_not_fit(cli, tmp_
     assert len(records) == 3
     for r in records:
         assert r["end"] == "does_not_fit" and 10 < r["num_turns"] < 100
-        assert "2,048 (the server's max_model_len)" in r["end_reason"]
+        assert "2,048 (the server's max_model_len)" in r["ended_by_context_window"]
         assert r["transcript"][-1]["answer"] in ("yes", "no")  # the last turn sent was played
     assert doc["headline"]["value"] == sum(r["num_turns"] for r in records) / 3
     assert any(n.startswith("does not fit: 3 of 3 chats") for n in doc["notes"])
+    assert doc["usage"]["ended_by_context_window"] == 3 and doc["usage"]["does_not_fit"] == 0
 
 
 def test_a_chat_whose_first_turn_does_not_fit_is_recorded_as_such(cli, tmp_path, shared_data):

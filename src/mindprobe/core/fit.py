@@ -20,6 +20,9 @@ from mindprobe.core.results import Results
 
 #: The record field of an item that did not fit (its reason); the record has no answer.
 DOES_NOT_FIT = "does_not_fit"
+#: The record field of an item played in part, ended where its next request did not fit (a
+#: chat): its reason. The item is scored as played; runs count such items beside the rest.
+ENDED_UNFIT = "ended_by_context_window"
 #: Tokens a chat template may add: per message (role markers) and once (a preamble).
 TEMPLATE_PER_MESSAGE, TEMPLATE_ONCE = 8, 32
 
@@ -77,8 +80,10 @@ def _how(model: Model) -> str:
     return "counted by the model's tokenizer" if model.can("tokenize") else method
 
 
-def unfit_count(records: list[dict[str, Any]]) -> int:
-    return sum(1 for r in records if DOES_NOT_FIT in r)
+def unfit_count(records: list[dict[str, Any]]) -> tuple[int, int]:
+    """(items not sent at all, items ended early) because a request did not fit."""
+    return (sum(1 for r in records if DOES_NOT_FIT in r),
+            sum(1 for r in records if ENDED_UNFIT in r))
 
 
 def score_fitting(benchmark: str, records: list[dict[str, Any]],

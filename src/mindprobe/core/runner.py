@@ -20,7 +20,7 @@ from rich.console import Console
 
 from mindprobe.core.benchmark import Item
 from mindprobe.core.cache import ResponseCache
-from mindprobe.core.fit import DOES_NOT_FIT, DoesNotFit, unfit_count
+from mindprobe.core.fit import DOES_NOT_FIT, ENDED_UNFIT, DoesNotFit, unfit_count
 from mindprobe.core.model import Model, TransientError, Usage
 from mindprobe.core.progress import RunProgress
 from mindprobe.core.retry import RetryPolicy
@@ -85,7 +85,7 @@ def usage_summary(records: list[dict[str, Any]], role: str = "model") -> dict[st
     """The `usage` object of a run's JSON document: tokens, requests and errored items."""
     u = total_usage(records).get(role, Usage()).as_dict()
     u["errors"] = sum(1 for r in records if "error" in r)
-    u[DOES_NOT_FIT] = unfit_count(records)
+    u[DOES_NOT_FIT], u[ENDED_UNFIT] = unfit_count(records)
     return u
 
 

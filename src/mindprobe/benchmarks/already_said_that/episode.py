@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mindprobe.core.fit import DoesNotFit
+from mindprobe.core.fit import ENDED_UNFIT, DoesNotFit
 
 from .data import resolve_variant
 from .upstream import MAIN_PREFIX
@@ -323,7 +323,7 @@ class Episode:
             "violation_occurred": self.violation_occurred,
             "distractor_accuracy": accuracy,
             "end": self.end,
-            **({"end_reason": self.unfit} if self.unfit else {}),
+            **({ENDED_UNFIT: self.unfit} if self.unfit else {}),
             "transcript": self.transcript,
             **({"truncated_in_reasoning": cut} if cut else {}),
         }
