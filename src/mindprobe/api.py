@@ -42,7 +42,8 @@ def evaluate(task: str, model: str, *, options: dict[str, Any] | Any | None = No
              name: str | None = None,
              max_tokens: int | None = None, timeout: float = 300.0, max_attempts: int = 6,
              retry_errors: bool = False, reasoning_effort: str | None = None,
-             reasoning: bool = False, endpoints: str | Path | None = None) -> Results:
+             reasoning: bool = False, endpoints: str | Path | None = None,
+             context_window: int | None = None) -> Results:
     """Run (or resume) `task` (`name[:variant]`, see `list_benchmarks()`) against `model` (any
     `mindprobe models` spec) and return its results.
 
@@ -50,7 +51,8 @@ def evaluate(task: str, model: str, *, options: dict[str, Any] | Any | None = No
     its flags. `cache` may name the response cache file. The returned `Results` carry
     `run_dir` and `document` (the JSON `mindprobe run --json` prints); for a group of
     variants (`already_said_that:all`) the benchmark's combined view, with each variant's
-    results in `.variants`.
+    results in `.variants`. `context_window` is `--context-window`: the model's window in
+    tokens, whatever its backend reports (items that cannot fit it are never sent).
     """
     from mindprobe.engine.run import prepare, run_task
     from mindprobe.engine.settings import Reporter, RunSettings
@@ -64,7 +66,7 @@ def evaluate(task: str, model: str, *, options: dict[str, Any] | Any | None = No
         cache_file=cache if isinstance(cache, (str, Path)) else None,
         retry_errors=retry_errors, timeout=timeout, max_tokens=max_tokens,
         max_attempts=max_attempts, endpoints=endpoints, reasoning_effort=reasoning_effort,
-        reasoning=reasoning)
+        reasoning=reasoning, context_window=context_window)
     prepared = prepare(task, values, settings)
     outcome = run_task(prepared, settings, Reporter(progress=progress))
     if len(outcome.results) == 1:

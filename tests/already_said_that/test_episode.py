@@ -286,3 +286,40 @@ def test_rng_call_order_with_empty_pool():
         chosen = rng.choice([unseen, [first]])
         expected = rng.choice(chosen)
     assert ep.next_user_message() == f"MAIN TASK - {expected}"
+
+
+@pytest.mark.parametrize("drive_all", [False, True])
+def test_a_turn_that_does_not_fit_ends_the_chat_unsent(drive_all):
+    from mindprobe.core.fit import DoesNotFit
+
+    turns = [M(f"w{i}") for i in range(10)]
+    sent: list[int] = []
+
+    async def reply(messages):
+        n = sum(m["role"] == "user" for m in messages)
+        if n == 5:
+            raise DoesNotFit(2000, 512, 2048, "--context-window", "counted")
+        sent.append(n)
+        return "[answer: yes]" if drive_all and n == 2 else "[answer: no]"
+
+    rec = asyncio.run(run_episode(variant="which-is-heavier", idx=0, seed=0, words=[], pool=[],
+                                  system=SYSTEM, reply=reply, max_turns=10, turns=turns,
+                                  drive_all_turns=drive_all))
+    assert sent == [1, 2, 3, 4] and len(rec["transcript"]) == 4
+    assert "2,048 (--context-window)" in rec["ended_by_context_window"]
+    if drive_all:  # the first error is what the record keeps
+        assert rec["end"] == "false_positive" and rec["num_turns"] == 1
+    else:
+        assert rec["end"] == "does_not_fit" and rec["num_turns"] == 4
+
+
+def test_a_chat_whose_first_turn_does_not_fit_raises():
+    from mindprobe.core.fit import DoesNotFit
+
+    async def reply(messages):
+        raise DoesNotFit(3000, 512, 2048, "x", "counted")
+
+    with pytest.raises(DoesNotFit):
+        asyncio.run(run_episode(variant="which-is-heavier", idx=0, seed=0, words=[], pool=[],
+                                system=SYSTEM, reply=reply, max_turns=10,
+                                turns=[M("a"), M("b")]))

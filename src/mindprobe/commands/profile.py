@@ -7,7 +7,7 @@ import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mindprobe.commands.run_options import add_log_to
+from mindprobe.commands.run_options import add_context_window, add_log_to
 from mindprobe.errors import UsageError
 
 if TYPE_CHECKING:
@@ -85,6 +85,7 @@ def add_profile_parser(sub: Any, detailed: bool = False) -> argparse.ArgumentPar
     p.add_argument("--cache", help="response cache file")
     p.add_argument("--timeout", type=float, default=300.0, help="seconds per request")
     p.add_argument("--max-attempts", type=int, default=6, help="attempts per request")
+    add_context_window(p)
     p.add_argument("--price", metavar="IN,OUT", help="USD per million prompt,completion "
                    "tokens: the plan shows the cost")
     p.add_argument("--dry-run", action="store_true", help="print the plan and stop (no "
@@ -142,7 +143,7 @@ def cmd_profile(args: argparse.Namespace, err: Console) -> int:
     run = RunSettings(model=args.model, concurrency=args.concurrency, seed=args.seed,
                       runs_dir=args.runs_dir, cache=not args.no_cache, cache_file=args.cache,
                       timeout=args.timeout, max_attempts=args.max_attempts, debug=args.debug,
-                      command=command_line())
+                      context_window=args.context_window, command=command_line())
     req = prun.ProfileRequest(run=run, size=args.size, judge=args.judge,
                               data_root=Path(args.data_dir) if args.data_dir else None,
                               options=bench_options(args.option),

@@ -66,6 +66,7 @@ def settings_from_args(args: argparse.Namespace) -> RunSettings:
         max_attempts=args.max_attempts, endpoints=getattr(args, "endpoints", None),
         replicas=getattr(args, "replicas", None), ray=getattr(args, "ray", None),
         threads=getattr(args, "threads", None), batch=getattr(args, "batch_size", None),
+        context_window=getattr(args, "context_window", None),
         reasoning_effort=effort, reasoning=thinks, debug=getattr(args, "debug", False),
         command=command_line(),
     )

@@ -41,6 +41,7 @@ def add_common_run_options(r: argparse.ArgumentParser | argparse._ArgumentGroup,
     r.add_argument("--timeout", type=float, default=300.0, help="seconds per request (default 300)")
     r.add_argument("--max-tokens", type=int, help="cap on tokens per reply (default per benchmark)")
     r.add_argument("--max-attempts", type=int, default=6, help="attempts per request (default 6)")
+    add_context_window(r)
     r.add_argument("--json", action="store_true", help="print only the results JSON on stdout")
     add_log_to(r)
     r.add_argument("--endpoints", metavar="FILE",
@@ -69,6 +70,15 @@ def add_common_run_options(r: argparse.ArgumentParser | argparse._ArgumentGroup,
                    help="the model thinks before answering: default --max-tokens leave room for "
                    "its thinking from the first request (without it, room is made once a reply "
                    "shows thinking). Also MINDPROBE_REASONING=1")
+
+
+def add_context_window(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """`--context-window N`, for `run` and `profile` alike."""
+    p.add_argument("--context-window", type=int, metavar="N",
+                   help="the model's context window in tokens, overriding what the backend "
+                   "reports (llama.cpp's n_ctx, vLLM's max_model_len, the GGUF's); an item "
+                   "whose prompt plus reply budget exceeds it is recorded as `does not fit` "
+                   "and never sent")
 
 
 def add_log_to(p: argparse.ArgumentParser, what: str = "the results") -> None:

@@ -173,6 +173,9 @@ class Completion:
     truncated_in_reasoning: bool = False
     #: Requests the reply took (a base model's reply generated in stages: one per stage).
     requests: int = 1
+    #: Why the reply holds no text although the server answered (its content was of no
+    #: legal form: an integer, an object): scored as an invalid answer, never cached.
+    invalid: str | None = None
 
     def to_cache(self) -> dict[str, Any]:
         return {
@@ -286,8 +289,11 @@ class Model(abc.ABC):
     #: (constrained answers), "base" (a base model completing text: generation stops at a
     #: request's `answer_end`). Recorded in each manifest.
     capabilities: frozenset[str] = frozenset()
-    #: Tokens the model can attend to per conversation (None: unknown).
+    #: Tokens the model can attend to per conversation (None: unknown), and where that was
+    #: learnt (`set_context_window`): items that cannot fit it are never sent.
     context_window: int | None = None
+    context_window_source: str | None = None
+    _window_fixed: bool = False
     #: How score_choices computes log-probs: part of its cache key, so a changed method is
     #: never answered from entries of the old one.
     score_method: str = "none"
@@ -306,6 +312,16 @@ class Model(abc.ABC):
     #: closed answer set (`Request.choices`: the random baseline). Plans that need it require
     #: FREE_TEXT, so a profile or run says so before anything starts.
     free_text: bool = True
+
+    def set_context_window(self, tokens: Any, source: str, fixed: bool = False) -> None:
+        """Learn the window from `source` (a server's /props, its model card, the GGUF): a
+        whole number of tokens in 16..2^31, else it stays unknown. `fixed` (the user's
+        `--context-window`) is kept whatever a backend reports later."""
+        if self._window_fixed or isinstance(tokens, bool) or not isinstance(tokens, int) \
+                or not 16 <= tokens < 2**31:
+            return
+        self.context_window, self.context_window_source = tokens, source
+        self._window_fixed = fixed
 
     def can(self, capability: str) -> bool:
         return capability in self.capabilities or (capability == FREE_TEXT and self.free_text)
@@ -402,6 +418,11 @@ class Model(abc.ABC):
     def configure(self, concurrency: int) -> None:  # noqa: B027 (optional: most backends need nothing)
         """Told the run's concurrency before `start` (the local server sizes its slots by it)."""
 
+    def take_warnings(self) -> list[str]:
+        """What its replies held that a run should hear about once (usage it ignored,
+        replies of no legal form), handed over and forgotten: one run's worth per call."""
+        return []
+
     def endpoint_stats(self) -> list[dict[str, Any]]:
         """Per-endpoint requests, errors and throughput when several endpoints serve this model
         (the router); empty for single-endpoint backends."""
@@ -411,4 +432,5 @@ class Model(abc.ABC):
         """Manifest entry for this model: spec, identity and capabilities, no secrets."""
         return {"spec": self.spec, "label": self.label, "identity": self.identity(),
                 "capabilities": sorted(self.capabilities), "context_window": self.context_window,
+                "context_window_source": self.context_window_source,
                 "token_count_method": self.token_count_method}

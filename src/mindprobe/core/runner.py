@@ -20,6 +20,7 @@ from rich.console import Console
 
 from mindprobe.core.benchmark import Item
 from mindprobe.core.cache import ResponseCache
+from mindprobe.core.fit import DOES_NOT_FIT, ENDED_UNFIT, DoesNotFit, unfit_count
 from mindprobe.core.model import Model, TransientError, Usage
 from mindprobe.core.progress import RunProgress
 from mindprobe.core.retry import RetryPolicy
@@ -85,6 +86,7 @@ def usage_summary(records: list[dict[str, Any]], role: str = "model") -> dict[st
     """The `usage` object of a run's JSON document: tokens, requests and errored items."""
     u = total_usage(records).get(role, Usage()).as_dict()
     u["errors"] = sum(1 for r in records if "error" in r)
+    u[DOES_NOT_FIT], u[ENDED_UNFIT] = unfit_count(records)
     return u
 
 
@@ -102,6 +104,8 @@ async def _play(play: Play, item: Item, session: Session, settings: PassSettings
     except TransientError as exc:
         rec = {"id": item.id, "error": str(exc)}
         connection = exc.kind == "connection"
+    except DoesNotFit as exc:  # never sent: a state of its own, not an error
+        rec = {"id": item.id, DOES_NOT_FIT: str(exc)}
     except TimeoutError:
         rec = {"id": item.id, "error": f"item time limit of {settings.item_time_limit:g} s reached"}
     except MindprobeError:
@@ -116,6 +120,8 @@ async def _play(play: Play, item: Item, session: Session, settings: PassSettings
     if item.key is not None:  # what the item is, where its id does not say (`Item.key`)
         rec["item_key"] = item.key
     _attach_request(rec, session, settings.progress_role)
+    if session.invalid_reply is not None:
+        rec["invalid_reply"] = session.invalid_reply
     rec["usage"] = session.usage_dict()
     rec["latency"] = round(session.latency, 6)
     # what the server sent back (a reply, an error) is masked for the secrets this process

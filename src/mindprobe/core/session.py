@@ -15,6 +15,7 @@ from typing import Any
 
 from mindprobe.core.cache import ResponseCache, cache_key
 from mindprobe.core.chat import Chat
+from mindprobe.core.fit import check_fits
 from mindprobe.core.model import CallContext, ChoiceScores, Completion, Model, Request, Usage
 from mindprobe.core.requests import CallLog, TextStore, call_of
 from mindprobe.core.secrets import redact_value
@@ -125,6 +126,8 @@ class Session:
         self.sent = CallLog()
         self._texts = texts
         self._shared: list[str] = []
+        #: Why a reply of this item held no text (`Completion.invalid`), for its record.
+        self.invalid_reply: str | None = None
 
     @property
     def roles(self) -> list[str]:
@@ -182,8 +185,10 @@ class Session:
         return ctx
 
     async def generate(self, request: Request, role: str = "model") -> Completion:
-        """Send one request (from cache when allowed); account its tokens under `role`."""
+        """Send one request (from cache when allowed); account its tokens under `role`. One
+        that cannot fit the model's context window raises DoesNotFit and is never sent."""
         model = self._models[role]
+        await check_fits(model, request)
         key = None
         if self._cache is not None and model.cacheable and request.temperature == 0:
             key = cache_key(self._identities[role], model.cache_payload(request))
@@ -200,6 +205,9 @@ class Session:
         self._account(role, comp, requests=comp.requests)
         if self._on_reply is not None:
             self._on_reply()
+        if comp.invalid is not None:  # scored as an invalid answer; asked again next run
+            self.invalid_reply = self.invalid_reply or comp.invalid
+            return comp
         if request.constrain and request.choices:
             check_constrained(model, request.choices, comp)
         if key is not None:
@@ -215,6 +223,7 @@ class Session:
                 f"{model.spec} cannot return log-probabilities; use a backend that can "
                 "(local, or an OpenAI-compatible server with logprobs) or answer by text"
             )
+        await check_fits(model, request, budget=1)
         key = None
         if self._cache is not None and model.cacheable:
             payload = {"score_choices": candidates, "method": model.score_method,

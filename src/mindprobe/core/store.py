@@ -48,6 +48,12 @@ IDENTITY_FIELDS = ("benchmark", "variant", "model", "config", "data")
 KEPT_FIELDS = ("trackers",)
 
 
+def _asked_again(record: dict[str, Any]) -> bool:
+    """Whether --retry-errors asks the item again: it ended in an error, or it did not fit
+    the context window (`core.fit`; a larger window, or another model, may fit it now)."""
+    return "error" in record or "does_not_fit" in record
+
+
 def write_json_atomic(path: Path, obj: Any) -> None:
     """`obj` as `path`, a file of mindprobe's own (a run's manifest, a profile's
     profile.json), whole or not at all (`core.files`). On a full disk, where a second copy
@@ -135,8 +141,8 @@ class RunStore:
         done, self.duplicates_dropped = dedupe(records)
         if planned is not None:
             check_planned(self.dir, done, planned, self.conflict_hint)
-        if retry_errors and any("error" in r for r in done.values()):
-            done = {k: r for k, r in done.items() if "error" not in r}
+        if retry_errors and any(_asked_again(r) for r in done.values()):
+            done = {k: r for k, r in done.items() if not _asked_again(r)}
             self._rewrite(done.values())
         elif self.duplicates_dropped:
             self._rewrite(done.values())
@@ -168,7 +174,7 @@ class RunStore:
         if not self.exists():
             return len(ids)
         done = dedupe(self.records())[0]
-        return sum(1 for i in ids if i not in done or (retry_errors and "error" in done[i]))
+        return sum(1 for i in ids if i not in done or (retry_errors and _asked_again(done[i])))
 
     def settled(self, manifest: dict[str, Any], sizes: Collection[str] = ()) -> dict[str, Any]:
         """For a re-run with nothing left to ask, whose models are therefore not started: the
@@ -349,6 +355,7 @@ class Run:
         folder the run used (or `data_dir`), a headline over a subset of the items labelled
         so (`core.run_state.label_subset`). `plan`: the run's plan when the caller made it."""
         from mindprobe.core.data import benchmark_folder
+        from mindprobe.core.fit import score_fitting
         from mindprobe.core.results import failed_results
         from mindprobe.core.run_state import label_subset
         from mindprobe.registry import get_benchmark
@@ -357,8 +364,9 @@ class Run:
         plan = plan or self.plan()
         if data_dir:
             plan.data_dir = benchmark_folder(bench.name, data_dir, bench.data_files)
-        res = failed_results(bench.name, self.records) or bench.results_with_judgements(
-            self.records, plan, read_judgements(self.dir), judge_label)
+        judgements = read_judgements(self.dir)
+        res = score_fitting(bench.name, self.records, lambda rs: failed_results(bench.name, rs)
+                            or bench.results_with_judgements(rs, plan, judgements, judge_label))
         return label_subset(res, self.state)
 
 

@@ -27,6 +27,7 @@ from mindprobe.core.benchmark import (
 )
 from mindprobe.core.cache import ResponseCache
 from mindprobe.core.data import benchmark_folder
+from mindprobe.core.fit import score_fitting
 from mindprobe.core.loop import run_blocking
 from mindprobe.core.options import build_options, options_dict
 from mindprobe.core.paths import folder_name, is_disk_full, response_cache_path
@@ -112,9 +113,12 @@ def build_model(spec: str, settings: RunSettings, *, scaled: bool = True) -> Mod
         extra = {"endpoints_file": settings.endpoints, "replicas": settings.replicas,
                  "ray_address": settings.ray}
         extra.update(threads=settings.threads, batch=settings.batch)
-    return parse_model_spec(spec, timeout=settings.timeout, max_attempts=settings.max_attempts,
-                            reasoning_effort=settings.reasoning_effort,
-                            reasoning=settings.reasoning, **extra)
+    model = parse_model_spec(spec, timeout=settings.timeout, max_attempts=settings.max_attempts,
+                             reasoning_effort=settings.reasoning_effort,
+                             reasoning=settings.reasoning, **extra)
+    if scaled and settings.context_window is not None:
+        model.set_context_window(settings.context_window, "--context-window", fixed=True)
+    return model
 
 
 def plan_all(task: Task, settings: RunSettings, facts: ModelFacts,
@@ -355,11 +359,13 @@ async def _run_one(task: Task, settings: RunSettings, variant: str, plan: RunPla
     status = "finished" if result.errors == 0 else "finished_with_errors"
     state = derive({"status": status, "n_items": len(plan.items)}, records)
     try:
-        res = label_subset(failed_results(bench.name, records)
-                           or bench.results(records, plan), state)
+        res = label_subset(score_fitting(bench.name, records, lambda rs: failed_results(
+            bench.name, rs) or bench.results(rs, plan)), state)
     except BaseException:
         store.close(status)  # every item is recorded; scoring alone failed (analyse re-scores)
         raise
+    # what the replies held that the run should hear once (usage ignored, replies of no form)
+    res.warnings.extend(w for m in models.values() for w in m.take_warnings())
     doc = {"run": str(run_dir), "variant": variant, **res.to_json(), **document(state),
            "usage": usage_summary(records)}
     for role in models:

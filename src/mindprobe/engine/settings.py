@@ -37,6 +37,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "replicas": (1, 10_000),
     "threads": (1, 4096),
     "batch": (1, 1_048_576),
+    "context_window": (16, 2**31 - 1),
 }
 #: The flag of a setting whose name differs.
 FLAGS = {"batch": "--batch-size"}
@@ -78,6 +79,9 @@ class RunSettings:
     #: The embedded llama.cpp engine's threads and batch size (`--threads`, `--batch-size`).
     threads: int | None = None
     batch: int | None = None
+    #: `--context-window N`: the model's window in tokens, whatever the backend says (None:
+    #: what the backend knows, if anything). Items that cannot fit it are never sent.
+    context_window: int | None = None
     #: `reasoning_effort` sent with every request, and "the model thinks" (room for thinking).
     reasoning_effort: str | None = None
     reasoning: bool = False
@@ -107,7 +111,7 @@ class RunSettings:
         """The `mindprobe run` command line that resumes the same run (for a library call)."""
         argv = ["run", task, "--model", self.model]
         for flag in ("limit", "concurrency", "seed", "data_dir", "prompt_file", "name",
-                     "max_tokens"):
+                     "max_tokens", "context_window"):
             value = getattr(self, flag)
             if value is not None:
                 argv += [f"--{flag.replace('_', '-')}", str(value)]

@@ -22,6 +22,11 @@ def print_summary(err: Console, run_dir: Path, result: RunResult, records: list[
     t.add_column(overflow="fold")
     t.add_row("items", f"{len(records)} / {result.n_items} ({result.n_new} new, {elapsed:.1f} s)")
     t.add_row("errors", f"[red]{u['errors']}[/red]" if u["errors"] else "0")
+    if u.get("does_not_fit") or u.get("ended_by_context_window"):
+        t.add_row("does not fit", "; ".join(part for part in (
+            f"{u['does_not_fit']} items not sent, not scored" if u.get("does_not_fit") else "",
+            f"{u['ended_by_context_window']} ended where the next request did not fit"
+            if u.get("ended_by_context_window") else "") if part) + " (the context window)")
     t.add_row("requests", f"{u['requests']} (+{u['cache_hits']} from cache)")
     t.add_row(
         "tokens",

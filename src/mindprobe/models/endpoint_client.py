@@ -25,6 +25,7 @@ from mindprobe.models.endpoints import EndpointSpec, Health
 from mindprobe.models.llamacpp import LlamaCppFeatures
 from mindprobe.models.local import LocalModel
 from mindprobe.models.openai_compat import OpenAICompatModel
+from mindprobe.models.replies import load_reply
 from mindprobe.models.slots import SlotPool
 from mindprobe.models.wire import (
     RETRYABLE_STATUS,
@@ -86,16 +87,13 @@ class EndpointClient(OpenAICompatModel):
         except (ValueError, AttributeError):
             return
         self._offered = [str(m.get("id")) for m in entries if isinstance(m, dict) and m.get("id")]
-        for m in entries:
-            if isinstance(m, dict) and m.get("id") == self.model \
-                    and isinstance(m.get("max_model_len"), int):
-                self.context_window = m["max_model_len"]
         self._set_mechanism({str(m.get("owned_by", "")).lower() for m in entries
                              if isinstance(m, dict)})
         card = next((m for m in entries if isinstance(m, dict) and m.get("id") == self.model),
                     None)
         props = await self._get_json("/props") if self.grammar == "llama" else None
         self.served = served_identity(card, props)
+        self._learn_window(card, props)
 
     async def complete(self, request: Request, ctx: CallContext) -> Completion:
         path, body = self.build_body(request)
@@ -109,7 +107,7 @@ class EndpointClient(OpenAICompatModel):
             raise EndpointFailure(_describe(exc), _kind(exc)) from None
         if status == 200:
             try:
-                comp = self._parse(orjson.loads(raw), path, time.perf_counter() - t0)
+                comp = self._parse(load_reply(raw), path, time.perf_counter() - t0)
             except (ValueError, KeyError, IndexError, TypeError) as exc:
                 raise EndpointFailure(f"malformed response body ({type(exc).__name__}: {exc})",
                                       "malformed") from None

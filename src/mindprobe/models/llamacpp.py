@@ -66,6 +66,7 @@ class LlamaServerTools:
 
     #: Set when the server answered that it has no tokenizer: plans count ~4 chars per token.
     _no_tokenizer = False
+    _has_tokenizer = False
 
     async def count_text(self, text: str) -> int | None:
         """`text`'s tokens by the server's own tokenizer, no special tokens added: `POST
@@ -87,8 +88,9 @@ class LlamaServerTools:
     async def count_chat(self, messages: list[dict[str, str]]) -> int | None:
         """A conversation's tokens as the server renders it: vLLM's `POST /tokenize` of
         {"messages"}, else llama.cpp's chat template (`/apply-template`) then its tokenizer."""
-        if await self.count_text("x") is None:
+        if not self._has_tokenizer and await self.count_text("x") is None:
             return None
+        self._has_tokenizer = True  # asked once: every prompt's fit is counted (`core.fit`)
         body = {"model": getattr(self, "model", None), "messages": messages,
                 "add_generation_prompt": True}
         with contextlib.suppress(TransientError):

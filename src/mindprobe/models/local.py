@@ -21,7 +21,8 @@ from typing import Any
 from mindprobe.core.files import write_file
 from mindprobe.core.model import NO_REASONING, Reasoning
 from mindprobe.core.paths import cache_dir
-from mindprobe.errors import MindprobeError, ModelError
+from mindprobe.errors import DataError, MindprobeError, ModelError
+from mindprobe.models.gguf import trained_context
 from mindprobe.models.llamacpp import LlamaCppFeatures
 from mindprobe.models.openai_compat import OpenAICompatModel
 from mindprobe.models.slots import SlotPool
@@ -182,6 +183,22 @@ def start_llama_server(path: Path, *, embedded: bool, n_parallel: int, ctx_per_s
     return server, (address if "://" in address else f"http://{address}") + "/v1", key
 
 
+def engine_window(path: Path | None, ctx_per_slot: int) -> tuple[int, str]:
+    """(window, source): the engine's n_ctx per slot, or the window a GGUF of the user's was
+    trained for where that is smaller (read from its header; a file that cannot be read is
+    the engine's to report when it loads it)."""
+    source = "the embedded engine's n_ctx per slot"
+    if path is None or not Path(path).expanduser().is_file():
+        return ctx_per_slot, source
+    try:
+        trained = trained_context(Path(path).expanduser())
+    except DataError:
+        trained = None
+    if trained is not None and trained < ctx_per_slot:
+        return trained, "the GGUF's context_length"
+    return ctx_per_slot, source
+
+
 class LocalModel(LlamaCppFeatures, OpenAICompatModel):
     """A GGUF served by an in-process llama.cpp server that lives as long as this object."""
 
@@ -219,13 +236,16 @@ class LocalModel(LlamaCppFeatures, OpenAICompatModel):
         caps = {"logprobs", "prefix", "tokenize", "template", "grammar"}
         self.capabilities = frozenset(caps | ({"base"} if path is None else set()))
         self.grammar_fixed = True
-        self.context_window = ctx_per_slot
+        self.set_context_window(*engine_window(path, ctx_per_slot))
         self._server: Any = None
         self._slots: SlotPool | None = None
         self._slot_dir: tempfile.TemporaryDirectory[str] | None = None
         self.n_slots = 0
         self.gguf: Path | None = None
         self._sha = ""
+
+    def _learn_window(self, card: Any, props: dict[str, Any] | None) -> None:
+        """Known before the engine starts (`engine_window`): its /props restates n_ctx only."""
 
     def identity(self) -> dict[str, Any]:
         # The port and key change every process; the weights and the engine do not. Known

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import replace
 from typing import Any
 
 import aiohttp
@@ -29,6 +30,7 @@ from mindprobe.core.retry import RetryPolicy
 from mindprobe.core.secrets import UrlCredentials, redact, remember, split_credentials
 from mindprobe.errors import ModelError
 from mindprobe.models.llamacpp import LlamaServerTools
+from mindprobe.models.replies import ReplyTally, an_object, load_reply, reply_text, reply_usage
 from mindprobe.models.wire import (
     RETRYABLE_STATUS,
     error_text,
@@ -40,6 +42,7 @@ from mindprobe.models.wire import (
     parse_logprobs,
     parse_retry_after,
     served_identity,
+    served_window,
     single_token,
 )
 
@@ -106,6 +109,8 @@ class OpenAICompatModel(LlamaServerTools, Model):
         self._offered: list[str] = []
         #: What the server reports about the model it serves (see `served_identity`).
         self.served: dict[str, Any] = {}
+        #: Odd replies (ignored usage, invalid content), told to the run once (`take_warnings`).
+        self.replies = ReplyTally()
 
     # -- lifecycle -------------------------------------------------------------------------
     async def start(self) -> None:
@@ -165,15 +170,17 @@ class OpenAICompatModel(LlamaServerTools, Model):
         except (ValueError, AttributeError):
             return
         self._offered = [str(i) for i in ids if i]
-        for m in entries:  # vLLM and SGLang state the context window here
-            if m.get("id") == self.model and isinstance(m.get("max_model_len"), int):
-                self.context_window = m["max_model_len"]
         owners = {str(m.get("owned_by", "")).lower() for m in entries if isinstance(m, dict)}
         self._set_mechanism(owners)
         card = next((m for m in entries if isinstance(m, dict) and m.get("id") == self.model),
                     None)
         props = await self._get_json("/props") if self.grammar == "llama" else None
         self.served = served_identity(card, props)
+        self._learn_window(card, props)
+
+    def _learn_window(self, card: Any, props: dict[str, Any] | None) -> None:
+        """The window as the server states it (`models.wire.served_window`)."""
+        self.set_context_window(*served_window(card, props))
 
     async def _get_json(self, path: str) -> dict[str, Any] | None:
         """GET `path` at the server root (llama.cpp's /props); None when it has none."""
@@ -291,7 +298,7 @@ class OpenAICompatModel(LlamaServerTools, Model):
                     retry_after = resp.headers.get("Retry-After")
                 if status == 200:
                     try:
-                        payload = orjson.loads(raw)
+                        payload = load_reply(raw)
                         comp = self._parse(payload, path, time.perf_counter() - t0)
                         if request.constrain and self.grammar == "openai":
                             comp.text = json_answer(comp.text)
@@ -322,7 +329,7 @@ class OpenAICompatModel(LlamaServerTools, Model):
                             ctx: CallContext) -> ChoiceScores:
         """First-token log-probs from the top-20 alternatives of a one-token reply (what every
         OpenAI-compatible server offers); a candidate outside the top 20 gets None."""
-        one = _replace(request, max_tokens=1, temperature=0.0, logprobs=20, constrain=False)
+        one = replace(request, max_tokens=1, temperature=0.0, logprobs=20, constrain=False)
         comp = await self.complete(one, ctx)
         top = dict(comp.logprobs[0]["top"]) if comp.logprobs else {}
         first = [first_token_logprob(top, c) for c in candidates]
@@ -349,18 +356,20 @@ class OpenAICompatModel(LlamaServerTools, Model):
             )
 
     def _parse(self, payload: dict[str, Any], path: str, latency: float) -> Completion:
-        choice = payload["choices"][0]
+        """A 200 reply as a Completion: every legal form of content (`models.replies`), usage
+        checked; what the run should hear about is tallied in `self.replies`."""
+        choice = an_object(payload["choices"][0], "choices[0]")
         parsed = None
         if path == "/completions":
-            text = choice["text"] or ""
+            got = reply_text(choice["text"])
         else:
-            message = choice["message"]
-            text = message.get("content") or ""
+            message = an_object(choice["message"], "message")
+            got = reply_text(message.get("content"))
             # vLLM / llama.cpp / SGLang reasoning parsers (`reasoning` in newer vLLM).
             parsed = message.get("reasoning_content") or message.get("reasoning")
             if not isinstance(parsed, str):
                 parsed = None
-        think, text, unclosed = split_reasoning(text)
+        think, text, unclosed = split_reasoning(got.text)
         parts = [p for p in (parsed, think) if p]
         reasoning = "\n".join(parts) if parts else (
             "" if parsed is not None or think is not None else None)
@@ -368,32 +377,26 @@ class OpenAICompatModel(LlamaServerTools, Model):
         # Cut off while thinking: an unclosed <think>, or a parser's reasoning with no answer.
         truncated = finish == "length" and (unclosed or (reasoning is not None
                                                          and not text.strip()))
-        usage = payload.get("usage") or {}
-        details = usage.get("prompt_tokens_details") or {}
-        cached = details.get("cached_tokens")
-        if cached is None:
-            cached = (payload.get("timings") or {}).get("cache_n", 0)
-        out_details = usage.get("completion_tokens_details") or {}
+        usage = reply_usage(payload)
+        self.replies.saw(got, usage)
         if reasoning and "reasoning" not in self.capabilities:
             # Known to think from now on (an empty <think></think>, e.g. Qwen3 with thinking
             # switched off, does not count).
             self.capabilities = self.capabilities | {"reasoning"}
         return Completion(
             text=text,
-            prompt_tokens=int(usage.get("prompt_tokens") or 0),
-            cached_prompt_tokens=int(cached or 0),
-            completion_tokens=int(usage.get("completion_tokens") or 0),
+            prompt_tokens=usage.prompt_tokens,
+            cached_prompt_tokens=usage.cached_prompt_tokens,
+            completion_tokens=usage.completion_tokens,
             latency=latency,
-            finish_reason=finish,
+            finish_reason=finish if isinstance(finish, str) else None,
             logprobs=parse_logprobs(choice.get("logprobs")),
             raw=payload,
             reasoning=reasoning,
-            reasoning_tokens=int(out_details.get("reasoning_tokens") or 0),
+            reasoning_tokens=usage.reasoning_tokens,
             truncated_in_reasoning=truncated,
+            invalid=got.invalid,
         )
 
-
-def _replace(request: Request, **changes: Any) -> Request:
-    from dataclasses import replace
-
-    return replace(request, **changes)
+    def take_warnings(self) -> list[str]:
+        return self.replies.take()

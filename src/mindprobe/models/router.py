@@ -68,6 +68,7 @@ from mindprobe.models.endpoint_pool import (
     probe_all,
 )
 from mindprobe.models.endpoints import EndpointSpec
+from mindprobe.models.replies import ReplyTally
 
 log = logging.getLogger("mindprobe.router")
 
@@ -128,7 +129,7 @@ class RouterModel(Model):
             self.capabilities = ref.capabilities - ({"base"} if own_gguf else set())
             self.token_count_method = ref.token_count_method
             self.score_requests = ref.score_requests
-            self.context_window = ref.context_window
+            self.set_context_window(ref.context_window, ref.context_window_source or "")
             self.default_concurrency = launcher.n  # one slot per replica: reproducible replies
         else:  # what a single `openai:MODEL@URL` declares until the servers are probed
             first = EndpointClient(model, self._specs[0], timeout=timeout, grammar="llama",
@@ -181,7 +182,8 @@ class RouterModel(Model):
             caps = frozenset.intersection(*(c.capabilities for c in live))
             self.capabilities = caps
             windows = [c.context_window for c in live if c.context_window]
-            self.context_window = min(windows) if windows else None
+            if windows:  # the smallest of the endpoints': every item must fit any of them
+                self.set_context_window(min(windows), "the endpoints' smallest window")
 
     async def close(self) -> None:
         self._closed = True
@@ -390,6 +392,12 @@ class RouterModel(Model):
         if not self.can("tokenize"):
             return await super().count_tokens(messages)
         return await self._call(None, lambda c, _: c.count_tokens(messages), lambda _: None)
+
+    def take_warnings(self) -> list[str]:
+        tally = ReplyTally()  # one warning for all endpoints
+        for e in self._eps:
+            tally.absorb(e.client.replies)
+        return tally.take()
 
     def endpoint_stats(self) -> list[dict[str, Any]]:
         if not self._eps:

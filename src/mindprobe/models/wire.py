@@ -140,3 +140,19 @@ def served_identity(card: dict[str, Any] | None, props: dict[str, Any] | None
     if isinstance(path, str) and path:
         out["model_file"] = path.replace("\\", "/").rsplit("/", 1)[-1]
     return out
+
+
+def served_window(card: Any, props: dict[str, Any] | None) -> tuple[int | None, str]:
+    """(context window, where it was read) as a server states it: llama.cpp's `/props`
+    (`default_generation_settings.n_ctx`, per slot; older servers: `n_ctx`), else the model
+    card's `max_model_len` (vLLM, SGLang). (None, "") when it says nothing usable."""
+    props = props if isinstance(props, dict) else {}
+    settings = props.get("default_generation_settings")
+    settings = settings if isinstance(settings, dict) else {}
+    for value, source in ((settings.get("n_ctx"), "llama.cpp /props n_ctx"),
+                          (props.get("n_ctx"), "llama.cpp /props n_ctx"),
+                          ((card or {}).get("max_model_len") if isinstance(card, dict) else None,
+                           "the server's max_model_len")):
+        if isinstance(value, int) and not isinstance(value, bool) and 0 < value < 2**31:
+            return value, source
+    return None, ""

@@ -23,6 +23,7 @@ from aiohttp import web
 
 from mindprobe.errors import DataError
 from mindprobe.testing.service import ServerConfig, Service
+from mindprobe.testing.shapes import CONTENT_FORMS
 
 
 async def serve(
@@ -188,6 +189,15 @@ def _parser() -> argparse.ArgumentParser:
                         "reply and error message (e.g. Authorization)")
     p.add_argument("--max-concurrency", type=int, default=0,
                    help="requests served at once (0: unlimited); the rest queue")
+    p.add_argument("--max-model-len", type=int, default=None,
+                   help="a context window stated as vLLM does (the model card) and enforced")
+    p.add_argument("--n-ctx", type=int, default=None,
+                   help="a context window stated as llama.cpp does (/props) and enforced")
+    p.add_argument("--owned-by", default="mindprobe-test",
+                   help="who /v1/models says owns the models (llamacpp, vllm: recognised)")
+    p.add_argument("--content-form", choices=CONTENT_FORMS, default="string",
+                   help="how a chat reply's text is sent: a string, a list of parts, null "
+                   "beside reasoning_content, or an integer/object no client can read")
     return p
 
 

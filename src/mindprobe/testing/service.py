@@ -30,6 +30,7 @@ from mindprobe.testing.protocol import (
     error_response,
 )
 from mindprobe.testing.responders import Responder
+from mindprobe.testing.shapes import shape_content, window_error
 from mindprobe.testing.stats import Stats
 from mindprobe.testing.tokens import PrefixCache, prompt_tokens, reply_tokens
 
@@ -86,6 +87,14 @@ class ServerConfig:
     #: and error message, as a careless proxy or a debugging server does: what a client must
     #: mask before it records or caches what came back.
     echo_headers: Sequence[str] = ()
+    #: How a chat reply's text is sent (`testing.shapes.CONTENT_FORMS`): a string, a list of
+    #: parts, null beside `reasoning_content`, or forms no client can read (integer, object).
+    content_form: str = "string"
+    #: Usage fields sent instead of the counted ones (e.g. {"prompt_tokens": 1e30}).
+    usage_override: Mapping[str, Any] | None = None
+    #: A context window, stated as llama.cpp does (`/props` n_ctx) and enforced: a request
+    #: whose prompt plus max_tokens exceeds it is refused with HTTP 400 (and logged).
+    n_ctx: int | None = None
 
 
 def conversation_key(body: dict[str, Any]) -> str:
@@ -140,8 +149,14 @@ class Service:
         if isinstance(config.echo_headers, str):
             raise ValueError("echo_headers must be a list of header names")
         self.echo_headers = tuple(config.echo_headers)
-        self.props_body = json.dumps({"model_path": config.model_file}).encode() \
-            if config.model_file else None
+        props = {**({"model_path": config.model_file} if config.model_file else {}),
+                 **({"default_generation_settings": {"n_ctx": config.n_ctx}}
+                    if config.n_ctx else {})}
+        self.props_body = json.dumps(props).encode() if props else None
+        self.content_form, self.usage_override = config.content_form, config.usage_override
+        self.n_ctx = config.n_ctx or config.max_model_len
+        #: Requests refused because they did not fit `n_ctx`.
+        self.too_long = 0
 
     def app(self) -> web.Application:
         app = web.Application(client_max_size=64 * 1024**2)
@@ -276,6 +291,10 @@ class Service:
 
     def _reply(self, text: str, model: str, prompt: Prompt, endpoint: Endpoint,
                body: dict[str, Any] | None = None) -> web.Response:
+        refused = window_error(len(prompt_tokens(prompt.text)), prompt.max_tokens, self.n_ctx)
+        if refused is not None:
+            self.stats.reject(400)
+            return error_response(400, refused, code="context_length_exceeded")
         pieces, finish = reply_tokens(text), "stop"
         if prompt.max_tokens is not None and len(pieces) > prompt.max_tokens:
             pieces, finish = pieces[: prompt.max_tokens], "length"
@@ -291,6 +310,9 @@ class Service:
         if self.reasoning_parser and endpoint is CHAT:
             thinking = _split_thinking(choice["message"], pieces)
             usage["completion_tokens_details"] = {"reasoning_tokens": thinking}
+        if endpoint is CHAT:
+            shape_content(choice["message"], self.content_form)
+        usage.update(self.usage_override or {})
         payload = {
             "id": f"{endpoint.id_prefix}-{next(self.ids)}",
             "object": endpoint.object_name,

@@ -14,6 +14,8 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from mindprobe.core.fit import ENDED_UNFIT, DoesNotFit
+
 from .data import resolve_variant
 from .upstream import MAIN_PREFIX
 
@@ -43,6 +45,8 @@ ReplyFn = Callable[[list[dict[str, str]]], Awaitable["str | Reply"]]
 ANSWER_RE = re.compile(r"\[answer: ([^\]]+)\]")
 _WORD_RE = re.compile(r"[A-Za-z]+(?:['`][A-Za-z]+)*")
 _DISTRACTOR_WEIGHTS = [1 / 3, 2 / 3]
+#: `end` of a chat whose next turn could not fit the model's context window (not sent).
+DOES_NOT_FIT = "does_not_fit"
 
 
 def alpha_words(text: str) -> list[str]:
@@ -158,9 +162,13 @@ class Episode:
         self._distractors_correct = 0
         self.was_false_pos = self.was_false_neg = self.violation_occurred = False
         self.end: str | None = None
+        #: Why the chat stopped before its turns were played out (`stop_unfit`).
+        self.unfit: str | None = None
 
     @property
     def finished(self) -> bool:
+        if self.end == DOES_NOT_FIT:
+            return True
         if self._drive_all:
             return len(self.transcript) >= self.max_turns
         return self.end is not None
@@ -255,6 +263,19 @@ class Episode:
         self._update_state(turn, verdict)
         return entry
 
+    def stop_unfit(self, reason: str) -> None:
+        """The pending turn cannot fit the model's context window and was not sent: the chat
+        ends here, its turns so far scored as played (a chat cut by the window is censored
+        as one cut by --max-turns is: the model made no mistake in it)."""
+        self.pending  # noqa: B018 (raises when no turn is pending)
+        self._pending = None
+        self._messages.pop()
+        if self.end is None:
+            self.end = DOES_NOT_FIT
+        else:  # after a scored error (drive_all_turns): the record keeps that error
+            self._drive_all = False
+        self.unfit = reason
+
     def _score(self, turn: Turn, verdict: Verdict) -> None:
         self.violation_occurred = verdict.violation
         if turn.kind == "distractor":
@@ -302,6 +323,7 @@ class Episode:
             "violation_occurred": self.violation_occurred,
             "distractor_accuracy": accuracy,
             "end": self.end,
+            **({ENDED_UNFIT: self.unfit} if self.unfit else {}),
             "transcript": self.transcript,
             **({"truncated_in_reasoning": cut} if cut else {}),
         }
@@ -334,7 +356,14 @@ async def run_episode(
     )
     while not episode.finished:
         episode.next_user_message()
-        episode.observe(await reply(episode.messages))
+        try:
+            answer = await reply(episode.messages)
+        except DoesNotFit as exc:
+            if not episode.transcript:  # not even the first turn fits: the item does not
+                raise
+            episode.stop_unfit(str(exc))
+            break
+        episode.observe(answer)
     return episode.record()
 
 

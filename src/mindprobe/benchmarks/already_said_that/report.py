@@ -133,6 +133,13 @@ def results_of_records(records: list[dict[str, Any]], variant: str,
         out.warnings.append(
             f"{tokens['turns_cut_off_in_thinking']} turn(s) were cut off while the model was "
             "still thinking (no answer): give --max-tokens more room")
+    cut = [r for r in ok if r.get("end") == "does_not_fit"]
+    if cut:
+        out.detail["chats_cut_by_context_window"] = len(cut)
+        out.notes.append(
+            f"does not fit: {len(cut)} of {len(ok)} chats ended when their next turn could not "
+            "fit the model's context window (not sent); the turns they played count as "
+            "survived, as a chat cut by --max-turns does (the model made no mistake in them)")
     violations = m.get("violation_rate") or 0.0
     # chats that ended on a reply in neither answer form: the invalid answers of this task
     out.invalid = (sum(1 for r in ok if r.get("violation_occurred")), len(ok))

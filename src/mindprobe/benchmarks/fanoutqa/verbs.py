@@ -140,6 +140,7 @@ def _generations(args: Any, err: Any) -> int:
     return 0
 
 def _runs(args: Any, err: Any) -> int:
+    from mindprobe.core.fit import score_fitting
     from mindprobe.core.output import show_run
     from mindprobe.core.results import failed_results
     from mindprobe.core.run_state import label_subset
@@ -151,10 +152,15 @@ def _runs(args: Any, err: Any) -> int:
     docs: dict[str, Any] = {}
     for path in args.run:
         run = load_run(path, "fanoutqa")
-        res = failed_results(bench.name, run.records) or bench.rescore(
-            run.records, run.plan(), read_judgements(run.dir), args.judge_label,
-            lemmatizer=args.lemmatizer, include_raw=args.raw,
-            dataset_version=args.dataset_version, data_dir=_data_dir(args, run))
+        plan, judgements, data_dir = run.plan(), read_judgements(run.dir), _data_dir(args, run)
+
+        def rescore(rs: list[dict[str, Any]], plan: Any = plan, judgements: Any = judgements,
+                    data_dir: Any = data_dir) -> Any:
+            return failed_results(bench.name, rs) or bench.rescore(
+                rs, plan, judgements, args.judge_label, lemmatizer=args.lemmatizer,
+                include_raw=args.raw, dataset_version=args.dataset_version, data_dir=data_dir)
+
+        res = score_fitting(bench.name, run.records, rescore)
         docs[path] = show_run(out, path, run, label_subset(res, run.state))
     emit_json(args.json, next(iter(docs.values())) if len(docs) == 1 else docs)
     return 0
