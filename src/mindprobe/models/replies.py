@@ -7,12 +7,13 @@ ignored, and the run says so once (`ReplyTally`), not once per item."""
 from __future__ import annotations
 
 import json
-import math
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
+
+from mindprobe.core.inputs import out_of_range
 
 #: No reply has more tokens than this: a count above it is a server's bug, not a usage.
 USAGE_MAX = 10**9
@@ -71,14 +72,15 @@ def _kind(value: Any) -> str:
 
 
 def usage_count(value: Any) -> int | None:
-    """A reported token count: a whole number in 0..USAGE_MAX (0 when absent), else None."""
+    """A reported token count: a whole number in 0..USAGE_MAX (0 when absent), else None;
+    the range check is the one reader's (`core.inputs.out_of_range`)."""
     if value is None:
         return 0
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    if out_of_range(value, 0, USAGE_MAX) is not None:
         return None
-    if isinstance(value, float) and (not math.isfinite(value) or not value.is_integer()):
+    if isinstance(value, float) and not value.is_integer():
         return None
-    return int(value) if 0 <= value <= USAGE_MAX else None
+    return int(value)
 
 
 @dataclass
