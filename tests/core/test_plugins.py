@@ -233,3 +233,19 @@ def test_a_plugin_brings_its_verb_plot_and_paired_score(site, cli, tmp_path):
     html = (tmp_path / "report.html").read_text()
     assert "Sums right per model" in html  # its own plot
     assert "(right sum)" in html  # its paired score, on the comparison of the two models
+
+
+def test_the_manuals_cli_reference_is_mindprobes_own(site):
+    """Building the manual where a plugin is installed adds none of its verbs or benchmarks to
+    the project's CLI reference (docs/_hooks/reference.py)."""
+    import importlib.util
+
+    hooks = Path(__file__).resolve().parents[2] / "docs" / "_hooks" / "reference.py"
+    spec = importlib.util.spec_from_file_location("mindprobe_doc_hooks_plugin", hooks)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert "addmore" in BENCHMARKS and _mindprobe("tally", "addmore", "--help").returncode == 0
+    text = module.cli_reference()
+    assert "## mindprobe tally" not in text and "tally" not in text
+    assert "mindprobe run add\n" not in text and "mindprobe run addmore" not in text
+    assert "### mindprobe run worldsense\n" in text and "### mindprobe sweep sort\n" in text
