@@ -26,3 +26,18 @@ def test_worldsense_bias_is_defined_as_it_is_computed(cli, tmp_path: Path):
     assert "first option" not in text and "first answer option" not in text
     assert ("b = +1 for TRUE, POSSIBLE, 1, 2 and −1 for FALSE, IMPOSSIBLE, 3 (0 for an invalid "
             "reply)") in text
+
+
+def test_the_sample_records_given_as_a_data_file_are_labelled_sample(cli, shared_data,
+                                                                     tmp_path: Path):
+    """`-O mr_gsm8k.data_file=…/sample_records.jsonl` (the offline way of a profile) runs the
+    40 sample records: labelled `sample`, never the official `full` 3,000."""
+    sample = shared_data("mr_gsm8k") / "sample_records.jsonl"
+    runs = tmp_path / "runs"
+    code, _, err = cli("run", "mr_gsm8k", "--model", "random", "--data-file", sample,
+                       "--data-dir", sample.parent, "--runs-dir", runs)
+    assert code == 0, err
+    assert [p.name for p in (runs / "mr_gsm8k").iterdir()] == ["sample"]
+    text = rendered_text(report(cli, runs, out=tmp_path / "r.html")[0])
+    assert "random · sample · 0shot" in text
+    assert "full · 0shot" not in text and "mr_gsm8k:full" not in text

@@ -179,9 +179,11 @@ class MRGSM8KBenchmark(Benchmark):
             config["answer_end"] = [list(stage) for stage in ANSWER_END]
         prompting = f"{opts.shots}shot" + (f"-{'+'.join(types)}" if types else "")
         provenance = {**loaded.data, UPSTREAM_SCRIPT.relpath: UPSTREAM_SCRIPT.sha256}
+        # a data file holding the 40 sample records is labelled as what it is, never "full"
+        relabel = "sample" if ctx.variant == "full" and loaded.data["source"] == "sample" else None
         return RunPlan(
             items=items, prompting=prompting, config=config, provenance=provenance,
-            roles={**ctx.roles, **({"judge": judge} if judge else {})},
+            roles={**ctx.roles, **({"judge": judge} if judge else {})}, variant_label=relabel,
         )
 
     async def run_item(self, item: Item, session: Session) -> dict[str, Any]:
