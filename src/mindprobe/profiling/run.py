@@ -18,13 +18,14 @@ from typing import Any
 from mindprobe.core.benchmark import PROFILE_SIZES, ModelFacts
 from mindprobe.core.estimate import HEURISTIC
 from mindprobe.core.loop import run_blocking
+from mindprobe.core.paths import data_root as cache_data_root
 from mindprobe.core.progress import progress_display
 from mindprobe.core.results import Results
 from mindprobe.core.run_state import RunState
 from mindprobe.core.store import load_run, now_iso, write_json_atomic
 from mindprobe.engine.run import Shared, build_model, open_cache, run_planned
 from mindprobe.engine.settings import Reporter, RunSettings
-from mindprobe.errors import MindprobeError, UsageError
+from mindprobe.errors import DataError, MindprobeError, UsageError
 from mindprobe.models import Model
 from mindprobe.profiling.plan import CANNOT, DONE, MISSING, Entry, plan_profile
 from mindprobe.version import __version__
@@ -69,6 +70,8 @@ class Profile:
     code: int = 0
     #: How the plan's tokens were counted (the model's tokenizer, or the heuristic).
     counted: str = HEURISTIC
+    #: The data root the benchmarks were looked for in (--data-dir, else the data cache).
+    data_root: Path | None = None
 
     @property
     def plan(self) -> list[dict[str, Any]]:
@@ -86,8 +89,10 @@ class Profile:
 
     @property
     def fetch_command(self) -> str | None:
-        """The one `mindprobe data fetch` that fixes all missing data (None: none missing)."""
-        names = [e.name for e in self.entries if e.status == MISSING]
+        """The one `mindprobe data fetch` that fixes all missing data (None: none missing, or
+        none to fetch)."""
+        names = [e.name for e in self.entries
+                 if e.status == MISSING and "data fetch" in e.enable]
         return f"mindprobe data fetch {' '.join(names)}" if names else None
 
 
@@ -106,7 +111,7 @@ def plan(ps: ProfileRequest, reporter: Reporter) -> Profile:
     facts = ModelFacts.of(model)
     entries = plan_profile(ps.size, ps.run, facts, reporter, ps.options, ps.data_root,
                            ps.judge, where / "runs")
-    prof = Profile(where, model, ps.size, entries)
+    prof = Profile(where, model, ps.size, entries, data_root=ps.data_root or cache_data_root())
     # only a backend that may have a tokenizer is started for it (not a router of replicas)
     may_count = type(model).count_text is not Model.count_text
     if may_count and any(e.runnable and e.estimate for e in entries):
@@ -162,6 +167,7 @@ def _manifest(prof: Profile, ps: ProfileRequest) -> dict[str, Any]:
         "command": ps.run.command,
         "benchmarks": {e.name: {"setting": e.setting, "status": e.outcome,
                                 **({"reason": e.reason} if e.reason else {}),
+                                **({"fix": e.enable} if e.enable else {}),
                                 "items": e.items, "done": e.done,
                                 "stated_half_width": e.half_width, "unit": e.unit,
                                 "runs": [str(d.relative_to(prof.dir)) for d in e.run_dirs],
@@ -259,9 +265,7 @@ def execute(prof: Profile, ps: ProfileRequest, reporter: Reporter) -> Profile:
     if ps.strict and blocked:
         raise UsageError(f"--strict: {', '.join(e.name for e in blocked)} cannot run; the "
                          f"plan:\n{plan_text(prof.entries)}")
-    if not any(e.runnable or e.status == DONE for e in prof.entries):
-        raise UsageError(f"no benchmark of the profile can run; the plan:\n"
-                         f"{plan_text(prof.entries)}")
+    nothing_runs(prof, plan_text(prof.entries))
     open_profile(prof, ps)
     todo = [e for e in prof.entries if e.runnable]
     if todo:
@@ -280,6 +284,18 @@ def execute(prof: Profile, ps: ProfileRequest, reporter: Reporter) -> Profile:
     open_profile(prof, ps)
     prof.report = write_report(prof, ps, reporter)
     return prof
+
+
+def nothing_runs(prof: Profile, shown: str = "") -> None:
+    """A profile none of whose benchmarks can run is an error (exit 2), planned or run: its
+    plan (`shown`, or printed above) says each one's fix."""
+    if any(e.runnable or e.status == DONE for e in prof.entries):
+        return
+    where = f"; the plan:\n{shown}" if shown else ": each one's fix is in the plan above"
+    if all(e.status == MISSING for e in prof.entries):
+        raise DataError(f"no benchmark of the profile has its data (looked in "
+                        f"{prof.data_root}){where}")
+    raise UsageError(f"no benchmark of the profile can run{where}")
 
 
 def plan_text(entries: list[Entry]) -> str:
@@ -312,6 +328,26 @@ def _read_back(e: Entry) -> dict[str, Results]:
     return out
 
 
+def not_run_of(prof: Profile, ps: ProfileRequest) -> dict[str, Any]:
+    """The planned benchmarks that did not run, for the report: reason, fix, and the setting
+    their published rows are read in (from the plan, where it got that far)."""
+    from mindprobe.report.collect import NotRun
+
+    out = {}
+    for e in prof.entries:
+        if prof.results.get(e.name) or e.states:  # it ran (its runs say how it ended)
+            continue
+        coords = None
+        if e.task is not None and e.plans:
+            variant, first = e.plans[0]
+            with contextlib.suppress(MindprobeError, AttributeError, KeyError):
+                coords = e.task.bench.published_coords(variant, first)
+        why = f"{e.status}: {e.reason}" if e.reason else e.status
+        out[e.name] = NotRun(why, e.enable, coords,
+                             [ps.data_root / e.name] if ps.data_root else [])
+    return out
+
+
 def write_report(prof: Profile, ps: ProfileRequest, reporter: Reporter) -> Path:
     """The profile's one report (the `mindprobe report` page of its runs)."""
     from mindprobe.report import build_report
@@ -320,7 +356,7 @@ def write_report(prof: Profile, ps: ProfileRequest, reporter: Reporter) -> Path:
     fmt = {".md": "md", ".tex": "latex"}.get(out.suffix.lower(), "html")
     text = build_report([prof.dir / "runs"], runs_dir=None, fmt=fmt, price=ps.price,
                         title=f"mindprobe profile: {prof.model.label} ({prof.size})",
-                        warn=reporter.warn)
+                        warn=reporter.warn, not_run=not_run_of(prof, ps))
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
     try:
