@@ -167,7 +167,7 @@ def test_missing_data_is_one_fetch_command_and_strict_refuses(cli, server, tmp_p
     empty.mkdir()
     before = _requests(server)
     code, doc, err = cli(*_args(server, empty, tmp_path / "runs", "--dry-run"))
-    assert code == 0, err
+    assert code == 2 and "--data-dir" in err, err  # nothing can run: the plan, then an error
     missing = [r["benchmark"] for r in doc["plan"] if r["status"] == "missing data"]
     assert "worldsense" in missing and "mr_gsm8k" in missing
     assert doc["fetch"] == "mindprobe data fetch " + " ".join(missing)
