@@ -19,7 +19,7 @@ from mindprobe.commands.run_options import (
     add_common_run_options,
     ranged,
 )
-from mindprobe.errors import MindprobeError
+from mindprobe.errors import MindprobeError, did_you_mean
 from mindprobe.version import __version__
 
 if TYPE_CHECKING:
@@ -74,9 +74,21 @@ class _Parser(argparse.ArgumentParser):
         verb = next((a for a in _ARGV if not a.startswith("-")), None)
         # a benchmark's verb: its own help lists the benchmark's options
         where = f"mindprobe {verb} {bench}" if bench and verb else self.prog
+        near = self._near_flags(message, verb) if message.startswith("unrecognized") else ""
         if bench and message.startswith("unrecognized arguments"):
-            raise MindprobeError(f"{message}: not options of {bench} (see `{where} --help`)")
-        raise MindprobeError(f"{message} (see `{where} --help`)")
+            raise MindprobeError(f"{message}: not options of {bench}{near} (see `{where} "
+                                 "--help`)")
+        raise MindprobeError(f"{message}{near} (see `{where} --help`)")
+
+    def _near_flags(self, message: str, verb: str | None) -> str:
+        """`; did you mean '--limit'?` for each unknown flag near one the command has."""
+        known = list(self._option_string_actions)
+        for action in self._actions:  # the command's own flags (argparse reports at the top)
+            if isinstance(action, argparse._SubParsersAction) and verb in action.choices:
+                known += list(action.choices[verb]._option_string_actions)
+        words = message.partition(":")[2].split()
+        return "".join(did_you_mean(w.partition("=")[0], known)
+                       for w in words if w.startswith("--"))
 
     def _get_values(self, action: argparse.Action, arg_strings: list[str]) -> Any:
         """No option takes an empty value (`--runs-dir ""` would be the current folder)."""
