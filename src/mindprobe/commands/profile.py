@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mindprobe.commands.run_options import add_log_to
-from mindprobe.errors import UsageError
+from mindprobe.errors import MindprobeError, UsageError
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -145,10 +145,17 @@ def cmd_profile(args: argparse.Namespace, err: Console) -> int:
     rows = plan_rows(prof.entries, (price.prompt, price.completion) if price else None)
     print_plan(err, prof, rows)
     if args.dry_run:
-        emit_json(args.json, {"profile": str(prof.dir), "size": prof.size, "dry_run": True,
-                              "tokens counted": prof.counted, "plan": rows,
-                              "fetch": prof.fetch_command})
-        prun.nothing_runs(prof)  # exit 2, as the run itself would
+        doc = {"profile": str(prof.dir), "size": prof.size, "dry_run": True,
+               "tokens counted": prof.counted, "plan": rows, "fetch": prof.fetch_command}
+        try:
+            prun.nothing_runs(prof)  # exit 2, as the run itself would
+        except MindprobeError as exc:
+            if not args.json:
+                raise
+            err.print(f"error: {exc}", markup=False, highlight=False)
+            emit_json(True, {**doc, "error": str(exc), "exit_code": 2})  # one document
+            return 2
+        emit_json(args.json, doc)
         return 0
     prun.execute(prof, req, reporter)
     if targets:
