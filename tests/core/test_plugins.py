@@ -249,3 +249,11 @@ def test_the_manuals_cli_reference_is_mindprobes_own(site):
     assert "## mindprobe tally" not in text and "tally" not in text
     assert "mindprobe run add\n" not in text and "mindprobe run addmore" not in text
     assert "### mindprobe run worldsense\n" in text and "### mindprobe sweep sort\n" in text
+
+
+def test_a_plugins_run_prints_its_headline(site, cli, tmp_path):
+    """As a built-in benchmark's does: the one number the run is read by."""
+    code, out, err = cli("run", "add", "--n-items", 6, "--model", "sum:0", "--runs-dir",
+                         tmp_path / "runs")
+    assert code == 0, err
+    assert "headline: accuracy 100.0%" in out + err and "(n=6)" in out + err
