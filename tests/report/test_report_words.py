@@ -41,3 +41,18 @@ def test_the_sample_records_given_as_a_data_file_are_labelled_sample(cli, shared
     text = rendered_text(report(cli, runs, out=tmp_path / "r.html")[0])
     assert "random · sample · 0shot" in text
     assert "full · 0shot" not in text and "mr_gsm8k:full" not in text
+
+
+def test_a_column_showing_one_task_of_five_says_so(cli, shared_data, tmp_path: Path):
+    """Already Said That's five tasks are five runs: the profile shows one and says it is one
+    of five (each is in the benchmark's section)."""
+    from report_helpers import tables_of
+
+    data = shared_data("already_said_that").parent
+    runs = tmp_path / "runs"
+    code, _, err = cli("run", "already_said_that:all", "--model", "random", "--n-samples", 2,
+                       "--data-dir", data, "--runs-dir", runs)
+    assert code == 0, err
+    profile = tables_of(report(cli, runs, out=tmp_path / "r.html")[0])["profile"]
+    assert "(1 of 5 variants run; each below)" in profile[0][1]
+    assert "(1 of 5 variants run; each below)" in profile[1][1]

@@ -30,13 +30,21 @@ class Cell:
     off_default: bool = False
     #: Validation runs of a sweep that led to this run.
     sweep: list[RunEntry] = field(default_factory=list)
+    #: Variants the model ran in the headline's setting: the cell shows one of them.
+    variants: int = 1
 
     @property
     def setting(self) -> str:
         if self.reference is not None:
             return " · ".join(x for x in (self.reference.setting_text(), self.data_label) if x)
         assert self.entry is not None
-        return setting_text(self.entry.run.variant, self.entry.setting)
+        return setting_text(self.entry.run.variant, self.entry.setting) + of_variants(
+            self.variants)
+
+
+def of_variants(n: int) -> str:
+    """What a cell showing one variant of several says (each is in the benchmark's section)."""
+    return f" (1 of {n} variants run; each below)" if n > 1 else ""
 
 
 @dataclass
@@ -129,8 +137,11 @@ def columns(data: ReportData) -> list[Column]:
                 chosen[e.model] = (mine, e)
         for model, (key, e) in chosen.items():
             assert e.results is not None
+            same = {x.run.variant for k, x in ranked if x.model == model and k[0] == key[1]}
             col.cells[model] = Cell(e.results.headline, e, off_default=bool(key[0]),
-                                    sweep=sweeps.get(model, []))
+                                    sweep=sweeps.get(model, []), variants=len(same))
+        if best is not None and best[1].model in col.cells:
+            col.label += of_variants(col.cells[best[1].model].variants)
         if best is None and b in data.not_run:
             _not_run_column(data, col)
         if best is not None:
