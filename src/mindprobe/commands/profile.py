@@ -277,7 +277,7 @@ def print_profile(console: Console | None, prof: Any, rows: list[dict[str, Any]]
     cells += [(s["benchmark"], [s["benchmark"], s["setting"].split(" ")[0].partition(":")[2],
                                 "not run", "–", "–", "–", "–", "–"])
               for s in skipped or []]
-    cells.sort(key=lambda c: order.index(c[0]) if c[0] in order else len(order))
+    cells = sorted(cells, key=lambda c: order.index(c[0]) if c[0] in order else len(order))
     _table(out, f"cognitive profile: {prof.model.label} ({prof.size})",
            ("benchmark", "variant", "headline", "value", "95% CI", "±95%", "stated", "n"),
            [c for _, c in cells])
