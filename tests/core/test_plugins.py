@@ -257,3 +257,12 @@ def test_a_plugins_run_prints_its_headline(site, cli, tmp_path):
                          tmp_path / "runs")
     assert code == 0, err
     assert "headline: accuracy 100.0%" in out + err and "(n=6)" in out + err
+
+
+def test_a_data_less_plugin_is_never_named_among_what_to_fetch(site, cli, tmp_path,
+                                                               monkeypatch):
+    monkeypatch.setenv("MINDPROBE_DATA_DIR", str(tmp_path / "cache"))
+    code, _, err = cli("published")
+    assert code == 2 and "--data-dir" in err, err
+    fetch = " ".join(err.split()).split("`mindprobe data fetch ", 1)[1].split("`")[0].split()
+    assert fetch == ["fanoutqa", "mr_gsm8k", "worldsense"]  # not add, addmore

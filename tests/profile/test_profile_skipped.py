@@ -121,3 +121,32 @@ def test_the_report_of_runs_alone_is_unchanged(cli, tmp_path):
     code, _, err = cli("report", runs, "--out", tmp_path / "r.html")
     assert code == 0, err
     assert "not run" not in (tmp_path / "r.html").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("bench", ["worldsense", "already_said_that", "mr_gsm8k", "sort",
+                                   "fanoutqa"])
+@pytest.mark.parametrize("given", [True, False])
+def test_every_missing_data_message_names_both_ways_out(cli, tmp_path, monkeypatch, bench,
+                                                        given):
+    """`run` without data: the folder it looked in, `mindprobe data fetch BENCH` and
+    `--data-dir`, whether a --data-dir was given or the data cache was read."""
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("MINDPROBE_DATA_DIR", str(cache))
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    code, _, err = cli("run", bench, "--model", "random", "--runs-dir", tmp_path / "runs",
+                       *(["--data-dir", empty] if given else []))
+    assert code == 2 and "Traceback" not in err, err
+    text = " ".join(err.split())
+    assert str(empty if given else cache / bench) in text
+    assert f"mindprobe data fetch {bench}" in text and "--data-dir" in text, text
+
+
+def test_published_without_data_names_data_dir_and_no_data_less_plugin(cli, tmp_path,
+                                                                       monkeypatch):
+    monkeypatch.setenv("MINDPROBE_DATA_DIR", str(tmp_path / "cache"))
+    code, _, err = cli("published")
+    assert code == 2, err
+    text = " ".join(err.split())
+    assert "--data-dir DIR" in text and str(tmp_path / "cache") in text
+    assert "`mindprobe data fetch fanoutqa mr_gsm8k worldsense`" in text

@@ -353,7 +353,7 @@ def find_references(entries: list[RunEntry], reference_dirs: list[Path],
                 warn(f"{name}: published results not read: {exc}")
                 missing[name] = (f"published results not read (their pinned upstream files "
                                  f"are missing or damaged): `mindprobe data fetch {name}` "
-                                 "fetches them")
+                                 "fetches them, or --data-dir DIR names a folder holding them")
             continue
         if rows:
             out[name] = rows
