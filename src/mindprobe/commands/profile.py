@@ -263,6 +263,7 @@ def print_profile(console: Console | None, prof: Any, rows: list[dict[str, Any]]
     from rich.console import Console as RichConsole
 
     from mindprobe.core.terminal import print_lines
+    from mindprobe.profiling.plan import CANNOT, MISSING
 
     def value(r: dict[str, Any]) -> str:
         if r["value"] is None:
@@ -275,7 +276,8 @@ def print_profile(console: Console | None, prof: Any, rows: list[dict[str, Any]]
                                _ci(r["ci_low"], r["ci_high"]), _num(r["±95%"], 1),
                                _num(r["±95% stated"], 1), _num(r["n"])]) for r in rows]
     cells += [(s["benchmark"], [s["benchmark"], s["setting"].split(" ")[0].partition(":")[2],
-                                "not run", "–", "–", "–", "–", "–"])
+                                "not run" if s["status"] in (MISSING, CANNOT) else s["status"],
+                                "–", "–", "–", "–", "–"])
               for s in skipped or []]
     cells = sorted(cells, key=lambda c: order.index(c[0]) if c[0] in order else len(order))
     _table(out, f"cognitive profile: {prof.model.label} ({prof.size})",

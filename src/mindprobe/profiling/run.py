@@ -88,6 +88,13 @@ class Profile:
         return profile_rows(self.entries, self.results)
 
     @property
+    def not_run(self) -> list[dict[str, Any]]:
+        """The planned benchmarks without results: setting, status, reason and fix."""
+        from mindprobe.profiling.tables import skipped_rows
+
+        return skipped_rows(self.entries, self.results)
+
+    @property
     def fetch_command(self) -> str | None:
         """The one `mindprobe data fetch` that fixes all missing data (None: none missing, or
         none to fetch)."""
@@ -306,7 +313,7 @@ def plan_text(entries: list[Entry]) -> str:
         if e.items:
             line += f", {e.items:,} items ({e.done:,} done)"
         if e.reason:
-            line += f": {e.reason}" + (f" (enable with {e.enable})" if e.enable else "")
+            line += f": {e.reason}" + (f" (fix: {e.enable})" if e.enable else "")
         lines.append(line)
     return "\n".join(lines)
 
