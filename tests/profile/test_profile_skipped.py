@@ -89,6 +89,11 @@ def test_a_random_profile_lists_what_did_not_run_with_its_fix_and_published_rows
     table = " ".join(re.sub(r"[│┃]", " ", err).split())
     assert "fanoutqa closedbook not run" in table and "mr_gsm8k full not run" in table
     assert "fanoutqa: not run (cannot run): FanOutQA needs answers in free text" in table
+    import mindprobe
+
+    again = mindprobe.profile("random", size="quick", data_dir=root, runs_dir=tmp_path / "runs",
+                              progress=False)  # the library: finished, nothing re-run
+    assert [s["benchmark"] for s in again.not_run] == [s["benchmark"] for s in doc["not_run"]]
     folder = Path(doc["profile"])
     manifest = json.loads((folder / "profile.json").read_text())["benchmarks"]
     assert set(manifest) == {"worldsense", "already_said_that", "mr_gsm8k", "sort", "fanoutqa"}
