@@ -106,15 +106,19 @@ def cli_reference() -> str:
     top = build_parser([])
     out = ["`mindprobe [--version] [--debug] COMMAND ...`", "",
            _escape(" ".join((top.description or "").split())), ""]
-    verbs = declared_verbs()
+    # the project's own CLI: a plugin installed where the manual is built adds nothing here
+    own = [b for b, info in BENCHMARKS.items() if info.source == "mindprobe"]
+    verbs = {verb: {b: text for b, text in by.items() if b in own}
+             for verb, by in declared_verbs().items()}
     for name, sub in _subparsers(top).items():
+        if name in verbs and not verbs[name]:  # a verb only plugins declare
+            continue
         if name == "profile":  # its long form (the sizes table) is what --help prints
             sub = _subparsers(build_parser(["profile", "--help"]))["profile"]
         out += _command(sub, f"mindprobe {name}", 2)
         for child, parser in _subparsers(sub).items():
             out += _command(parser, f"mindprobe {name} {child}", 3)
-        per_bench = [b for b in BENCHMARKS
-                     if name in ("run", "analyse") or b in verbs.get(name, {})]
+        per_bench = [b for b in own if name in ("run", "analyse") or b in verbs.get(name, {})]
         if name == "analyze":
             continue
         for bench in per_bench:

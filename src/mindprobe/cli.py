@@ -19,7 +19,7 @@ from mindprobe.commands.run_options import (
     add_common_run_options,
     ranged,
 )
-from mindprobe.errors import MindprobeError
+from mindprobe.errors import MindprobeError, did_you_mean
 from mindprobe.version import __version__
 
 if TYPE_CHECKING:
@@ -57,6 +57,15 @@ def declared_verbs(warn: bool = False) -> dict[str, dict[str, str]]:
     return out
 
 
+class _EpilogAsIs(argparse.HelpFormatter):
+    """Wraps the description as usual; prints an epilog's lines as they are."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if "\n" in text:
+            return "".join(indent + line for line in text.splitlines(keepends=True))
+        return super()._fill_text(text, width, indent)
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse that reports bad flags as our one-line usage error (exit 2)."""
 
@@ -65,9 +74,21 @@ class _Parser(argparse.ArgumentParser):
         verb = next((a for a in _ARGV if not a.startswith("-")), None)
         # a benchmark's verb: its own help lists the benchmark's options
         where = f"mindprobe {verb} {bench}" if bench and verb else self.prog
+        near = self._near_flags(message, verb) if message.startswith("unrecognized") else ""
         if bench and message.startswith("unrecognized arguments"):
-            raise MindprobeError(f"{message}: not options of {bench} (see `{where} --help`)")
-        raise MindprobeError(f"{message} (see `{where} --help`)")
+            raise MindprobeError(f"{message}: not options of {bench}{near} (see `{where} "
+                                 "--help`)")
+        raise MindprobeError(f"{message}{near} (see `{where} --help`)")
+
+    def _near_flags(self, message: str, verb: str | None) -> str:
+        """`; did you mean '--limit'?` for each unknown flag near one the command has."""
+        known = list(self._option_string_actions)
+        for action in self._actions:  # the command's own flags (argparse reports at the top)
+            if isinstance(action, argparse._SubParsersAction) and verb in action.choices:
+                known += list(action.choices[verb]._option_string_actions)
+        words = message.partition(":")[2].split()
+        return "".join(did_you_mean(w.partition("=")[0], known)
+                       for w in words if w.startswith("--"))
 
     def _get_values(self, action: argparse.Action, arg_strings: list[str]) -> Any:
         """No option takes an empty value (`--runs-dir ""` would be the current folder)."""
@@ -156,6 +177,19 @@ def add_generic_export(v: argparse.ArgumentParser, fmt: str) -> None:
                        "Face Hub as REPO (needs HF_TOKEN)")
 
 
+def generic_export_epilog() -> str:
+    """What `export --format F` takes for any run, format by format (read from the parsers
+    `add_generic_export` builds): `export --help` lists what its errors point to."""
+    lines = ["any run, by --format (`mindprobe export --format F --help` for each):"]
+    for fmt in GENERIC_FORMATS:
+        p = argparse.ArgumentParser(add_help=False)
+        add_generic_export(p, fmt)
+        flags = [f"{a.option_strings[0]} {a.metavar or a.dest.upper()}"
+                 + ("" if a.required else " (optional)") for a in p._actions]
+        lines.append(f"  --format {fmt}: {', '.join(flags)}")
+    return "\n".join(lines)
+
+
 def add_benchmark_verbs(sub: Any, analyse: argparse.ArgumentParser, bench: str | None,
                         command: str | None, argv: list[str]) -> None:
     """`export` and the verbs benchmarks declare; the named benchmark's flags for the command
@@ -176,6 +210,9 @@ def add_benchmark_verbs(sub: Any, analyse: argparse.ArgumentParser, bench: str |
         v.add_argument("benchmark", nargs="?" if verb == "export" else None,
                        help=f"one of {offered}"
                        + (" (not needed with a --format other than upstream)" if verb == "export" else ""))
+        if verb == "export" and not bench and not _generic_format(argv):
+            v.epilog = generic_export_epilog()
+            v.formatter_class = _EpilogAsIs
         if verb == "export":
             v.add_argument("--format", choices=["upstream", *GENERIC_FORMATS],
                            default="upstream",

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mindprobe.errors import UsageError
+from mindprobe.errors import UsageError, did_you_mean
 
 GROUP = "mindprobe.benchmarks"
 #: Class attributes a benchmark declares (those read without importing it).
@@ -224,7 +224,8 @@ def info(name: str) -> BenchmarkInfo:
     """The registry entry; an unknown name gets the list of known ones."""
     found = BENCHMARKS.get(name)
     if found is None:
-        raise UsageError(f"unknown benchmark {name!r}; known: {', '.join(BENCHMARKS)}")
+        raise UsageError(f"unknown benchmark {name!r}{did_you_mean(name, BENCHMARKS)} "
+                         f"(known: {', '.join(BENCHMARKS)})")
     return found
 
 

@@ -233,3 +233,36 @@ def test_a_plugin_brings_its_verb_plot_and_paired_score(site, cli, tmp_path):
     html = (tmp_path / "report.html").read_text()
     assert "Sums right per model" in html  # its own plot
     assert "(right sum)" in html  # its paired score, on the comparison of the two models
+
+
+def test_the_manuals_cli_reference_is_mindprobes_own(site):
+    """Building the manual where a plugin is installed adds none of its verbs or benchmarks to
+    the project's CLI reference (docs/_hooks/reference.py)."""
+    import importlib.util
+
+    hooks = Path(__file__).resolve().parents[2] / "docs" / "_hooks" / "reference.py"
+    spec = importlib.util.spec_from_file_location("mindprobe_doc_hooks_plugin", hooks)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert "addmore" in BENCHMARKS and _mindprobe("tally", "addmore", "--help").returncode == 0
+    text = module.cli_reference()
+    assert "## mindprobe tally" not in text and "tally" not in text
+    assert "mindprobe run add\n" not in text and "mindprobe run addmore" not in text
+    assert "### mindprobe run worldsense\n" in text and "### mindprobe sweep sort\n" in text
+
+
+def test_a_plugins_run_prints_its_headline(site, cli, tmp_path):
+    """As a built-in benchmark's does: the one number the run is read by."""
+    code, out, err = cli("run", "add", "--n-items", 6, "--model", "sum:0", "--runs-dir",
+                         tmp_path / "runs")
+    assert code == 0, err
+    assert "headline: accuracy 100.0%" in out + err and "(n=6)" in out + err
+
+
+def test_a_data_less_plugin_is_never_named_among_what_to_fetch(site, cli, tmp_path,
+                                                               monkeypatch):
+    monkeypatch.setenv("MINDPROBE_DATA_DIR", str(tmp_path / "cache"))
+    code, _, err = cli("published")
+    assert code == 2 and "--data-dir" in err, err
+    fetch = " ".join(err.split()).split("`mindprobe data fetch ", 1)[1].split("`")[0].split()
+    assert fetch == ["fanoutqa", "mr_gsm8k", "worldsense"]  # not add, addmore

@@ -31,3 +31,19 @@ def test_runs_shows_full_label_and_items_of_the_current_plan(cli, tmp_path):
     assert code == 0
     assert LONG in text  # one piece, not cut to "direct___r…"
     assert f"{row['items']}/{row['n_items']}" in text
+
+
+def test_runs_shows_each_runs_name(cli, tmp_path):
+    """Two runs told apart only by `--name` are two rows that say which is which."""
+    runs = tmp_path / "runs"
+    for name in ("alpha", "beta"):
+        code, _, err = cli("run", "worldsense:fresh", "--model", "random", "--limit", 8,
+                           "--name", name, "--runs-dir", runs)
+        assert code == 0, err
+    code, text, _ = cli("runs", "--runs-dir", runs)
+    assert code == 0
+    lines = [ln for ln in text.splitlines() if "worldsense/fresh/basic" in ln]
+    assert len(lines) == 2 and "alpha" in lines[0] and "beta" in lines[1], text
+    assert any(" name " in ln and " model " in ln for ln in text.splitlines())
+    code, rows, _ = cli("runs", "--runs-dir", runs, "--json")
+    assert [r["name"] for r in rows] == ["alpha", "beta"]

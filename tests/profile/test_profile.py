@@ -167,7 +167,7 @@ def test_missing_data_is_one_fetch_command_and_strict_refuses(cli, server, tmp_p
     empty.mkdir()
     before = _requests(server)
     code, doc, err = cli(*_args(server, empty, tmp_path / "runs", "--dry-run"))
-    assert code == 0, err
+    assert code == 2 and "--data-dir" in err, err  # nothing can run: the plan, then an error
     missing = [r["benchmark"] for r in doc["plan"] if r["status"] == "missing data"]
     assert "worldsense" in missing and "mr_gsm8k" in missing
     assert doc["fetch"] == "mindprobe data fetch " + " ".join(missing)
@@ -223,8 +223,8 @@ def test_without_a_tokenizer_the_plan_says_heuristic(cli, shared_data, tmp_path)
     # issue 32.7: MR-GSM8K's offline hint names what a profile accepts (-O BENCH.KEY=...)
     mr = by_name["mr_gsm8k"]
     assert mr["status"] == "missing data"
-    assert "-O mr_gsm8k.data_file=PATH" in mr["reason"]
-    assert str(root / "mr_gsm8k" / "sample_records.jsonl") in mr["reason"]
+    assert mr["reason"] == str(root / "mr_gsm8k" / "MR-GSM8K.json")  # what it looked for
+    assert f"-O mr_gsm8k.data_file={root / 'mr_gsm8k' / 'sample_records.jsonl'}" in mr["enable"]
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]

@@ -111,3 +111,30 @@ def test_build_from_text(books):
         build_from_text(text, excerpt_lengths=[250], segment_lengths=[100])
     with pytest.raises(DataError, match="only 10 words"):
         build_from_text("one two three four five six seven eight nine ten")
+
+
+def test_one_parquet_engine_writes_and_reads_booksort(cell_73017, tmp_path, monkeypatch):
+    """pyarrow is the one Parquet engine (a core dependency; fastparquet is gone): Book-SORT's
+    split files are written and read without fastparquet, with the hub's column types and each
+    excerpt's text stored once (dictionary-encoded), and load as the CSV trio does."""
+    import tomllib
+    from pathlib import Path
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    project = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml")
+                            .read_text())["project"]
+    deps = " ".join(project["dependencies"])
+    assert "pyarrow" in deps and "fastparquet" not in deps
+    assert not any("fastparquet" in d for ds in project["optional-dependencies"].values()
+                   for d in ds)
+    monkeypatch.setitem(__import__("sys").modules, "fastparquet", None)  # import fails
+    write_condition(tmp_path, 250, 20, [cell_73017])
+    schema = pq.read_schema(tmp_path / "test_e250_s20.parquet")
+    assert pa.types.is_dictionary(schema.field("excerpt_text").type)
+    assert schema.field("segment_1").type == pa.string()
+    assert list(schema.names) == list(SPLIT_COLUMNS)
+    pd.testing.assert_frame_equal(load_booksort(tmp_path, split="all", layout="csv"),
+                                  load_booksort(tmp_path, split="all", layout="parquet"),
+                                  check_dtype=False)

@@ -66,9 +66,10 @@ def cmd_runs(args: argparse.Namespace, err: Console) -> int:
             continue
         summary = run.manifest.get("summary") or {}
         state = run.state  # `core.run_state`: what analyse, the report and profiles say
+        label = run.manifest.get("model_label") or run.model_label
         rows.append({
             "run": str(run_dir.relative_to(root)), "benchmark": run.benchmark,
-            "model": run.manifest.get("model_label") or run.model_label,
+            "model": label, "name": run_name(run_dir, str(label)),
             "status": state.state, "items": state.done, "n_items": state.planned,
             "errors": state.failed, "torn": state.torn, "complete": state.complete,
             "headline": summary.get("headline"), "invalid": summary.get("invalid"),
@@ -80,23 +81,33 @@ def cmd_runs(args: argparse.Namespace, err: Console) -> int:
     if not rows:
         err.print(f"no runs under {root}")
         return 0
+    named = any(r.get("name") for r in rows)  # `--name`: two named runs are two rows
     cells: list[list[Any]] = []
     for r in rows:
         if r["status"] == "unreadable":
-            cells.append([r["run"], "–", r["status"], "–", "–", "–", "–"])
+            cells.append([r["run"], "–", *(["–"] if named else []), r["status"], "–", "–", "–",
+                          "–"])
             continue
         bad = r.get("invalid") or {}
         score = (Text(f"failed ({r['failed']['errors']} errors)", style="red")
                  if r.get("failed") else _fmt_headline(r["headline"]))
         kinds = ", ".join(f"{k} {v}" for k, v in (bad.get("kinds") or {}).items())
         status = r["status"] + (f" ({r['torn']} torn line)" if r["torn"] else "")
-        cells.append([r["run"].rsplit("___", 1)[0], str(r["model"]), status,
+        cells.append([r["run"].rsplit("___", 1)[0], str(r["model"]),
+                      *([r["name"] or "–"] if named else []), status,
                       f"{r['items']}/{r['n_items'] or '?'}", str(r["errors"]),
                       (f"{bad['count']}/{bad['of']}" + (f" ({kinds})" if kinds else "")) if bad
                       else "–", score])
-    print_table(tables_console(), f"runs in {root}", ["run", "model", "status", "items",
-                                                      "errors", "invalid", "headline"], cells)
+    print_table(tables_console(), f"runs in {root}",
+                ["run", "model", *(["name"] if named else []), "status", "items", "errors",
+                 "invalid", "headline"], cells)
     return 0
+
+
+def run_name(run_dir: Path, label: str) -> str | None:
+    """The `--name` a run was given: its folder is <prompting>___<model>__<name>."""
+    tail = run_dir.name.partition("___")[2]
+    return tail[len(label) + 2:] or None if tail.startswith(f"{label}__") else None
 
 
 def _all_failed(records: list[dict[str, Any]]) -> dict[str, int] | None:

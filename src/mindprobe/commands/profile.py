@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mindprobe.commands.run_options import add_context_window, add_log_to
-from mindprobe.errors import UsageError
+from mindprobe.errors import MindprobeError, UsageError
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -123,7 +123,7 @@ def cmd_profile(args: argparse.Namespace, err: Console) -> int:
     from mindprobe.core.secrets import command_line
     from mindprobe.engine.settings import Reporter, RunSettings
     from mindprobe.profiling import run as prun
-    from mindprobe.profiling.tables import plan_rows, profile_rows
+    from mindprobe.profiling.tables import plan_rows, profile_rows, skipped_rows
     from mindprobe.report.provenance import parse_price
 
     if args.force and not (args.compare and args.out):
@@ -155,9 +155,17 @@ def cmd_profile(args: argparse.Namespace, err: Console) -> int:
     rows = plan_rows(prof.entries, (price.prompt, price.completion) if price else None)
     print_plan(err, prof, rows)
     if args.dry_run:
-        emit_json(args.json, {"profile": str(prof.dir), "size": prof.size, "dry_run": True,
-                              "tokens counted": prof.counted, "plan": rows,
-                              "fetch": prof.fetch_command})
+        doc = {"profile": str(prof.dir), "size": prof.size, "dry_run": True,
+               "tokens counted": prof.counted, "plan": rows, "fetch": prof.fetch_command}
+        try:
+            prun.nothing_runs(prof)  # exit 2, as the run itself would
+        except MindprobeError as exc:
+            if not args.json:
+                raise
+            err.print(f"error: {exc}", markup=False, highlight=False)
+            emit_json(True, {**doc, "error": str(exc), "exit_code": 2})  # one document
+            return 2
+        emit_json(args.json, doc)
         return 0
     prun.execute(prof, req, reporter)
     if targets:
@@ -167,10 +175,11 @@ def cmd_profile(args: argparse.Namespace, err: Console) -> int:
             err.print(f"logged {prof.dir} to {key}", soft_wrap=True, markup=False,
                       highlight=False)
     prows = profile_rows(prof.entries, prof.results)
-    print_profile(err if args.json else None, prof, prows)
+    skipped = skipped_rows(prof.entries, prof.results)
+    print_profile(err if args.json else None, prof, prows, skipped)
     err.print(f"wrote {prof.report}", highlight=False)
     emit_json(args.json, {"profile": str(prof.dir), "size": prof.size, "plan": rows,
-                          "results": prows, "report": str(prof.report)})
+                          "results": prows, "not_run": skipped, "report": str(prof.report)})
     return prof.code
 
 
@@ -229,12 +238,14 @@ def print_plan(err: Console, prof: Any, rows: list[dict[str, Any]]) -> None:
             lines.append(f"  {r['benchmark']}: tokens: " + "; ".join(how + [r["assumes"] or ""]))
         if r["reason"]:
             lines.append(f"  {r['benchmark']}: {r['status']}: {r['reason']}"
-                         + (f" — enable with {r['enable']}" if r["enable"] else ""))
+                         + (f" — fix: {r['enable']}" if r["enable"] else ""))
         if r.get("precision"):
             lines.append(f"  {r['benchmark']}: ±95% stated: {r['precision']}")
         lines += [f"  {r['benchmark']}: {note}" for note in r["notes"]]
-    if prof.fetch_command:
-        lines.append(f"  missing data: {prof.fetch_command}")
+    if any(r["status"] == "missing data" for r in rows):
+        fetch = f"`{prof.fetch_command}` (needs internet), or " if prof.fetch_command else ""
+        lines.append(f"  missing data: {fetch}--data-dir DIR, a folder holding one folder per "
+                     f"benchmark as shared/data (looked in {prof.data_root})")
     lines.append(f"  ~ expected, ≤ upper bound (items still to run; tokens: {prof.counted}; k "
                  "thousand, M million; completions (reply): the expected value is the "
                  "assumption stated above, the bound the reply cap); prompt: re-sent every "
@@ -255,19 +266,35 @@ def _ci(lo: float | None, hi: float | None, fmt: str = ".1f") -> str:
     return "–" if lo is None or hi is None else f"[{lo:{fmt}}, {hi:{fmt}}]"
 
 
-def print_profile(console: Console | None, prof: Any, rows: list[dict[str, Any]]) -> None:
+def print_profile(console: Console | None, prof: Any, rows: list[dict[str, Any]],
+                  skipped: list[dict[str, Any]] | None = None) -> None:
+    """The profile: every planned benchmark, a row each; one that did not run says so, and
+    a line under the table gives its reason and its fix."""
     from rich.console import Console as RichConsole
+
+    from mindprobe.core.terminal import print_lines
+    from mindprobe.profiling.plan import CANNOT, MISSING
 
     def value(r: dict[str, Any]) -> str:
         if r["value"] is None:
             return "–"
         return f"{r['value']:.1f}" + ("%" if r["unit"] == "%" else f" {r['unit']}")
 
-    _table(console or RichConsole(highlight=False),
-           f"cognitive profile: {prof.model.label} ({prof.size})",
+    out = console or RichConsole(highlight=False)
+    order = [e.name for e in prof.entries]
+    cells = [(r["benchmark"], [r["benchmark"], r["variant"], r["metric"], value(r),
+                               _ci(r["ci_low"], r["ci_high"]), _num(r["±95%"], 1),
+                               _num(r["±95% stated"], 1), _num(r["n"])]) for r in rows]
+    cells += [(s["benchmark"], [s["benchmark"], s["setting"].split(" ")[0].partition(":")[2],
+                                "not run" if s["status"] in (MISSING, CANNOT) else s["status"],
+                                "–", "–", "–", "–", "–"])
+              for s in skipped or []]
+    cells = sorted(cells, key=lambda c: order.index(c[0]) if c[0] in order else len(order))
+    _table(out, f"cognitive profile: {prof.model.label} ({prof.size})",
            ("benchmark", "variant", "headline", "value", "95% CI", "±95%", "stated", "n"),
-           [[r["benchmark"], r["variant"], r["metric"], value(r), _ci(r["ci_low"], r["ci_high"]),
-             _num(r["±95%"], 1), _num(r["±95% stated"], 1), _num(r["n"])] for r in rows])
+           [c for _, c in cells])
+    print_lines(out, [f"  {s['benchmark']}: not run ({s['status']}): {s['reason']}"
+                      + (f" — fix: {s['fix']}" if s["fix"] else "") for s in skipped or []])
 
 
 def _compare(args: argparse.Namespace, err: Console) -> int:

@@ -12,8 +12,9 @@ from typing import Any
 
 from rich.console import Console
 
-from mindprobe.core.data import benchmark_folder, data_dir_for
+from mindprobe.core.data import benchmark_folder, data_dir_for, fetchable
 from mindprobe.core.output import emit_json
+from mindprobe.core.paths import data_root
 from mindprobe.core.published import PublishedRow, by_setting, fit_tables
 from mindprobe.errors import DataError, UsageError
 from mindprobe.registry import BENCHMARKS, get_benchmark, info
@@ -38,8 +39,13 @@ def collect(names: list[str], data_dir: Path | None, warn: Any = lambda m: None
                 raise
             entry["error"] = str(exc)
         if not entry["rows"] and not entry["note"] and not entry["error"]:
+            if not fetchable(bench.data_files):  # nothing to fetch: it publishes no results
+                entry["note"] = "none: it declares no published results"
+                out[name] = entry
+                continue
             entry["error"] = (f"no published results found in {root}: `mindprobe data fetch "
-                              f"{name}` fetches them")
+                              f"{name}` fetches them, or --data-dir DIR names a folder "
+                              "that holds them")
             if len(names) == 1:
                 raise DataError(entry["error"])
         out[name] = entry
@@ -118,9 +124,11 @@ def cmd_published(args: argparse.Namespace, err: Console) -> int:
     doc = collect(names, data_dir, lambda m: err.print(f"[yellow]warning:[/yellow] {m}"))
     missing = [n for n, e in doc.items() if e["error"]]
     if missing and not any(e["rows"] for e in doc.values()):
-        raise DataError(f"no published results found in {data_dir or 'the data cache'} (a "
-                        "benchmark's folder or the data root): `mindprobe data fetch "
-                        f"{' '.join(missing)}` fetches them")
+        looked = data_dir or data_root()
+        raise DataError(f"no published results found in {looked}: `mindprobe data fetch "
+                        f"{' '.join(missing)}` fetches them (needs internet), or --data-dir "
+                        "DIR names a folder that holds them (a benchmark's folder, or the data "
+                        "root with one folder per benchmark, as shared/data)")
     if args.json:
         emit_json(True, {name: {"rows": [r.as_json() for r in e["rows"]], "note": e["note"]
                                 or None, "error": e["error"]} for name, e in doc.items()})

@@ -130,6 +130,7 @@ def _dry_run(args: argparse.Namespace, task: Task, plans: list[tuple[str, RunPla
     concurrency = args.concurrency or model.default_concurrency
     docs = {}
     for variant, plan in plans:
+        variant = plan.variant_label or variant  # as the run names it (e.g. a --data-file's)
         n = len(plan.items)
         est: dict[str, Any] = {}
         if n:
@@ -167,6 +168,7 @@ def _estimate(args: argparse.Namespace, task: Task, settings: RunSettings,
     quiet = _QuietNotes(err)
     docs = {}
     for v, plan in plan_all(task, settings, facts, quiet):
+        v = plan.variant_label or v
         res = task.bench.estimate(plan, task.opts)
         render_results(res, err)
         docs[v] = {"variant": v, **res.to_json()}

@@ -155,6 +155,10 @@ class ProfileSettings:
     #: Items the setting means to run (None: all there are); the plan says when the data
     #: holds fewer, and states the wider half-width of what it holds (`Benchmark.precision`).
     items: int | None = None
+    #: Without the official files: (option, file in the benchmark's data folder, what it is),
+    #: e.g. ("data_file", "sample_records.jsonl", "the 40 sample records"); the plan names
+    #: it as `-O BENCH.OPTION=PATH`, one line, where data is missing.
+    offline: tuple[str, str, str] | None = None
 
 
 @dataclass(frozen=True)

@@ -76,6 +76,12 @@ def verify(path: Path, spec: DataFile, benchmark: str) -> None:
     _VERIFIED[memo] = True
 
 
+def fetchable(files: Iterable[DataFile]) -> bool:
+    """Whether `mindprobe data fetch` gets anything for these files (a benchmark that
+    generates its items, a data-less plugin, has nothing to fetch and is never named)."""
+    return any(f.url for f in files)
+
+
 def data_dir_for(benchmark: str, data_dir: Path | None) -> Path:
     return Path(data_dir).expanduser() if data_dir else data_root() / benchmark
 

@@ -219,5 +219,9 @@ def render_results(results: Results, console: Console) -> None:
         print_table(console, t.title, heads, rows, numeric, legend(t))
     print_lines(console, [*([results.invalid_text()] if results.invalid_text() else []),
                           *results.notes])
+    h = results.headline  # every benchmark's, a plugin's too: the one number a run is read by
+    if h is not None and results.failed is None:
+        n = f" (n={h.n:,})" if h.n is not None else ""
+        console.print(f"headline: {escape(h.text())}{n}", highlight=False)
     for w in results.warnings:
         console.print(f"[yellow]warning:[/yellow] {escape(w)}", highlight=False)

@@ -28,7 +28,7 @@ from mindprobe.core.model import (
 )
 from mindprobe.core.retry import RetryPolicy
 from mindprobe.core.secrets import UrlCredentials, redact, remember, split_credentials
-from mindprobe.errors import ModelError
+from mindprobe.errors import ModelError, did_you_mean
 from mindprobe.models.llamacpp import LlamaServerTools
 from mindprobe.models.replies import ReplyTally, an_object, load_reply, reply_text, reply_usage
 from mindprobe.models.wire import (
@@ -351,6 +351,7 @@ class OpenAICompatModel(LlamaServerTools, Model):
             offered = ", ".join(sorted(self._offered)[:20])
             raise ModelError(
                 f"unknown model {self.model!r} at {self.base_url}: {error_text(raw)}"
+                + did_you_mean(self.model, self._offered)
                 + (f"; the server offers: {offered}" if offered else
                    " (check the model name and the URL)")
             )

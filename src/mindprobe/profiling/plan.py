@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from mindprobe.core.benchmark import ModelFacts, ProfileSettings, RunPlan
+from mindprobe.core.data import data_dir_for, fetchable
 from mindprobe.core.model import FREE_TEXT
 from mindprobe.core.options import typed_values
 from mindprobe.core.run_state import RunState
@@ -133,7 +134,8 @@ def plan_profile(size: str, settings: RunSettings, facts: ModelFacts, reporter: 
             entry.plans = plan_all(entry.task, sub, facts, reporter)
             sub.runs_dir = runs_dir  # checked as the user's folder; the runs go in the profile
         except DataError as exc:
-            entry.status, entry.reason = MISSING, str(exc)
+            entry.status = MISSING
+            entry.reason, entry.enable = missing_data(name, bench, ps, exc, sub.data_dir)
             continue
         except UsageError as exc:
             entry.status, entry.reason = CANNOT, str(exc)
@@ -159,6 +161,22 @@ def plan_profile(size: str, settings: RunSettings, facts: ModelFacts, reporter: 
                                f"{entry.items:,} (give the full data file for the rest)")
         entry.estimate = estimate_of(entry)
     return entries
+
+
+def missing_data(name: str, bench: Any, ps: ProfileSettings, exc: DataError,
+                 folder: Path | None) -> tuple[str, str]:
+    """(what is missing, the ways out) in one short line each: the file or folder it looked
+    in (the error's first clause), then `data fetch` where the benchmark has files to fetch,
+    `--data-dir`, and the benchmark's own offline option (`ProfileSettings.offline`)."""
+    what = str(exc).split(": ", 1)[0].removeprefix("missing data file ")
+    ways = [f"`mindprobe data fetch {name}`"] if fetchable(bench.data_files) else []
+    ways.append("--data-dir DIR")
+    if ps.offline:
+        key, relpath, label = ps.offline
+        where = data_dir_for(name, folder) / relpath
+        path = where if where.is_file() else f"PATH ({label}: shared/data/{name}/{relpath})"
+        ways.append(f"-O {name}.{key}={path}" + (f" ({label})" if where.is_file() else ""))
+    return what, ", ".join(ways[:-1]) + (" or " if len(ways) > 1 else "") + ways[-1]
 
 
 def _progress(entry: Entry, settings: RunSettings, label: str) -> None:

@@ -8,6 +8,7 @@ started (nothing is sent), the results are read back from the runs and the repor
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import platform
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +18,7 @@ from mindprobe.core.benchmark import PROFILE_SIZES, ModelFacts
 from mindprobe.core.estimate import HEURISTIC
 from mindprobe.core.files import write_file
 from mindprobe.core.loop import run_blocking
+from mindprobe.core.paths import data_root as cache_data_root
 from mindprobe.core.paths import folder_name
 from mindprobe.core.progress import progress_display
 from mindprobe.core.results import Results
@@ -24,7 +26,7 @@ from mindprobe.core.run_state import RunState
 from mindprobe.core.store import load_run, now_iso, write_json_atomic
 from mindprobe.engine.run import Shared, build_model, open_cache, run_planned
 from mindprobe.engine.settings import Reporter, RunSettings
-from mindprobe.errors import Interrupted, MindprobeError, UsageError
+from mindprobe.errors import DataError, Interrupted, MindprobeError, UsageError
 from mindprobe.models import Model
 from mindprobe.profiling.manifest import MANIFEST, read_profile
 from mindprobe.profiling.plan import CANNOT, DONE, MISSING, Entry, plan_profile
@@ -68,6 +70,8 @@ class Profile:
     code: int = 0
     #: How the plan's tokens were counted (the model's tokenizer, or the heuristic).
     counted: str = HEURISTIC
+    #: The data root the benchmarks were looked for in (--data-dir, else the data cache).
+    data_root: Path | None = None
 
     @property
     def plan(self) -> list[dict[str, Any]]:
@@ -84,9 +88,18 @@ class Profile:
         return profile_rows(self.entries, self.results)
 
     @property
+    def not_run(self) -> list[dict[str, Any]]:
+        """The planned benchmarks without results: setting, status, reason and fix."""
+        from mindprobe.profiling.tables import skipped_rows
+
+        return skipped_rows(self.entries, self.results)
+
+    @property
     def fetch_command(self) -> str | None:
-        """The one `mindprobe data fetch` that fixes all missing data (None: none missing)."""
-        names = [e.name for e in self.entries if e.status == MISSING]
+        """The one `mindprobe data fetch` that fixes all missing data (None: none missing, or
+        none to fetch)."""
+        names = [e.name for e in self.entries
+                 if e.status == MISSING and "data fetch" in e.enable]
         return f"mindprobe data fetch {' '.join(names)}" if names else None
 
 
@@ -105,7 +118,7 @@ def plan(ps: ProfileRequest, reporter: Reporter) -> Profile:
     facts = ModelFacts.of(model)
     entries = plan_profile(ps.size, ps.run, facts, reporter, ps.options, ps.data_root,
                            ps.judge, where / "runs")
-    prof = Profile(where, model, ps.size, entries)
+    prof = Profile(where, model, ps.size, entries, data_root=ps.data_root or cache_data_root())
     # only a backend that may have a tokenizer is started for it (not a router of replicas)
     may_count = type(model).count_text is not Model.count_text
     if may_count and any(e.runnable and e.estimate for e in entries):
@@ -161,6 +174,7 @@ def _manifest(prof: Profile, ps: ProfileRequest) -> dict[str, Any]:
         "command": ps.run.command,
         "benchmarks": {e.name: {"setting": e.setting, "status": e.outcome,
                                 **({"reason": e.reason} if e.reason else {}),
+                                **({"fix": e.enable} if e.enable else {}),
                                 "items": e.items, "done": e.done,
                                 "stated_half_width": e.half_width, "unit": e.unit,
                                 "runs": [str(d.relative_to(prof.dir)) for d in e.run_dirs],
@@ -252,9 +266,7 @@ def execute(prof: Profile, ps: ProfileRequest, reporter: Reporter) -> Profile:
     if ps.strict and blocked:
         raise UsageError(f"--strict: {', '.join(e.name for e in blocked)} cannot run; the "
                          f"plan:\n{plan_text(prof.entries)}")
-    if not any(e.runnable or e.status == DONE for e in prof.entries):
-        raise UsageError(f"no benchmark of the profile can run; the plan:\n"
-                         f"{plan_text(prof.entries)}")
+    nothing_runs(prof, plan_text(prof.entries))
     open_profile(prof, ps)
     todo = [e for e in prof.entries if e.runnable]
     if todo:
@@ -297,6 +309,18 @@ def resume_command(ps: ProfileRequest) -> str:
     return shlex.join(argv)
 
 
+def nothing_runs(prof: Profile, shown: str = "") -> None:
+    """A profile none of whose benchmarks can run is an error (exit 2), planned or run: its
+    plan (`shown`, or printed above) says each one's fix."""
+    if any(e.runnable or e.status == DONE for e in prof.entries):
+        return
+    where = f"; the plan:\n{shown}" if shown else ": each one's fix is in the plan above"
+    if all(e.status == MISSING for e in prof.entries):
+        raise DataError(f"no benchmark of the profile has its data (looked in "
+                        f"{prof.data_root}){where}")
+    raise UsageError(f"no benchmark of the profile can run{where}")
+
+
 def plan_text(entries: list[Entry]) -> str:
     """The plan in lines (what a library caller gets in an error; the CLI prints the table)."""
     lines = []
@@ -305,7 +329,7 @@ def plan_text(entries: list[Entry]) -> str:
         if e.items:
             line += f", {e.items:,} items ({e.done:,} done)"
         if e.reason:
-            line += f": {e.reason}" + (f" (enable with {e.enable})" if e.enable else "")
+            line += f": {e.reason}" + (f" (fix: {e.enable})" if e.enable else "")
         lines.append(line)
     return "\n".join(lines)
 
@@ -327,6 +351,26 @@ def _read_back(e: Entry) -> dict[str, Results]:
     return out
 
 
+def not_run_of(prof: Profile, ps: ProfileRequest) -> dict[str, Any]:
+    """The planned benchmarks that did not run, for the report: reason, fix, and the setting
+    their published rows are read in (from the plan, where it got that far)."""
+    from mindprobe.report.collect import NotRun
+
+    out = {}
+    for e in prof.entries:
+        if prof.results.get(e.name) or e.states:  # it ran (its runs say how it ended)
+            continue
+        coords = None
+        if e.task is not None and e.plans:
+            variant, first = e.plans[0]
+            with contextlib.suppress(MindprobeError, AttributeError, KeyError):
+                coords = e.task.bench.published_coords(variant, first)
+        why = f"{e.status}: {e.reason}" if e.reason else e.status
+        out[e.name] = NotRun(why, e.enable, coords,
+                             [ps.data_root / e.name] if ps.data_root else [])
+    return out
+
+
 def write_report(prof: Profile, ps: ProfileRequest, reporter: Reporter) -> Path:
     """The profile's one report (the `mindprobe report` page of its runs)."""
     from mindprobe.report import build_report
@@ -335,7 +379,7 @@ def write_report(prof: Profile, ps: ProfileRequest, reporter: Reporter) -> Path:
     fmt = {".md": "md", ".tex": "latex"}.get(out.suffix.lower(), "html")
     text = build_report([prof.dir / "runs"], runs_dir=None, fmt=fmt, price=ps.price,
                         title=f"mindprobe profile: {prof.model.label} ({prof.size})",
-                        warn=reporter.warn)
+                        warn=reporter.warn, not_run=not_run_of(prof, ps))
     out.parent.mkdir(parents=True, exist_ok=True)
     # the profile's report is regenerated on every resume: replacing it is documented
     return write_file(out, text, replace=True, flag="--out" if ps.out else None)

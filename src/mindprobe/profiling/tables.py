@@ -67,6 +67,15 @@ def profile_rows(entries: list[Entry], results: dict[str, dict[str, Results]]
     return rows
 
 
+def skipped_rows(entries: list[Entry], results: dict[str, dict[str, Results]]
+                 ) -> list[dict[str, Any]]:
+    """One row per planned benchmark that did not run (it lacks data, or cannot run for this
+    model): its setting, why, and the command or `-O` that fixes it. Never left out."""
+    return [{"benchmark": e.name, "setting": e.setting, "status": e.outcome,
+             "reason": e.reason, "fix": e.enable}
+            for e in entries if not results.get(e.name)]
+
+
 def _stated(e: Entry, variant: str) -> float | None:
     """The half-width stated for this variant's run (the plan's widest where unknown)."""
     p = e.precisions.get(variant)

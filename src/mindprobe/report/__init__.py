@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from mindprobe.core.results import Results
+    from mindprobe.report.collect import NotRun
 
 FORMATS = ("html", "md", "latex")
 EXTENSIONS = {"html": ".html", "md": ".md", "latex": ".tex"}
@@ -26,7 +27,8 @@ def build_report(paths: Iterable[str | Path] = (), *, runs_dir: str | Path | Non
                  price: str | None = None, max_items: int | None = None,
                  extra: dict[str, Results] | None = None, title: str | None = None,
                  references: Sequence[str | Path] = (), data_dir: str | Path | None = None,
-                 warn: Callable[[str], None] = lambda message: None) -> str:
+                 warn: Callable[[str], None] = lambda message: None,
+                 not_run: dict[str, NotRun] | None = None) -> str:
     """The report of the runs in `paths` (run directories, or folders holding runs; none:
     every run under `runs_dir`) as text in `fmt` ("html", "md" or "latex").
 
@@ -37,7 +39,8 @@ def build_report(paths: Iterable[str | Path] = (), *, runs_dir: str | Path | Non
     released results files): their models appear as labelled "published" rows and their tables as
     sections (the data folders of the runs are searched for published results too).
     `data_dir` (a benchmark's folder or the data root) is the data the runs are scored against
-    (default: the folder each run read, as it recorded).
+    (default: the folder each run read, as it recorded). `not_run`: the benchmarks a profile
+    planned that did not run, listed with their reason, fix and published rows.
     """
     from mindprobe.errors import UsageError
     from mindprobe.report.collect import collect, find_run_dirs
@@ -69,7 +72,7 @@ def build_report(paths: Iterable[str | Path] = (), *, runs_dir: str | Path | Non
     if data_dir is not None and not Path(data_dir).expanduser().is_dir():
         raise UsageError(f"--data-dir {data_dir}: no such folder")
     data = collect(dirs, warn=warn, extra=extra, title=title, reference_dirs=ref_dirs,
-                   data_dir=data_dir)
+                   data_dir=data_dir, not_run=not_run)
     cmps, how = comparisons(data, tuple(compare) if compare else None)
     local = prefixes([e.run.dir for e in data.entries], [e.run.manifest for e in data.entries],
                      ref_dirs)
@@ -81,10 +84,14 @@ def build_report(paths: Iterable[str | Path] = (), *, runs_dir: str | Path | Non
         from mindprobe.report.formats import render_latex
 
         return scrub(render_latex(data, cmps), local)
+    from html import escape
+
     from mindprobe.report.html import render_html
 
+    # a page shows `<data cache>` as text: escaped, never read as a tag
     return scrub(render_html(data, cmps, how, unit_price,
-                             MAX_ITEMS if max_items is None else max_items), local)
+                             MAX_ITEMS if max_items is None else max_items),
+                 [(escape(p), escape(s)) for p, s in local])
 
 
 __all__ = ["EXTENSIONS", "FORMATS", "build_report"]

@@ -86,6 +86,21 @@ class RunEntry:
 
 
 @dataclass
+class NotRun:
+    """A benchmark a profile planned that did not run: why, what fixes it, and where its
+    published rows are read (its data folders) and against what (its planned setting in the
+    rows' words, `Benchmark.published_coords`; None: unknown, the first setting's rows)."""
+
+    reason: str
+    fix: str = ""
+    coords: dict[str, str] | None = None
+    data_dirs: list[Path] = field(default_factory=list)
+
+    def text(self) -> str:
+        return self.reason + (f" — fix: {self.fix}" if self.fix else "")
+
+
+@dataclass
 class ReportData:
     """Every run of the report, by benchmark (in registry order, unknown ones last)."""
 
@@ -100,11 +115,13 @@ class ReportData:
     references: dict[str, list[PublishedRow]] = field(default_factory=dict)
     #: Why a benchmark of the report shows no published rows (none upstream, or not fetched).
     no_published: dict[str, str] = field(default_factory=dict)
+    #: Benchmarks a profile planned that did not run: listed, never left out.
+    not_run: dict[str, NotRun] = field(default_factory=dict)
 
     def benchmarks(self) -> list[str]:
         from mindprobe.registry import BENCHMARKS
 
-        seen = list(dict.fromkeys(e.benchmark for e in self.entries))
+        seen = list(dict.fromkeys([*(e.benchmark for e in self.entries), *self.not_run]))
         known = [b for b in BENCHMARKS if b in seen]
         return known + [b for b in seen if b not in known]
 
@@ -199,8 +216,8 @@ def dataset_version(manifest: dict[str, Any]) -> str | None:
 
 def collect(run_dirs: Iterable[Path], warn: Callable[[str], None] = lambda m: None,
             extra: dict[str, Results] | None = None, title: str | None = None,
-            reference_dirs: Iterable[Path] = (), data_dir: str | Path | None = None
-            ) -> ReportData:
+            reference_dirs: Iterable[Path] = (), data_dir: str | Path | None = None,
+            not_run: dict[str, NotRun] | None = None) -> ReportData:
     """Load every run and compute its Results; a run that cannot be read or analysed stays in
     the report with the reason (and the warning goes to `warn`). Runs read their data from
     the folder they recorded, or from `data_dir` (a benchmark folder or the data root)."""
@@ -240,7 +257,9 @@ def collect(run_dirs: Iterable[Path], warn: Callable[[str], None] = lambda m: No
     no_published: dict[str, str] = {}
     references = find_references(entries, list(reference_dirs), extra, warn, no_published,
                                  data_dir)
-    if not entries and not extra and not references:
+    not_run = dict(not_run or {})
+    _not_run_references(not_run, references, no_published, warn)
+    if not entries and not extra and not references and not not_run:
         raise UsageError("none of the given runs could be loaded"
                          + "".join(f"; {d}: {why}" for d, why in unreadable[:3]))
     order = {b: i for i, b in enumerate(BENCHMARKS)}
@@ -258,7 +277,28 @@ def collect(run_dirs: Iterable[Path], warn: Callable[[str], None] = lambda m: No
             colors[m] = PALETTE[i % len(PALETTE)]
             i += 1
     return ReportData(entries, colors, extra, title or "mindprobe report", unreadable,
-                      references, no_published)
+                      references, no_published, not_run)
+
+
+def _not_run_references(not_run: dict[str, NotRun], references: dict[str, list[PublishedRow]],
+                        no_published: dict[str, str], warn: Callable[[str], None]) -> None:
+    """The published rows of each benchmark that did not run, from its data folders: shown
+    whether it ran or not."""
+    from mindprobe.registry import BENCHMARKS, get_benchmark
+
+    for name, nr in not_run.items():
+        if name in references or name not in BENCHMARKS:
+            continue
+        bench = get_benchmark(name)
+        try:
+            rows = bench.published(list(nr.data_dirs) or [None], warn)
+        except MindprobeError as exc:
+            no_published[name] = f"published results not read: {exc}"
+            continue
+        if rows:
+            references[name] = rows
+        elif bench.published_note:
+            no_published[name] = bench.published_note
 
 
 def row_name(row: PublishedRow) -> str:
@@ -313,7 +353,7 @@ def find_references(entries: list[RunEntry], reference_dirs: list[Path],
                 warn(f"{name}: published results not read: {exc}")
                 missing[name] = (f"published results not read (their pinned upstream files "
                                  f"are missing or damaged): `mindprobe data fetch {name}` "
-                                 "fetches them")
+                                 "fetches them, or --data-dir DIR names a folder holding them")
             continue
         if rows:
             out[name] = rows

@@ -166,7 +166,8 @@ def benchmark_html(data: ReportData, bench: str) -> str:
     shown = [e for e in entries if e not in sweep and not e.failed()]
     runs = [e.run for e in shown]
     results = [e.results for e in shown]
-    parts.append(_figs(plots.plots_for(bench, runs, results)))
+    if runs:  # a benchmark a profile did not run has no plot, only its published rows
+        parts.append(_figs(plots.plots_for(bench, runs, results)))
     across = across_runs_of(bench, [e.run for e in entries if e.results is not None])
     if across is not None and across.tables:
         parts.append(f'<div class="run"><h3>{escape(bench)} · runs side by side</h3>'

@@ -30,13 +30,21 @@ class Cell:
     off_default: bool = False
     #: Validation runs of a sweep that led to this run.
     sweep: list[RunEntry] = field(default_factory=list)
+    #: Variants the model ran in the headline's setting: the cell shows one of them.
+    variants: int = 1
 
     @property
     def setting(self) -> str:
         if self.reference is not None:
             return " · ".join(x for x in (self.reference.setting_text(), self.data_label) if x)
         assert self.entry is not None
-        return setting_text(self.entry.run.variant, self.entry.setting)
+        return setting_text(self.entry.run.variant, self.entry.setting) + of_variants(
+            self.variants)
+
+
+def of_variants(n: int) -> str:
+    """What a cell showing one variant of several says (each is in the benchmark's section)."""
+    return f" (1 of {n} variants run; each below)" if n > 1 else ""
 
 
 @dataclass
@@ -56,6 +64,8 @@ class Column:
     label: str = ""
     #: Where each of the user's models stands among the published rows of the setting.
     standing: dict[str, str] = field(default_factory=dict)
+    #: Why the profile did not run this benchmark, and its fix ("" where it ran).
+    not_run: str = ""
 
 
 def setting_text(variant: str, setting: dict[str, str]) -> str:
@@ -127,8 +137,13 @@ def columns(data: ReportData) -> list[Column]:
                 chosen[e.model] = (mine, e)
         for model, (key, e) in chosen.items():
             assert e.results is not None
+            same = {x.run.variant for k, x in ranked if x.model == model and k[0] == key[1]}
             col.cells[model] = Cell(e.results.headline, e, off_default=bool(key[0]),
-                                    sweep=sweeps.get(model, []))
+                                    sweep=sweeps.get(model, []), variants=len(same))
+        if best is not None and best[1].model in col.cells:
+            col.label += of_variants(col.cells[best[1].model].variants)
+        if best is None and b in data.not_run:
+            _not_run_column(data, col)
         if best is not None:
             from mindprobe.report.published import rows_beside, where_you_stand
 
@@ -155,6 +170,20 @@ def columns(data: ReportData) -> list[Column]:
             col.random = rand.headline.value
         out.append(col)
     return out
+
+
+def _not_run_column(data: ReportData, col: Column) -> None:
+    """A planned benchmark that did not run: its reason, and the published rows of the
+    setting it would have run (never left out of the profile)."""
+    from mindprobe.report.published import not_run_rows
+
+    col.not_run = data.not_run[col.benchmark].text()
+    pairs = not_run_rows(data, col.benchmark)
+    col.label = "; ".join(dict.fromkeys(r.setting_text() for r, _ in pairs)) or "not run"
+    for ref, lab in pairs:
+        if ref.headline:
+            col.cells.setdefault(row_name(ref), Cell(ref.as_headline(), reference=ref,
+                                                     data_label=lab))
 
 
 def row_names(data: ReportData, cols: list[Column]) -> list[str]:
@@ -187,7 +216,7 @@ def profile_table(data: ReportData) -> tuple[list[str], list[list[str]], list[st
         for c in cols:
             cell = c.cells.get(name)
             if cell is None:
-                cells.append(MISSING)
+                cells.append("not run" if c.not_run else MISSING)
                 continue
             text = headline_cell(cell.headline)
             if cell.entry is not None and cell.entry.partial():
@@ -198,7 +227,8 @@ def profile_table(data: ReportData) -> tuple[list[str], list[list[str]], list[st
         body.append([name, *cells])
     base = ["baselines", *(baseline_text(c) or MISSING for c in cols)]
     body.append(base)
-    notes = [f"{c.benchmark}: headline run = {c.rule}" for c in cols if c.rule]
+    notes = [f"{c.benchmark}: not run in this profile: {c.not_run}" for c in cols if c.not_run]
+    notes += [f"{c.benchmark}: headline run = {c.rule}" for c in cols if c.rule]
     for c in cols:
         for ref in {id(x.reference): x.reference for x in c.cells.values()
                     if x.reference is not None}.values():
@@ -226,7 +256,9 @@ def profile_html(data: ReportData) -> str:
         f'<a href="#bench-{escape(c.benchmark)}">{escape(c.benchmark)}</a> '
         f'<span class="metric" title="{escape(c.definitions.get(c.metric, ""))}">'
         f'{escape(c.metric)} · {escape(c.label)}</span>'
-        f' <span class="base">{escape(baseline_text(c))}</span></th>'
+        f' <span class="base">{escape(baseline_text(c))}</span>'
+        + (f' <span class="badge warn" title="{escape(c.not_run)}">not run</span>'
+           if c.not_run else "") + "</th>"
         for i, c in enumerate(cols))
     lines = ['<div class="tablewrap"><table class="profile" id="profile-table"><thead><tr>'
              f'<th class="orderable" data-col="0" title="click to reorder">model</th>{head}</tr>'
@@ -239,13 +271,15 @@ def profile_html(data: ReportData) -> str:
         tag = ' <span class="badge pub">published</span>' if published else ""
         tds = [f'<th scope="row" data-v="{escape(name)}">{swatch}{label}{tag}</th>']
         for c in cols:
-            tds.append(_cell_html(name, c.cells.get(name)))
+            tds.append(_cell_html(name, c.cells.get(name), c.not_run))
         lines.append(f'<tr class="{"pub" if published else "mine"}">{"".join(tds)}</tr>')
     lines.append("</tbody></table></div>")
     return "".join(lines) + _profile_notes(data, cols)
 
 
-def _cell_html(name: str, cell: Cell | None) -> str:
+def _cell_html(name: str, cell: Cell | None, not_run: str = "") -> str:
+    if cell is None and not_run:
+        return (f'<td class="num missing" data-v="" title="{escape(not_run)}">not run</td>')
     if cell is None:
         return (f'<td class="num missing" data-v="" title="{escape(name)} has no run of this '
                 f'benchmark">{MISSING}</td>')
@@ -269,7 +303,14 @@ def _cell_html(name: str, cell: Cell | None) -> str:
 
 
 def _profile_notes(data: ReportData, cols: list[Column]) -> str:
-    parts = ['<dl class="defs">']
+    parts = []
+    skipped = [c for c in cols if c.not_run]
+    if skipped:
+        items = "".join(f'<li><a href="#bench-{escape(c.benchmark)}">{escape(c.benchmark)}'
+                        f"</a>: {escape(c.not_run)}</li>" for c in skipped)
+        parts.append('<p class="small error">Planned but not run in this profile (its '
+                     f'published rows are shown):</p><ul class="small">{items}</ul>')
+    parts.append('<dl class="defs">')
     for c in cols:
         if c.rule:
             parts.append(f"<dt>{escape(c.benchmark)}</dt><dd>headline run: {escape(c.rule)}."

@@ -73,11 +73,26 @@ def _table(pairs: list[tuple[PublishedRow, str]]) -> pd.DataFrame:
     return frame
 
 
+def not_run_rows(data: ReportData, bench: str) -> list[tuple[PublishedRow, str]]:
+    """The published rows of the setting a benchmark that did not run was planned in (its
+    first setting's where the plan could not say)."""
+    from mindprobe.core.published import by_setting
+
+    rows = data.references.get(bench, [])
+    coords = data.not_run[bench].coords if bench in data.not_run else None
+    if coords:
+        return beside(rows, coords)
+    first = next(iter(by_setting(rows).values()), [])
+    return [(r, "") for r in first]
+
+
 def published_sections(data: ReportData, bench: str) -> list[tuple[str, Results]]:
     """(title, Results) per setting the benchmark's runs were made in; one note-only Results
     where no published row can stand beside them (none upstream, or not fetched)."""
     entries = _scored(data, bench)
     rows = data.references.get(bench, [])
+    if not entries and bench in data.not_run:
+        return _not_run_section(data, bench)
     if not rows:
         why = data.no_published.get(bench)
         if not why or not entries:
@@ -118,3 +133,20 @@ def published_sections(data: ReportData, bench: str) -> list[tuple[str, Results]
                           else "source: ") + ", ".join(sources))
         out.append((f"{bench}: published results ({key})", res))
     return out
+
+
+def _not_run_section(data: ReportData, bench: str) -> list[tuple[str, Results]]:
+    """A planned benchmark that did not run: why and its fix, then its published rows."""
+    res = Results(bench)
+    res.notes.append(f"Not run in this profile: {data.not_run[bench].text()}")
+    pairs = not_run_rows(data, bench)
+    if not pairs:
+        why = data.no_published.get(bench)
+        res.notes += [why] if why else []
+        return [(f"{bench}: not run", res)]
+    key = "; ".join(sorted({r.setting_text() for r, _ in pairs}))
+    res.add_table("published", _table(pairs), f"published results, {key} (the setting the "
+                  "profile planned)", index=False)
+    sources = list(dict.fromkeys(r.source for r, _ in pairs))
+    res.notes.append("source: " + ", ".join(sources))
+    return [(f"{bench}: not run; published results ({key})", res)]

@@ -42,11 +42,7 @@ def _kind(values: list[Any]) -> str:
 
 def arrow_table(records: list[dict[str, Any]], meta: dict[str, Any]) -> Any:
     """The records as a pyarrow Table (columns in first-seen order)."""
-    try:
-        import pyarrow as pa
-    except ImportError:
-        raise UsageError("export --format parquet|hf needs pyarrow: pip install "
-                         "'mindprobe[export]'") from None
+    import pyarrow as pa  # a core dependency: the one Parquet engine
     columns: dict[str, list[Any]] = {}
     for rec in records:
         for key in rec:

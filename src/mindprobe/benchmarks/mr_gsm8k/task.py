@@ -47,6 +47,7 @@ from mindprobe.models import model_label
 from .chance import baseline_choices, canned_reply, stated_precision
 from .data import (
     OFFICIAL_FILE,
+    SAMPLE_FILE,
     SAMPLE_SEED,
     describe_counts,
     load_items,
@@ -121,7 +122,8 @@ class MRGSM8KBenchmark(Benchmark):
             "full", options={"sample": n} if n else {}, items=n or 3000,
             rationale="MR-Score combines proportions (MCC, first-error-step and reason "
             "accuracy); its 95% half-width is taken as that of a proportion, <= "
-            "98/sqrt(solutions) points; stratified by question type x label")
+            "98/sqrt(solutions) points; stratified by question type x label",
+            offline=("data_file", SAMPLE_FILE.relpath, "the 40 sample records"))
 
     def plan(self, ctx: PlanContext, opts: MRGSM8KOptions) -> RunPlan:
         loaded = load_items(ctx.variant, ctx.data_dir, opts.data_file, ctx.warn)
@@ -179,9 +181,11 @@ class MRGSM8KBenchmark(Benchmark):
             config["answer_end"] = [list(stage) for stage in ANSWER_END]
         prompting = f"{opts.shots}shot" + (f"-{'+'.join(types)}" if types else "")
         provenance = {**loaded.data, UPSTREAM_SCRIPT.relpath: UPSTREAM_SCRIPT.sha256}
+        # a data file holding the 40 sample records is labelled as what it is, never "full"
+        relabel = "sample" if ctx.variant == "full" and loaded.data["source"] == "sample" else None
         return RunPlan(
             items=items, prompting=prompting, config=config, provenance=provenance,
-            roles={**ctx.roles, **({"judge": judge} if judge else {})},
+            roles={**ctx.roles, **({"judge": judge} if judge else {})}, variant_label=relabel,
         )
 
     async def run_item(self, item: Item, session: Session) -> dict[str, Any]:

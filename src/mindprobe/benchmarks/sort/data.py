@@ -22,7 +22,6 @@ from mindprobe.benchmarks.sort.export import (
     SEGMENT_COLUMNS,
     SPLIT_COLUMNS,
     TEST_EXCERPTS,
-    import_fastparquet,
     split_frame,
 )
 from mindprobe.errors import DataError, UsageError
@@ -35,19 +34,9 @@ _TEXT_COLUMNS = ("excerpt_text", "segment_1", "segment_2", "book_title")
 
 
 def _read_parquet(path: Path) -> pd.DataFrame:
-    """fastparquet when installed, else pandas' default engine (pyarrow)."""
+    """Read with pyarrow (the one Parquet engine, a core dependency)."""
     try:
-        fastparquet = import_fastparquet()
-    except ImportError:
-        fastparquet = None
-    try:
-        if fastparquet is not None:
-            frame = fastparquet.ParquetFile(str(path)).to_pandas()
-        else:
-            frame = pd.read_parquet(path)
-    except ImportError as exc:
-        raise DataError(f"{path}: reading Parquet needs fastparquet or pyarrow "
-                        "(pip install fastparquet)") from exc
+        frame = pd.read_parquet(path, engine="pyarrow")
     except Exception as exc:  # corrupt files raise many types
         raise DataError(f"{path}: not a readable Parquet file ({exc})") from exc
     for col in frame.columns:

@@ -7,10 +7,8 @@ loader in :mod:`.dataset` reads our builds and downloaded copies alike.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from types import ModuleType
 
 import pandas as pd
 
@@ -76,20 +74,19 @@ def split_frame(books: pd.DataFrame, excerpts: pd.DataFrame, segments: pd.DataFr
     return joined[list(SPLIT_COLUMNS)]
 
 
-def import_fastparquet() -> ModuleType:
-    """fastparquet, imported without its pandas-4 deprecation warning at import time."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        import fastparquet
-    return fastparquet
-
-
 def write_parquet(frame: pd.DataFrame, path: str | Path) -> None:
-    """Write with fastparquet directly (pandas' fastparquet engine is deprecated)."""
-    fastparquet = import_fastparquet()
-    frame = frame.reset_index(drop=True)
-    write_file(Path(path), lambda tmp: fastparquet.write(str(tmp), frame, write_index=False,
-                                                         compression="SNAPPY"), replace=True)
+    """Write with pyarrow, the one Parquet engine (exports use it too); a categorical column
+    is stored dictionary-encoded, so each excerpt's text is kept once."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.Table.from_pandas(frame.reset_index(drop=True), preserve_index=False)
+    # pandas' str columns arrive as large_string; the hub's Book-SORT files hold string
+    fields = [f.with_type(pa.string()) if pa.types.is_large_string(f.type) else f
+              for f in table.schema]
+    table = table.cast(pa.schema(fields, metadata=table.schema.metadata))
+    write_file(Path(path), lambda tmp: pq.write_table(table, str(tmp), compression="snappy"),
+               replace=True)
 
 
 def write_condition(out_dir: str | Path, excerpt_length: int, segment_length: int,

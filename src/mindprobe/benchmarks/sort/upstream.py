@@ -90,7 +90,8 @@ def _official(key: str, data_dir: Path | None) -> Path:
         return resolve("sort", DATA_FILES, rel, None)
     raise DataError(f"missing upstream file {rel} (SORT's prompt wording), neither in "
                     f"{roots[0]} nor in the data cache {roots[1]}: run `mindprobe data fetch "
-                    "sort` (needs internet) or copy upstream/ from a fetched data folder")
+                    "sort` (needs internet), or pass --data-dir DIR with a folder holding "
+                    "upstream/ (as shared/data/sort)")
 
 
 @dataclass(frozen=True)

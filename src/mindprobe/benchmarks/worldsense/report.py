@@ -16,6 +16,7 @@ from mindprobe.benchmarks.worldsense.data import (
     load_testset,
 )
 from mindprobe.benchmarks.worldsense.metrics import (
+    _BIAS,
     RUN_KEYS,
     Warn,
     WorldSenseAnalysis,
@@ -161,8 +162,10 @@ DEFINITIONS = {
     "trials with balanced answers) counts equally, as the paper does: accuracy = mean over "
     "cells of (right answers in the cell / trials in the cell); 95% CI = mean ± 1.96 × SEM "
     "over the cells.",
-    "bias": "Preference for the first answer option: bias = (share answering the first "
-    "option) − (share answering the other(s)), in [−1, 1]; 0 is no preference.",
+    "bias": "How the answers lean: bias = the weighted mean over a tuple's trials of b, where "
+    "b = +1 for " + ", ".join(k for k, v in _BIAS.items() if v > 0) + " and −1 for "
+    + ", ".join(k for k, v in _BIAS.items() if v < 0) + " (0 for an invalid reply), averaged "
+    "over tuples, in [−1, 1]; > 0 leans to TRUE/POSSIBLE/decidable, 0 is no lean.",
     "chance": "A uniform random answer scores 50% on every problem under this accuracy, "
     "because each tuple balances its right answers; the `random` model's run measures it.",
 }
