@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -184,9 +185,13 @@ def generic_export_epilog() -> str:
     for fmt in GENERIC_FORMATS:
         p = argparse.ArgumentParser(add_help=False)
         add_generic_export(p, fmt)
-        flags = [f"{a.option_strings[0]} {a.metavar or a.dest.upper()}"
-                 + ("" if a.required else " (optional)") for a in p._actions]
-        lines.append(f"  --format {fmt}: {', '.join(flags)}")
+        flags = []
+        for a in p._actions:
+            flag = a.option_strings[0] + ("" if a.nargs == 0 else
+                                          f" {a.metavar or a.dest.upper()}")
+            flags.append(flag if a.required else f"[{flag}]")
+        lines += textwrap.wrap(f"--format {fmt}: {' '.join(flags)}", 78,
+                               initial_indent="  ", subsequent_indent="      ")
     return "\n".join(lines)
 
 

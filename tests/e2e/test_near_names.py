@@ -18,8 +18,8 @@ def test_export_help_lists_what_its_error_points_to():
     assert missing.returncode == 2 and "--run, --out" in missing.stderr
     assert "see `mindprobe export --help`" in missing.stderr
     shown = _mindprobe("export", "--help").stdout
-    assert "--format parquet: --run RUN, --out OUT" in shown
-    assert "--format mlflow: --run RUN, --to URI (optional)" in shown
+    assert "--format parquet: --run RUN --out OUT [--force]" in shown
+    assert "--format mlflow: --run RUN [--to URI]" in shown
     assert max(map(len, shown.splitlines())) <= 80
 
 
