@@ -86,14 +86,27 @@ def test_report_in_headless_chromium(cli, report_runs, tmp_path):
 LAYOUT_JS = (Path(__file__).with_name("layout_check.js")).read_text(encoding="utf-8")
 
 
+#: Headless Chromium's window is at least 500 px wide: a narrower viewport is an iframe that
+#: wide, whose check posts its report up to this page.
+PHONE_FRAME = """<!DOCTYPE html><html><body style="margin:0"><iframe src="measured.html"
+style="border:0;width:{width}px;height:2000px"></iframe><pre id="layout-report"></pre><script>
+window.addEventListener('message', function(e){{
+  document.getElementById('layout-report').textContent = e.data; }});</script></body></html>"""
+
+
 def measure_layout(tmp_path: Path, html: str, width: int = 1280) -> dict:
     """The page measured in Chromium at `width` px with every folded block open."""
     page = tmp_path / "measured.html"
     page.write_text(html.replace("</body>", f"<script>{LAYOUT_JS}</script></body>"),
                     encoding="utf-8")
-    dom = _chromium(tmp_path, f"--window-size={width},2000", "--hide-scrollbars",
-                    "--virtual-time-budget=10000", "--dump-dom", page.as_uri())
-    found = re.search(r'<pre id="layout-report">(.*?)</pre>', dom.stdout, re.S)
+    shown = page
+    if width < 500:
+        shown = tmp_path / "phone.html"
+        shown.write_text(PHONE_FRAME.format(width=width), encoding="utf-8")
+    dom = _chromium(tmp_path, f"--window-size={max(width, 500)},2000", "--hide-scrollbars",
+                    "--allow-file-access-from-files", "--virtual-time-budget=10000",
+                    "--dump-dom", shown.as_uri())
+    found = re.search(r'<pre id="layout-report">(.+?)</pre>', dom.stdout, re.S)
     assert found, dom.stderr[-2000:]
     import html as html_module
 
@@ -128,3 +141,28 @@ def test_report_layout_holds_at_1280(cli, report_runs, shared_data, tmp_path):
     assert got["charts"] >= 3 and got["texts"] > 50, got
     assert got["problems"] == [], got["problems"][:10]
     assert got["scrollWidth"] == got["innerWidth"] == 1280
+
+
+def test_report_fits_a_phone(cli, report_runs, shared_data, tmp_path):
+    """At 390 px (a phone) the report does not scroll sideways: wide tables scroll inside their
+    own box, charts scale to the width, and column heads break between words
+    (`already_said_that` as already_/said_/that), never inside one."""
+    args: list[object] = ["--runs-dir", report_runs.root / "runs"]
+    testset = SHARED / "worldsense" / "test_set"
+    if (testset / "results").is_dir():
+        args += ["--references", testset]
+    html, _ = report(cli, *args, out=tmp_path / "report.html")
+    got = measure_layout(tmp_path, html, width=390)
+    assert got["innerWidth"] == 390 and got["charts"] >= 3, got
+    assert got["scrollWidth"] == 390, got
+    kinds = {p["kind"] for p in got["problems"]}
+    assert not kinds - {"table scrolls"}, [p for p in got["problems"]
+                                          if p["kind"] != "table scrolls"][:10]
+
+
+def test_layout_check_sees_a_head_broken_inside_a_word(tmp_path):
+    """The head check can fail: a head that may break anywhere, in a narrow column, is caught."""
+    bad = ('<html><body><table><thead><tr><th style="width:40px;overflow-wrap:anywhere">'
+           "already_said_that</th></tr></thead></table></body></html>")
+    got = measure_layout(tmp_path, bad)
+    assert {p["kind"] for p in got["problems"]} == {"head broken inside a word"}, got

@@ -13,6 +13,7 @@ from mindprobe.core.published import PublishedRow
 from mindprobe.core.results import Headline, _fmt
 from mindprobe.report.collect import ReportData, RunEntry, row_name
 from mindprobe.report.svg import interval_chart, ok
+from mindprobe.report.tables import head_text
 
 MISSING = "—"
 
@@ -253,9 +254,9 @@ def profile_html(data: ReportData) -> str:
         return '<p class="muted">No run to profile.</p>'
     head = "".join(
         f'<th class="num orderable" data-col="{i + 1}" title="click to reorder">'
-        f'<a href="#bench-{escape(c.benchmark)}">{escape(c.benchmark)}</a> '
+        f'<a href="#bench-{escape(c.benchmark)}">{head_text(c.benchmark)}</a> '
         f'<span class="metric" title="{escape(c.definitions.get(c.metric, ""))}">'
-        f'{escape(c.metric)} · {escape(c.label)}</span>'
+        f'{head_text(c.metric)} · {head_text(c.label)}</span>'
         f' <span class="base">{escape(baseline_text(c))}</span>'
         + (f' <span class="badge warn" title="{escape(c.not_run)}">not run</span>'
            if c.not_run else "") + "</th>"

@@ -9,6 +9,16 @@ from mindprobe.core.numbers import display, legend
 from mindprobe.core.results import Table
 
 NUM = ' class="num"'
+_BREAKS = ("_", "/", "-", ".")
+
+
+def head_text(text: str) -> str:
+    """`text` escaped, with a line-break opportunity after each `_`, `/`, `-` and `.`: a narrow
+    column head then breaks between the words of `already_said_that`, never inside one."""
+    out = escape(text)
+    for ch in _BREAKS:
+        out = out.replace(ch, ch + "<wbr>")
+    return out
 
 
 def table_cells(t: Table) -> tuple[list[str], list[list[str]], list[bool]]:
@@ -19,7 +29,7 @@ def table_cells(t: Table) -> tuple[list[str], list[list[str]], list[bool]]:
 def table_html(t: Table, key: str) -> str:
     """A captioned HTML table; `key` (run/table name) goes to data-table for tests and links."""
     header, rows, numeric = table_cells(t)
-    th = "".join(f'<th{NUM if n else ""}>{escape(h)}</th>'
+    th = "".join(f'<th{NUM if n else ""}>{head_text(h)}</th>'
                  for h, n in zip(header, numeric, strict=True))
     body = "".join(
         "<tr>" + "".join(f'<td{NUM if n else ""}>{escape(c)}</td>'
