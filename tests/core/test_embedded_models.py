@@ -3,6 +3,7 @@ chosen by what a GGUF says it is (its chat template), never by the spec string."
 
 from __future__ import annotations
 
+import json
 import struct
 import zipfile
 from pathlib import Path
@@ -168,3 +169,22 @@ def test_the_installed_package_does_not_grow_when_the_local_model_first_runs(
     assert {p: p.stat().st_size for p in package.rglob("*")} == before
     assert gguf_sha256(path) == gemma.EXPECTED_SHA256
     assert default_gguf() == path  # found, not joined again
+
+
+@pytest.mark.parametrize(("template", "kind", "why"), [
+    ("{{ messages }}", "chat", "chat template in the server's /props"),
+    ("", "chat", "no chat template in the server's /props"),
+    (None, "chat", "a chat endpoint")], ids=["template", "empty", "unsaid"])
+def test_a_llama_cpp_server_s_chat_template_is_recorded(cli, tmp_path, template, kind, why):
+    from mindprobe.testing import TestServer
+    from mindprobe.testing.responders import worldsense_answer
+
+    with TestServer(responder=worldsense_answer, models=["m1"], owned_by="llamacpp",
+                    props_chat_template=template) as srv:
+        code, _, err = cli("run", "worldsense:fresh", "--model", f"openai:m1@{srv.base_url}",
+                           "--limit", 2, "--runs-dir", tmp_path, "--json")
+    assert code == 0, err
+    (manifest,) = tmp_path.rglob("manifest.json")
+    model = json.loads(manifest.read_text())["models"]["model"]
+    assert model["protocol"]["kind"] == kind and model["protocol"]["why"].startswith(why)
+    assert ("chat" in model["capabilities"]) == bool(template)

@@ -40,6 +40,7 @@ from mindprobe.models.wire import (
     parse_logprobs,
     parse_retry_after,
     served_identity,
+    served_protocol,
     single_token,
 )
 
@@ -174,6 +175,15 @@ class OpenAICompatModel(LlamaServerTools, Model):
                     None)
         props = await self._get_json("/props") if self.grammar == "llama" else None
         self.served = served_identity(card, props)
+        self._note_protocol(props)
+
+    def _note_protocol(self, props: dict[str, Any] | None) -> None:
+        """What the server says of its chat template (/props), recorded with the capabilities."""
+        said = served_protocol(props)
+        if said is not None:
+            chat, self.protocol_reason = said
+            if chat:
+                self.capabilities = self.capabilities | {"chat"}
 
     async def _get_json(self, path: str) -> dict[str, Any] | None:
         """GET `path` at the server root (llama.cpp's /props); None when it has none."""

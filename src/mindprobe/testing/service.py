@@ -62,6 +62,8 @@ class ServerConfig:
     #: `/v1/models` card's `meta.size`) and vLLM does (the card's `max_model_len`): two servers
     #: that differ here serve different models under one name.
     model_file: str | None = None
+    #: /props `chat_template`, as llama.cpp reports the model's (None: not reported).
+    props_chat_template: str | None = None
     model_size: int | None = None
     max_model_len: int | None = None
     #: Act like a server with a reasoning parser (vLLM `--reasoning-parser`, llama.cpp
@@ -133,8 +135,10 @@ class Service:
         self.models_body = json.dumps({"object": "list", "data": cards}).encode()
         self.chat_template, self.tokenizer = config.chat_template, config.tokenizer
         self.owned_by = config.owned_by
-        self.props_body = json.dumps({"model_path": config.model_file}).encode() \
-            if config.model_file else None
+        props = {**({"model_path": config.model_file} if config.model_file else {}),
+                 **({"chat_template": config.props_chat_template}
+                    if config.props_chat_template is not None else {})}
+        self.props_body = json.dumps(props).encode() if props else None
 
     def app(self) -> web.Application:
         app = web.Application(client_max_size=64 * 1024**2)
