@@ -64,7 +64,7 @@ def test_already_said_that_direct(cli, tmp_path, shared_data):
 
 def test_mr_gsm8k(cli, tmp_path, shared_data):
     code, doc, err = cli("run", "mr_gsm8k:sample", "--model", "local:smollm2", "--limit", 2,
-                         "--max-tokens", 48, *ENGINE, "--data-dir", shared_data("mr_gsm8k"),
+                         "--max-tokens", 32, *ENGINE, "--data-dir", shared_data("mr_gsm8k"),
                          "--runs-dir", tmp_path, "--json")
     assert code in (0, 1), err
     manifest, records = _records(tmp_path)
@@ -84,9 +84,10 @@ def test_sort(cli, tmp_path, shared_data, monkeypatch):
     assert all(r["answer"] in ("A", "B") for r in records)
 
 
-def test_fanoutqa_closed_book(cli, tmp_path):
+def test_fanoutqa_closed_book(cli, tmp_path, shared_data):
     code, doc, err = cli("run", "fanoutqa", "--model", "local:smollm2", "--limit", 2,
-                         "--max-tokens", 32, *ENGINE, "--runs-dir", tmp_path, "--json")
+                         "--max-tokens", 32, *ENGINE, "--data-dir", shared_data("fanoutqa"),
+                         "--runs-dir", tmp_path, "--json")
     assert code == 0, err
     manifest, records = _records(tmp_path)
     _chat_run(manifest, records)
