@@ -93,3 +93,24 @@ def test_fanoutqa_closed_book(cli, tmp_path, shared_data):
     _chat_run(manifest, records)
     assert doc["variant"] == "closedbook" and doc["n_errors"] == 0
     assert all(isinstance(r["answer"], str) for r in records)
+
+
+def test_profile_plan_states_its_expected_time_from_the_engine_s_speed(cli, tmp_path,
+                                                                       shared_data):
+    """The quick profile's plan on the instruct model (WorldSense's data only: the others are
+    said missing) times its work with the engine's measured speed."""
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "worldsense").symlink_to(shared_data("worldsense"))
+    code, doc, err = cli("profile", "--model", "local:smollm2", "--size", "quick", "--dry-run",
+                         "--data-dir", tmp_path / "data", "--runs-dir", tmp_path / "runs",
+                         "--json")
+    assert code == 0, err
+    speed = doc["engine speed"]
+    assert speed["prefill_per_s"] > 0 and speed["generate_per_s"] > 0
+    (row,) = [r for r in doc["plan"] if r["benchmark"] == "worldsense"]
+    expected = (row["expected prefill"] / speed["prefill_per_s"]
+                + row["expected completion"] / speed["generate_per_s"]
+                + row["expected requests"] * speed["overhead_s"])
+    assert row["expected seconds"] == pytest.approx(expected, abs=0.1)
+    assert "time ~" in err and "measured now on this machine's engine" in " ".join(err.split())
+    assert not list((tmp_path / "runs").rglob("records.jsonl"))  # nothing was asked
