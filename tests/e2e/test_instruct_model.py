@@ -56,6 +56,8 @@ def test_already_said_that_direct(cli, tmp_path, shared_data):
                          "--data-dir", shared_data("already_said_that"), "--runs-dir", tmp_path,
                          "--json")
     assert code == 0, err
+    assert ("(chat template in local:smollm2's GGUF (tokenizer.chat_template): an instruct "
+            "model: the chat model's protocol)") in " ".join(err.split())
     manifest, records = _records(tmp_path)
     _chat_run(manifest, records)
     assert "base_model" not in manifest["config"]  # upstream's chat solver, not the base one
