@@ -12,6 +12,9 @@ reduced one, and the result is an extrapolation (said in the output):
    measured speed; the real time of that work is the sum of the recorded items' latencies
    (one request at a time, the engine's default, so they do not overlap). Their ratio is
    real / estimated; the full profile's real time is extrapolated as A's total times it.
+   The tokens the items really used, priced at the same speed, separate the two errors: the
+   speed's (real / used) and the plan's assumptions about replies and chats (used / est).
+   The real run uses no response cache (a cached answer costs no time).
 
     python bench/profile_time.py [--model local:smollm2] [--size quick] [--seconds 300]
         [--data-dir ../shared/data] [-O mr_gsm8k.data_file=../shared/data/mr_gsm8k/sample_records.jsonl]
@@ -52,18 +55,23 @@ def _work(plan: dict) -> dict[str, tuple[int, int, int]]:
             for r in plan["plan"] if r.get("expected seconds") is not None}
 
 
-def _latency(runs: Path) -> dict[str, float]:
-    """Seconds the recorded items took, per benchmark (one at a time: they add up)."""
-    out: dict[str, float] = {}
+def _used(runs: Path) -> dict[str, list[float]]:
+    """Per benchmark: seconds the recorded items took (one at a time: they add up), and the
+    prefill, reply tokens and requests they really used."""
+    out: dict[str, list[float]] = {}
     for records in runs.rglob("records.jsonl"):
         parts = records.relative_to(runs).parts  # profile-SIZE___LABEL/runs/BENCH/...
-        bench = parts[parts.index("runs") + 1]
+        row = out.setdefault(parts[parts.index("runs") + 1], [0.0, 0, 0, 0])
         for line in records.read_text().splitlines():
             try:
                 rec = json.loads(line)
             except ValueError:
                 continue
-            out[bench] = out.get(bench, 0.0) + float(rec.get("latency") or 0.0)
+            use = (rec.get("usage") or {}).get("model") or {}
+            row[0] += float(rec.get("latency") or 0.0)
+            row[1] += use.get("prompt_tokens", 0) - use.get("cached_prompt_tokens", 0)
+            row[2] += use.get("completion_tokens", 0)
+            row[3] += use.get("requests", 0)
     return out
 
 
@@ -87,7 +95,7 @@ def main() -> None:
                  "request at a time, is needed)")
     planning = time.perf_counter() - t0
     t1 = time.perf_counter()
-    proc = subprocess.Popen(_profile(args, runs), stdout=subprocess.DEVNULL,
+    proc = subprocess.Popen(_profile(args, runs, "--no-cache"), stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         proc.wait(timeout=args.seconds)
@@ -96,23 +104,33 @@ def main() -> None:
         proc.wait(timeout=300)
     wall = time.perf_counter() - t1
     after = _plan(args, runs)
-    a, b, real = _work(before), _work(after), _latency(runs)
-    print(f"\n{'benchmark':<20}{'estimated s':>12}{'real s':>10}{'real/est':>10}")
-    est_total = real_total = 0.0
+    a, b, used = _work(before), _work(after), _used(runs)
+
+    def priced(prefill: float, reply: float, requests: float) -> float:
+        return (prefill / speed["prefill_per_s"] + reply / speed["generate_per_s"]
+                + requests * speed["overhead_s"])
+
+    # estimated: the plan's work done (A less B); tokens used: what the items really used,
+    # priced at the same speed (checks the speed alone); real: their recorded latencies
+    print(f"\n{'benchmark':<20}{'estimated s':>12}{'tokens used':>12}{'real s':>10}"
+          f"{'real/est':>10}{'real/used':>10}")
+    est_total = real_total = used_total = 0.0
     for bench, (pf, rp, rq) in a.items():
         pf2, rp2, rq2 = b.get(bench, (0, 0, 0))
-        est = ((pf - pf2) / speed["prefill_per_s"] + (rp - rp2) / speed["generate_per_s"]
-               + (rq - rq2) * speed["overhead_s"])
-        got = real.get(bench, 0.0)
+        est = priced(pf - pf2, rp - rp2, rq - rq2)
+        got, *tokens = used.get(bench, [0.0, 0, 0, 0])
+        spent = priced(*tokens)
         if est <= 0 and got <= 0:
             continue
-        est_total, real_total = est_total + est, real_total + got
+        est_total, real_total, used_total = est_total + est, real_total + got, used_total + spent
         ratio = f"{got / est:.2f}" if est > 0 else "–"
-        print(f"{bench:<20}{est:>12.0f}{got:>10.0f}{ratio:>10}")
+        print(f"{bench:<20}{est:>12.0f}{spent:>12.0f}{got:>10.0f}{ratio:>10}"
+              f"{got / spent if spent else 0:>10.2f}")
     planned = sum(r.get("expected seconds") or 0 for r in before["plan"])
     if est_total > 0:
         ratio = real_total / est_total
-        print(f"{'all':<20}{est_total:>12.0f}{real_total:>10.0f}{ratio:>10.2f}")
+        print(f"{'all':<20}{est_total:>12.0f}{used_total:>12.0f}{real_total:>10.0f}"
+              f"{ratio:>10.2f}{real_total / used_total if used_total else 0:>10.2f}")
         busy = max(0.0, wall - planning)  # the real run plans (and starts the engine) again
         print(f"by wall time instead: {busy:.0f} s of the run's {wall:.0f} s after its own "
               f"planning (~{planning:.0f} s, as plan A's): real/est {busy / est_total:.2f}")
