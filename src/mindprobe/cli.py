@@ -281,8 +281,10 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
 
     d = sub.add_parser("data", help="download and verify official data files")
     dsub = d.add_subparsers(dest="data_command", required=True, parser_class=_Parser)
-    f = dsub.add_parser("fetch", help="download and verify a benchmark's official files")
-    f.add_argument("benchmark", nargs="+", help="the benchmark(s), see `mindprobe list`")
+    f = dsub.add_parser("fetch", help="download and verify a benchmark's official files, or "
+                        "an embedded model's GGUF")
+    f.add_argument("benchmark", nargs="+", help="the benchmark(s), see `mindprobe list`; or an "
+                   "embedded model (smollm2, gemma), see `mindprobe models`")
     f.add_argument("--data-dir", help="destination folder (default: the mindprobe data cache); "
                    "with several benchmarks, a root holding one folder per benchmark")
     f.add_argument("--all", action="store_true", help="also large optional files "

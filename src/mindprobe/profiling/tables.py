@@ -28,6 +28,7 @@ def plan_rows(entries: list[Entry], price: tuple[float, float] | None) -> list[d
             "expected completion": est.get("expected_completion_tokens",
                                            est.get("completion_tokens")),
             "expected prefill": est.get("expected_prefill_tokens", est.get("prefill_tokens")),
+            "expected seconds": est.get("expected_seconds"),
             "assumes": est.get("expected_assumes") or est.get("note"),
             "tokens counted": est.get("counted", HEURISTIC) if est else None,
             "±95% stated": e.half_width, "unit": e.unit.strip(),

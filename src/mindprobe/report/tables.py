@@ -14,7 +14,7 @@ _BREAKS = ("_", "/", "-", ".")
 
 def head_text(text: str) -> str:
     """`text` escaped, with a line-break opportunity after each `_`, `/`, `-` and `.`: a narrow
-    column head then breaks between the words of `already_said_that`, never inside one."""
+    column head then breaks between the words of a snake_case name, never inside one."""
     out = escape(text)
     for ch in _BREAKS:
         out = out.replace(ch, ch + "<wbr>")

@@ -63,6 +63,8 @@ class ServerConfig:
     #: `/v1/models` card's `meta.size`) and vLLM does (the card's `max_model_len`): two servers
     #: that differ here serve different models under one name.
     model_file: str | None = None
+    #: /props `chat_template`, as llama.cpp reports the model's (None: not reported).
+    props_chat_template: str | None = None
     model_size: int | None = None
     max_model_len: int | None = None
     #: Act like a server with a reasoning parser (vLLM `--reasoning-parser`, llama.cpp
@@ -151,7 +153,9 @@ class Service:
         self.echo_headers = tuple(config.echo_headers)
         props = {**({"model_path": config.model_file} if config.model_file else {}),
                  **({"default_generation_settings": {"n_ctx": config.n_ctx}}
-                    if config.n_ctx else {})}
+                    if config.n_ctx else {}),
+                 **({"chat_template": config.props_chat_template}
+                    if config.props_chat_template is not None else {})}
         self.props_body = json.dumps(props).encode() if props else None
         self.content_form, self.usage_override = config.content_form, config.usage_override
         self.n_ctx = config.n_ctx or config.max_model_len

@@ -168,12 +168,19 @@ class WorldSenseBenchmark(Benchmark):
             raise UsageError(f"--prompting must be one of {', '.join(st.NAMES)}")
         scoring = opts.scoring
         if scoring is None:
-            local_base = ctx.model.spec.startswith("local") and strategy in st.LOGPROB_OK
-            scoring = "logprob" if local_base else "text"
+            # By what the model is, never by its spec: a base model (no chat template) is
+            # answered by log-probability, an instruct model by the paper's chat protocol.
+            base = "base" in ctx.model.capabilities and "logprobs" in ctx.model.capabilities
+            scoring = "logprob" if base and strategy in st.LOGPROB_OK else "text"
+            why = ctx.model.protocol["why"]
             if scoring == "logprob":
-                ctx.info("worldsense: answering by log-probability of the allowed options "
-                         "(--scoring logprob, the default for the embedded base model; "
-                         "--scoring text to parse its replies instead)")
+                ctx.info(f"worldsense: answering by log-probability of the allowed options "
+                         f"({why}; --scoring text to parse its replies instead)")
+            elif base:
+                ctx.info(f"worldsense: parsing text replies ({why}, but --prompting "
+                         f"{strategy} needs them)")
+            elif "chat" in ctx.model.capabilities:
+                ctx.info(f"worldsense: the paper's chat protocol, text answers parsed ({why})")
         if scoring == "logprob" and strategy == "constrained":
             raise UsageError("--scoring logprob already restricts answers to the allowed "
                              "options; use it with --prompting basic")
