@@ -137,7 +137,7 @@ def results_of_doc(doc: Mapping[str, Any]) -> Results:
                                                                               "MR-Score is")}}
                 for label, b in judges.items()]
         out.add_table("judges", pd.DataFrame(rows), "T3 judges of this run (values x100)",
-                      index=False)
+                      index=False, keys=("judge",))
         for pair, a in (doc.get("judge_agreement") or {}).items():
             rate = "–" if a["rate"] is None else f"{a['rate']:.1%}"
             out.notes.append(f"agreement {pair}: {a['agree']}/{a['n']} step hits ({rate})")
