@@ -1,0 +1,130 @@
+"""`--log-to` is checked before the run starts (one message, exit 2, nothing run), masks every
+secret it could show or send, and keeps W&B's own capture of the process (the raw command line)
+out of its offline files. Local SQLite stores, W&B offline mode and 127.0.0.1 only."""
+
+from __future__ import annotations
+
+import base64
+import io
+import os
+import socket
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from mindprobe.testing import TestServer
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _ws(cli, runs: Path, *extra):
+    return cli("run", "worldsense:fresh", "--model", "random", "--limit", 5, "--runs-dir",
+               runs, *extra)
+
+
+@pytest.mark.parametrize(("uri", "says"), [
+    ("mlflow:gopher://example.org/x", "cannot track to a gopher: URI"),
+    ("mlflow:sqlite:////nonexistent-folder/sub/m.db", "does not exist"),
+    ("mlflow:sqlite:////proc/mindprobe-m.db", "is not writable"),
+    ("mlflow:sqlite://", "in-memory"),
+    ("mlflow:sqlite:///{tmp}", "is a folder"),
+    ("mlflow:{tmp}/folder-store", "refuses a folder store"),
+    ("mlflow:http://127.0.0.1:{port}", "does not answer"),
+    ("mlflow:http://user:pw@127.0.0.1:{port}", "does not answer"),
+    ("wandb:x", "no W&B login"),
+    ("wandb:a/b", "not a W&B project name"),
+])
+def test_a_tracker_that_cannot_take_results_stops_the_run_before_it_starts(
+        cli, tmp_path, monkeypatch, uri, says):
+    """Was: accepted, the whole run made, then a warning (`gopher:`), folders created anywhere
+    (SQLite), a user:pw@host URL taken as the host name, `wandb❌ not logged` (rich's emoji)."""
+    for name in ("WANDB_MODE", "WANDB_API_KEY", "MLFLOW_TRACKING_URI", "MLFLOW_ALLOW_FILE_STORE"):
+        monkeypatch.delenv(name, raising=False)
+    uri = uri.format(tmp=tmp_path, port=_free_port())
+    code, _, err = _ws(cli, tmp_path / "runs", "--log-to", uri)
+    err = " ".join(err.split())
+    assert code == 2 and says in err, err
+    assert err.count("error:") == 1 and "Traceback" not in err
+    assert not (tmp_path / "runs").exists()  # nothing ran
+    assert not Path("/nonexistent-folder").exists()
+
+
+def test_a_locked_sqlite_store_is_refused_within_seconds(cli, tmp_path):
+    """Was: the run, then ~100 s of MLflow retrying the locked file before exiting."""
+    import time
+
+    store = tmp_path / "m.db"
+    holder = sqlite3.connect(store)
+    holder.execute("CREATE TABLE t (x)")
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        t0 = time.monotonic()
+        code, _, err = _ws(cli, tmp_path / "runs", "--log-to", f"mlflow:sqlite:///{store}")
+        assert code == 2 and "not writable" in err and "locked" in err, err
+        assert time.monotonic() - t0 < 15
+    finally:
+        holder.rollback()
+        holder.close()
+    assert not (tmp_path / "runs").exists()
+
+
+def test_a_token_in_a_tracker_url_is_never_printed(cli, tmp_path):
+    """Was: the token of `?token=…` printed raw in the tracker warning; the re-log command
+    had no `--to`, so following it logged to MLflow's default store instead."""
+    from mindprobe.tracking import log_run, parse_target
+
+    code, _, err = _ws(cli, tmp_path / "runs")
+    assert code == 0, err
+    run_dir = next((tmp_path / "runs").glob("worldsense/*/*"))
+    port = _free_port()
+    uri = f"http://127.0.0.1:{port}/?token=TrackerTokenCanary1"
+    code, _, err = cli("export", "--format", "mlflow", "--run", run_dir, "--to", uri)
+    assert code == 2 and "does not answer" in err and "TrackerTokenCanary1" not in err
+    said: list[str] = []  # a tracker that goes down after the check: the warning
+    assert log_run(run_dir, [parse_target(f"mlflow:{uri}")], said.append) == []
+    (line,) = said
+    assert "TrackerTokenCanary1" not in line and "not logged" in line
+    assert f"--run {run_dir} --to http://127.0.0.1:{port}/?token=***" in line
+
+
+def test_a_warning_is_text_not_markup():
+    """Was: `wandb:x: not logged` printed as `wandb❌ not logged` (a rich emoji code)."""
+    from mindprobe.engine.settings import Reporter
+
+    out = io.StringIO()
+    Reporter(Console(file=out, width=200)).warn("wandb:x: not logged [bold]x[/bold]")
+    assert out.getvalue().strip() == "warning: wandb:x: not logged [bold]x[/bold]"
+
+
+@pytest.mark.slow
+def test_wandb_offline_files_hold_no_secret(tmp_path):
+    """Was: W&B's metadata held the raw command line: the model URL's password and api_key
+    (uploaded by `wandb sync`). A real process, so W&B sees a real `sys.argv`."""
+    pytest.importorskip("wandb", reason="needs mindprobe[wandb] (installed by .[dev])")
+    secrets = ["WandbUserinfoPass1", "WandbApiKeyQuery2", "WandbAccessToken3"]
+    env = {**os.environ, "WANDB_MODE": "offline", "WANDB_DIR": str(tmp_path / "wandb"),
+           "WANDB_SILENT": "true", "MINDPROBE_CACHE_DIR": str(tmp_path / "cache")}
+    (tmp_path / "wandb").mkdir()
+    with TestServer(reply="TRUE") as srv:
+        host = srv.base_url.split("://")[1]
+        model = (f"openai:test-model@http://alice:{secrets[0]}@{host}?api_key={secrets[1]}"
+                 f"&access_token={secrets[2]}")
+        done = subprocess.run(
+            [sys.executable, "-m", "mindprobe.cli", "run", "worldsense:fresh", "--model", model,
+             "--limit", "3", "--runs-dir", str(tmp_path / "runs"), "--log-to", "wandb:leaks"],
+            env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    files = [p for p in (tmp_path / "wandb").rglob("*") if p.is_file()]
+    assert any(p.suffix == ".wandb" for p in files)
+    forms = [f for s in secrets for f in (s.encode(), base64.b64encode(s.encode()))]
+    leaks = [str(p) for p in files if any(f in p.read_bytes() for f in forms)]
+    assert leaks == []
+    assert not any(s in done.stderr + done.stdout for s in secrets)
