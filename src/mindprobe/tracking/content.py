@@ -78,16 +78,18 @@ def row_keys(table: Table, rows: list[dict[str, Any]]) -> list[str]:
 def table_metrics(bench: str, name: str, table: Table) -> dict[str, float]:
     """`BENCH/TABLE/COLUMN/ROW` for every number of the table: ROW joins the row's key
     values with `.` (left out for a one-row table, the row's position where the table has no
-    keys); a column shown as a percentage is sent in percent."""
+    keys); a column shown as a percentage is sent in percent, and a number column's empty
+    cell as NaN (so the names never depend on the values)."""
     rows = table_json(table)
     keys = row_keys(table, rows)
+    columns = [c for c in (rows[0] if rows else {}) if c not in keys and all(
+        r.get(c) is None or _number(r.get(c)) is not None for r in rows)]
     out: dict[str, float] = {}
     for i, row in enumerate(rows):
         label = ".".join(str(row[c]) for c in keys if row.get(c) is not None) or str(i)
-        for col, v in row.items():
-            value = _number(v)
-            if col in keys or value is None:
-                continue
+        for col in columns:
+            value = _number(row.get(col))
+            value = math.nan if value is None else value
             if col in table.percent:
                 value *= 100
             key = metric_name(bench, table.tracked_as or name, col,
@@ -105,8 +107,9 @@ def metrics_of(bench: str, res: Results) -> dict[str, float]:
     if h is not None:
         scale = 100.0 if h.percent else 1.0
         for suffix, v in (("", h.value), ("ci_low", h.ci_low), ("ci_high", h.ci_high)):
-            if _number(v) is not None:
-                out[metric_name(bench, "headline", h.name, suffix)] = _number(v) * scale
+            value = _number(v)
+            out[metric_name(bench, "headline", h.name, suffix)] = (
+                math.nan if value is None else value * scale)
     for name, table in res.tables.items():
         for key, value in table_metrics(bench, name, table).items():
             out.setdefault(key, value)
