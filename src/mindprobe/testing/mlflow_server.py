@@ -62,8 +62,9 @@ def mlflow_server(root: Path, timeout: float = 120.0) -> Iterator[str]:
 
 class TrackerProxy(ThreadingHTTPServer):
     """Forwards every request to `upstream`. `auth`: the `Authorization` header it demands
-    (401 without it); `hold`: requests whose path contains it wait `hold_s` seconds first
-    (`held` is set when one arrives)."""
+    (401 without it); `hold`: a request whose path contains it is held (`held` is set) until
+    `release` is set or `hold_s` pass, then answered 503 and never forwarded (its client was
+    interrupted meanwhile: a late write must not land after the test moved on)."""
 
     daemon_threads = True
 
@@ -72,8 +73,9 @@ class TrackerProxy(ThreadingHTTPServer):
         self.upstream = upstream.rstrip("/")
         self.auth = auth
         self.hold: str | None = None
-        self.hold_s = 0.0
+        self.hold_s = 120.0
         self.held = threading.Event()
+        self.release = threading.Event()
         self.seen_auth: set[str] = set()
         self._thread = threading.Thread(target=self.serve_forever, daemon=True)
 
@@ -101,13 +103,13 @@ class _Forward(BaseHTTPRequestHandler):
         if given:
             self.server.seen_auth.add(given)
         if self.server.auth is not None and given != self.server.auth:
-            self.send_response(401)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
+            self._answer(401, b"", "text/plain")
             return
         if self.server.hold and self.server.hold in self.path:
             self.server.held.set()
-            time.sleep(self.server.hold_s)
+            self.server.release.wait(self.server.hold_s)
+            self._answer(503, b"", "text/plain")
+            return
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0)) or None
         req = urllib.request.Request(self.server.upstream + self.path, data=body,
                                      method=self.command)
@@ -121,10 +123,14 @@ class _Forward(BaseHTTPRequestHandler):
         except urllib.error.HTTPError as exc:
             status, data, ctype = exc.code, exc.read(), exc.headers.get(
                 "Content-Type", "application/json")
-        self.send_response(status)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        self._answer(status, data, ctype)
+
+    def _answer(self, status: int, data: bytes, ctype: str) -> None:
+        with contextlib.suppress(OSError):  # the client may be gone (killed meanwhile)
+            self.send_response(status)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
 
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _forward
