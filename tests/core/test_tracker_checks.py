@@ -7,7 +7,6 @@ from __future__ import annotations
 import base64
 import io
 import os
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -17,12 +16,7 @@ import pytest
 from rich.console import Console
 
 from mindprobe.testing import TestServer
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from mindprobe.testing.mlflow_server import free_port
 
 
 def _ws(cli, runs: Path, *extra):
@@ -48,7 +42,7 @@ def test_a_tracker_that_cannot_take_results_stops_the_run_before_it_starts(
     (SQLite), a user:pw@host URL taken as the host name, `wandb❌ not logged` (rich's emoji)."""
     for name in ("WANDB_MODE", "WANDB_API_KEY", "MLFLOW_TRACKING_URI", "MLFLOW_ALLOW_FILE_STORE"):
         monkeypatch.delenv(name, raising=False)
-    uri = uri.format(tmp=tmp_path, port=_free_port())
+    uri = uri.format(tmp=tmp_path, port=free_port())
     code, _, err = _ws(cli, tmp_path / "runs", "--log-to", uri)
     err = " ".join(err.split())
     assert code == 2 and says in err, err
@@ -84,7 +78,7 @@ def test_a_token_in_a_tracker_url_is_never_printed(cli, tmp_path):
     code, _, err = _ws(cli, tmp_path / "runs")
     assert code == 0, err
     run_dir = next((tmp_path / "runs").glob("worldsense/*/*"))
-    port = _free_port()
+    port = free_port()
     uri = f"http://127.0.0.1:{port}/?token=TrackerTokenCanary1"
     code, _, err = cli("export", "--format", "mlflow", "--run", run_dir, "--to", uri)
     assert code == 2 and "does not answer" in err and "TrackerTokenCanary1" not in err
@@ -93,6 +87,29 @@ def test_a_token_in_a_tracker_url_is_never_printed(cli, tmp_path):
     (line,) = said
     assert "TrackerTokenCanary1" not in line and "not logged" in line
     assert f"--run {run_dir} --to http://127.0.0.1:{port}/?token=***" in line
+
+
+def test_rows_are_named_by_their_keys_alone():
+    """A row's metrics are named by what the row is: declared keys (numbers too), else the
+    leading text columns; a text column further right (the interval method) names nothing;
+    percent columns are sent in percent; an empty cell is NaN, not a missing name."""
+    import math
+
+    import pandas as pd
+
+    from mindprobe.core.results import Table
+    from mindprobe.tracking.content import table_metrics
+
+    frame = pd.DataFrame([{"problem": "ALL", "acc": 0.5, "lo": None, "ci": "Wilson"},
+                          {"problem": "Infer", "acc": 0.25, "lo": 0.1, "ci": "upstream"}])
+    got = table_metrics("b", "t", Table(frame, percent=("acc", "lo"), index=False))
+    assert set(got) == {"b/t/acc/ALL", "b/t/lo/ALL", "b/t/acc/Infer", "b/t/lo/Infer"}
+    assert got["b/t/acc/ALL"] == 50.0 and math.isnan(got["b/t/lo/ALL"])
+    cells = pd.DataFrame([{"excerpt": 250, "segment": 20, "n": 3, "model": "m"},
+                          {"excerpt": 250, "segment": 50, "n": 4, "model": "m"}])
+    got = table_metrics("b", "name/with/model", Table(cells, index=False, tracked_as="cells",
+                                                      keys=("excerpt", "segment")))
+    assert got == {"b/cells/n/250.20": 3.0, "b/cells/n/250.50": 4.0}
 
 
 def test_a_warning_is_text_not_markup():
