@@ -51,6 +51,25 @@ def test_a_tracker_that_cannot_take_results_stops_the_run_before_it_starts(
     assert not Path("/nonexistent-folder").exists()
 
 
+def test_a_profile_checks_its_trackers_before_it_starts(cli, tmp_path):
+    code, _, err = cli("profile", "--model", "random", "--size", "quick", "--runs-dir",
+                       tmp_path / "runs", "--log-to", "mlflow:gopher://example.org/x")
+    assert code == 2 and "cannot track to a gopher: URI" in " ".join(err.split())
+    assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.slow
+def test_the_trackers_own_info_lines_show_with_v_only(cli, tmp_path, spawn):
+    """MLflow's INFO lines (here: creating a new store's tables) printed with every run; `-v`
+    in a real process (MLflow sets its level once, when imported)."""
+    quiet = _ws(cli, tmp_path / "runs", "--log-to", f"mlflow:sqlite:///{tmp_path}/a.db")
+    assert quiet[0] == 0 and "INFO" not in quiet[2], quiet[2]
+    loud = spawn(["run", "worldsense:fresh", "--model", "random", "--limit", "5", "--runs-dir",
+                  tmp_path / "runs", "--log-to", f"mlflow:sqlite:///{tmp_path}/b.db", "-v"])
+    _, err = loud.communicate(timeout=300)
+    assert loud.returncode == 0 and "INFO" in err, err
+
+
 def test_a_locked_sqlite_store_is_refused_within_seconds(cli, tmp_path):
     """Was: the run, then ~100 s of MLflow retrying the locked file before exiting."""
     import time
