@@ -115,11 +115,6 @@ def _log_one(target: Target, manifest_path: Path, name: str, params: dict[str, s
                                verbose)
         except UsageError:
             raise
-        except KeyboardInterrupt:
-            warn(redact(f"{target.key}: logging interrupted (the tracker run is closed as "
-                        f"killed); the results are complete in {folder}. Log them with "
-                        f"`{relog}`"))
-            raise Interrupted from None
         except Exception as exc:  # a tracker's own errors are many and vary by version
             why = f"{type(exc).__name__}: {exc}"
         else:
@@ -127,6 +122,22 @@ def _log_one(target: Target, manifest_path: Path, name: str, params: dict[str, s
     warn(redact(f"{target.key}: not logged ({why}); the run is unaffected. Log it later with "
                 f"`{relog}`"))
     return None
+
+
+@contextlib.contextmanager
+def _interruptible(folder: Path, targets: Sequence[Target], warn: Warn) -> Iterator[None]:
+    """Ctrl-C or SIGTERM while logging: said truly (the results are complete, the tracker
+    run was closed), with the commands that log them again; then the usual exit (130/143)."""
+    try:
+        yield
+    except Interrupted:
+        raise
+    except KeyboardInterrupt:
+        again = " or ".join(f"`{relog_command(t, folder)}`" for t in targets)
+        warn(redact(f"logging to {', '.join(t.key for t in targets)} interrupted (an MLflow "
+                    f"run is closed as KILLED, a W&B run as failed); the results are complete "
+                    f"in {folder}. Log them with {again}"))
+        raise Interrupted from None
 
 
 def _results(run_dir: Path) -> tuple[dict[str, Any], Results, int]:
@@ -151,6 +162,9 @@ def log_run(run_dir: Path, targets: Sequence[Target], warn: Warn,
     returns the keys of the targets it reached, for the command to confirm."""
     if not targets:
         return []
+    if parent is None:  # a profile's run: the profile reports an interruption
+        with _interruptible(run_dir, targets, warn):
+            return log_run(run_dir, targets, warn, results, {}, verbose)
     manifest, res, n_records = _results(run_dir)
     if results is not None:
         res = results
@@ -175,6 +189,12 @@ def log_profile(profile_dir: Path, targets: Sequence[Target], warn: Warn,
     profile's report) and one nested run per benchmark run; returns the keys it reached."""
     if not targets:
         return []
+    with _interruptible(profile_dir, targets, warn):
+        return _log_profile(profile_dir, targets, warn, verbose)
+
+
+def _log_profile(profile_dir: Path, targets: Sequence[Target], warn: Warn,
+                 verbose: bool) -> list[str]:
     path = profile_dir / "profile.json"
     if not path.is_file():
         raise UsageError(f"{profile_dir} is not a profile folder (no profile.json)")
