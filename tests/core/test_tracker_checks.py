@@ -164,3 +164,30 @@ def test_wandb_offline_files_hold_no_secret(tmp_path):
     leaks = [str(p) for p in files if any(f in p.read_bytes() for f in forms)]
     assert leaks == []
     assert not any(s in done.stderr + done.stdout for s in secrets)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("task", "extra"), [
+    ("worldsense:fresh", ["--limit", "40"]),
+    ("mr_gsm8k:sample", ["--data-dir", "mr_gsm8k"]),
+    ("already_said_that:which-is-heavier", ["--limit", "5", "--data-dir", "already_said_that"]),
+])
+def test_every_row_of_every_table_has_its_own_name(cli, tmp_path, shared_data, task, extra):
+    """Each benchmark's tables name their rows by keys that tell every row apart (never by
+    position, which moves when a row appears or goes). SORT's (lengths, bins, books) are
+    declared in its report; a SORT run takes minutes here, so it is not among these."""
+    from mindprobe.core.results import table_json
+    from mindprobe.core.store import load_run
+    from mindprobe.tracking.content import row_keys
+
+    extra = [str(shared_data(e)) if e in ("mr_gsm8k", "already_said_that") else e for e in extra]
+    code, _, err = cli("run", task, "--model", "random", "--runs-dir", tmp_path, *extra)
+    assert code == 0, err
+    (manifest,) = tmp_path.rglob("manifest.json")
+    res = load_run(manifest.parent).results()
+    assert res.tables
+    for name, table in res.tables.items():
+        rows = table_json(table)
+        keys = row_keys(table, rows)
+        labels = {".".join(str(r[c]) for c in keys if r.get(c) is not None) for r in rows}
+        assert len(rows) == 1 or (keys and len(labels) == len(rows)), (name, keys)
