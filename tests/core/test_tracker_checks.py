@@ -26,7 +26,7 @@ def _ws(cli, runs: Path, *extra):
 
 @pytest.mark.parametrize(("uri", "says"), [
     ("mlflow:gopher://example.org/x", "cannot track to a gopher: URI"),
-    ("mlflow:sqlite:////nonexistent-folder/sub/m.db", "does not exist"),
+    ("mlflow:sqlite:///{tmp}/missing/sub/m.db", "does not exist"),
     ("mlflow:sqlite:////proc/mindprobe-m.db", "is not writable"),
     ("mlflow:sqlite://", "in-memory"),
     ("mlflow:sqlite:///{tmp}", "is a folder"),
@@ -48,7 +48,7 @@ def test_a_tracker_that_cannot_take_results_stops_the_run_before_it_starts(
     assert code == 2 and says in err, err
     assert err.count("error:") == 1 and "Traceback" not in err
     assert not (tmp_path / "runs").exists()  # nothing ran
-    assert not Path("/nonexistent-folder").exists()
+    assert not (tmp_path / "missing").exists()  # no folder made for a mistyped store
 
 
 def test_a_profile_checks_its_trackers_before_it_starts(cli, tmp_path):

@@ -27,8 +27,9 @@ def _client(uri: str | None) -> Any:
     try:
         from mlflow import MlflowClient
     except ImportError:
-        raise UsageError("--log-to mlflow needs MLflow's client: pip install "
-                         "'mindprobe[mlflow]'") from None
+        from .target import MLFLOW_MISSING
+
+        raise UsageError(MLFLOW_MISSING) from None
     return MlflowClient(tracking_uri=uri or None)
 
 

@@ -8,6 +8,7 @@ written masks them."""
 from __future__ import annotations
 
 import base64
+import importlib.util
 import os
 import sqlite3
 import tempfile
@@ -28,6 +29,7 @@ MLFLOW_SCHEMES = ("http", "https", "sqlite", "postgresql", "mysql", "mssql", "da
                   "databricks-uc", "uc", "file", "")
 #: Characters W&B refuses in a project name.
 _WANDB_BAD = set("/\\#?%:")
+MLFLOW_MISSING = "--log-to mlflow needs MLflow's client: pip install 'mindprobe[mlflow]'"
 #: Seconds a tracker server has to answer its health check.
 HEALTH_TIMEOUT = 5.0
 #: Seconds a SQLite store may stay locked by another writer before it counts as unwritable.
@@ -97,6 +99,8 @@ def check_target(target: Target) -> None:
     if target.kind == "wandb":
         _check_wandb(target)
         return
+    if importlib.util.find_spec("mlflow") is None:
+        raise UsageError(MLFLOW_MISSING)
     uri = target.uri or os.environ.get("MLFLOW_TRACKING_URI") or _mlflow_default()
     head, sep, _ = uri.partition(":")
     scheme = head.lower().split("+")[0] if sep else (
@@ -122,11 +126,8 @@ def check_target(target: Target) -> None:
 
 
 def _mlflow_default() -> str:
-    try:
-        import mlflow
-    except ImportError:
-        raise UsageError("--log-to mlflow needs MLflow's client: pip install "
-                         "'mindprobe[mlflow]'") from None
+    import mlflow
+
     return str(mlflow.get_tracking_uri())
 
 
