@@ -31,7 +31,7 @@ MLFLOW_SCHEMES = ("http", "https", "sqlite", "postgresql", "mysql", "mssql", "da
 _WANDB_BAD = set("/\\#?%:")
 MLFLOW_MISSING = "--log-to mlflow needs MLflow's client: pip install 'mindprobe[mlflow]'"
 #: Seconds a tracker server has to answer its health check.
-HEALTH_TIMEOUT = 5.0
+HEALTH_TIMEOUT = 10.0
 #: Seconds a SQLite store may stay locked by another writer before it counts as unwritable.
 SQLITE_TIMEOUT = 2.0
 
