@@ -143,23 +143,27 @@ def test_a_warning_is_text_not_markup():
 @pytest.mark.slow
 def test_wandb_offline_files_hold_no_secret(tmp_path):
     """Was: W&B's metadata held the raw command line: the model URL's password and api_key
-    (uploaded by `wandb sync`). A real process, so W&B sees a real `sys.argv`."""
+    (uploaded by `wandb sync`). A real process, so W&B sees a real `sys.argv`; the MLflow
+    store and its artifacts, logged in the same run, hold none either."""
     pytest.importorskip("wandb", reason="needs mindprobe[wandb] (installed by .[dev])")
     secrets = ["WandbUserinfoPass1", "WandbApiKeyQuery2", "WandbAccessToken3"]
     env = {**os.environ, "WANDB_MODE": "offline", "WANDB_DIR": str(tmp_path / "wandb"),
            "WANDB_SILENT": "true", "MINDPROBE_CACHE_DIR": str(tmp_path / "cache")}
     (tmp_path / "wandb").mkdir()
+    (tmp_path / "mlflow").mkdir()
     with TestServer(reply="TRUE") as srv:
         host = srv.base_url.split("://")[1]
         model = (f"openai:test-model@http://alice:{secrets[0]}@{host}?api_key={secrets[1]}"
                  f"&access_token={secrets[2]}")
         done = subprocess.run(
             [sys.executable, "-m", "mindprobe.cli", "run", "worldsense:fresh", "--model", model,
-             "--limit", "3", "--runs-dir", str(tmp_path / "runs"), "--log-to", "wandb:leaks"],
+             "--limit", "3", "--runs-dir", str(tmp_path / "runs"), "--log-to", "wandb:leaks",
+             "--log-to", f"mlflow:sqlite:///{tmp_path}/mlflow/m.db"],
             env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
-    files = [p for p in (tmp_path / "wandb").rglob("*") if p.is_file()]
-    assert any(p.suffix == ".wandb" for p in files)
+    files = [p for d in ("wandb", "mlflow") for p in (tmp_path / d).rglob("*") if p.is_file()]
+    assert any(p.suffix == ".wandb" for p in files) and any(p.name == "m.db" for p in files)
+    assert any(p.name == "records.jsonl" for p in files)  # the MLflow artifacts, beside it
     forms = [f for s in secrets for f in (s.encode(), base64.b64encode(s.encode()))]
     leaks = [str(p) for p in files if any(f in p.read_bytes() for f in forms)]
     assert leaks == []
