@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from mindprobe.commands.run_options import (
     add_benchmark_options,
     add_common_run_options,
+    add_verbose,
     ranged,
 )
 from mindprobe.errors import MindprobeError, did_you_mean
@@ -167,8 +168,9 @@ def add_generic_export(v: argparse.ArgumentParser, fmt: str) -> None:
     if tracker:
         v.add_argument("--to", metavar="URI" if fmt == "mlflow" else "PROJECT",
                        help="the MLflow tracking URI (default: MLFLOW_TRACKING_URI, else "
-                       "./mlruns)" if fmt == "mlflow" else "the W&B project (default "
+                       "MLflow's default)" if fmt == "mlflow" else "the W&B project (default "
                        "mindprobe; WANDB_MODE=offline writes files for `wandb sync`)")
+        add_verbose(v)
         return
     v.add_argument("--out", required=fmt != "hf", help=GENERIC_FORMATS[fmt])
     v.add_argument("--force", action="store_true", help="replace an existing --out (the "

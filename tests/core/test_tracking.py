@@ -5,16 +5,8 @@ leaderboard of several profiles. Nothing reaches the internet."""
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import shutil
-import signal
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -24,45 +16,13 @@ from mindprobe.core.store import read_records
 mlflow = pytest.importorskip("mlflow", reason="needs mindprobe[mlflow] (installed by .[dev])")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def mlflow_server(tmp_path_factory):
     """`mlflow server` on 127.0.0.1 with a sqlite store and a local artifact folder."""
-    root = tmp_path_factory.mktemp("mlflow")
-    port = _free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "mlflow", "server", "--host", "127.0.0.1", "--port", str(port),
-         "--backend-store-uri", f"sqlite:///{root / 'mlflow.db'}",
-         "--default-artifact-root", (root / "artifacts").as_uri(), "--workers", "1"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=root,
-        start_new_session=True)  # its uvicorn and job workers go with it at the end
-    uri = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                with urllib.request.urlopen(uri + "/health", timeout=2):
-                    break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("mlflow server did not start: "
-                                       + proc.stderr.read().decode()[-2000:]) from None
-                time.sleep(0.5)
+    from mindprobe.testing.mlflow_server import mlflow_server as serve
+
+    with serve(tmp_path_factory.mktemp("mlflow")) as uri:
         yield uri
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(10)
 
 
 def _ws(cli, runs: Path, limit: int, *extra) -> tuple[int, dict, str]:
@@ -75,7 +35,7 @@ def test_a_run_and_its_resume_are_one_mlflow_run(cli, tmp_path, mlflow_server):
 
     runs = tmp_path / "runs"
     code, doc, err = _ws(cli, runs, 40, "--log-to", f"mlflow:{mlflow_server}")
-    assert code == 0, err
+    assert code == 0 and "not logged" not in err, err
     run_dir = next(runs.glob("worldsense/*/*"))
     manifest = json.loads((run_dir / "manifest.json").read_text())
     run_id = manifest["trackers"][f"mlflow:{mlflow_server}"]
@@ -88,9 +48,9 @@ def test_a_run_and_its_resume_are_one_mlflow_run(cli, tmp_path, mlflow_server):
     assert params["mindprobe_version"] == manifest["mindprobe_version"]
     metrics = got.data.metrics
     head = doc["headline"]
-    assert metrics[f"worldsense/headline/{head['name']}"] == pytest.approx(head["value"])
+    assert metrics[f"worldsense/headline/{head['name']}"] == pytest.approx(100 * head["value"])
     assert metrics[f"worldsense/headline/{head['name']}/ci_low"] == pytest.approx(
-        head["ci_low"])
+        100 * head["ci_low"])
     assert metrics["worldsense/items_done"] == len(read_records(run_dir / "records.jsonl"))
     assert len([k for k in metrics if k.startswith("worldsense/")]) > 10  # the tables too
     names = {a.path for a in client.list_artifacts(run_id)}
@@ -102,6 +62,16 @@ def test_a_run_and_its_resume_are_one_mlflow_run(cli, tmp_path, mlflow_server):
     assert manifest2["trackers"][f"mlflow:{mlflow_server}"] == run_id
     assert client.get_run(run_id).data.metrics["worldsense/items_done"] == len(
         read_records(run_dir / "records.jsonl")) > metrics["worldsense/items_done"]
+    # the same names, every one at its current value: nothing stale from the 40-item logging
+    from mindprobe.core.store import load_run
+    from mindprobe.tracking.content import metrics_of
+
+    now = client.get_run(run_id).data.metrics
+    current = metrics_of("worldsense", load_run(run_dir).results())
+    assert set(now) == set(metrics) == {*current, "worldsense/items_done"}
+    assert {k: now[k] for k in current} == pytest.approx(current, nan_ok=True)
+    assert now[f"worldsense/headline/{head['name']}"] == pytest.approx(
+        100 * doc2["headline"]["value"])  # shares in percent, as the tables
     exp = client.get_experiment_by_name("mindprobe")
     assert len(client.search_runs([exp.experiment_id])) == 1
     # the export command logs a finished run the same way (again the same run)
@@ -139,16 +109,22 @@ def test_a_profile_is_a_parent_run_with_nested_runs(cli, tmp_path, mlflow_server
     assert "report.html" in {a.path for a in client.list_artifacts(parent)}
 
 
-def test_a_tracker_that_is_down_is_a_warning(cli, tmp_path):
-    port = _free_port()  # nobody listens there
+def test_a_tracker_that_is_down_stops_nothing_it_cannot_log(cli, tmp_path):
+    """Down before the run: refused up front (exit 2, nothing run); down afterwards (the
+    export): exit 2 with the reason, the run untouched."""
+    from mindprobe.testing.mlflow_server import free_port
+
+    port = free_port()  # nobody listens there
     code, doc, err = _ws(cli, tmp_path / "runs", 20, "--log-to", f"mlflow:http://127.0.0.1:{port}")
-    err = " ".join(err.split())  # the warning wraps at the console's width
-    assert code == 0 and "not logged" in err and "mindprobe export --format mlflow" in err
+    err = " ".join(err.split())  # the message wraps at the console's width
+    assert code == 2 and "does not answer" in err and "mindprobe export --format mlflow" in err
+    assert not (tmp_path / "runs").exists()
+    code, doc, err = _ws(cli, tmp_path / "runs", 20)
     run_dir = next((tmp_path / "runs").glob("worldsense/*/*"))
-    assert len(read_records(run_dir / "records.jsonl")) == 20
     code, _, err = cli("export", "--format", "mlflow", "--run", run_dir, "--to",
                        f"http://127.0.0.1:{port}")
-    assert code == 2 and "not logged" in err
+    assert code == 2 and "does not answer" in err
+    assert len(read_records(run_dir / "records.jsonl")) == 20
 
 
 def test_unknown_tracker_is_a_usage_error(cli, tmp_path):
@@ -222,7 +198,7 @@ def test_wandb_offline_files_hold_config_and_summary(cli, tmp_path, monkeypatch)
     assert run.run_id == run_id and run.project == "mindprobe-test"
     summary = _wandb_items(records, "summary")
     head = doc2["headline"]
-    assert summary[f"worldsense/headline/{head['name']}"] == pytest.approx(head["value"])
+    assert summary[f"worldsense/headline/{head['name']}"] == pytest.approx(100 * head["value"])
     assert summary["worldsense/items_done"] == len(read_records(run_dir / "records.jsonl"))
     config = _wandb_items(records, "config")
     assert config["benchmark"] == "worldsense" and "mindprobe_version" in config
@@ -299,3 +275,64 @@ def test_log_to_says_where_the_run_went(cli, tmp_path):
     assert code == 0, err
     run_dir = next((tmp_path / "runs").glob("worldsense/*/*"))
     assert f"logged {run_dir} to {target}" in " ".join(err.split()), err
+
+
+@pytest.mark.slow
+def test_metric_names_compare_across_models_and_sizes(cli, tmp_path, monkeypatch):
+    """Three runs (two models, 40 and 80 items) to one SQLite store share every metric name
+    (the model label and the interval method named metrics: 54 of 187 names were shared);
+    the headline is in percent like the tables; MLflow's INFO lines stay quiet; artifacts
+    go beside the store and the working folder stays empty (was: ./mlruns)."""
+    from mlflow import MlflowClient
+
+    from mindprobe.testing import TestServer
+
+    work, store = tmp_path / "cwd", tmp_path / "store"
+    work.mkdir()
+    store.mkdir()
+    monkeypatch.chdir(work)
+    monkeypatch.setenv("MLFLOW_EXPERIMENT_NAME", "compare")
+    uri = f"sqlite:///{store}/m.db"
+    with TestServer(reply="TRUE") as srv:
+        for model, n, runs in (("random", 40, "a"), ("random", 80, "b"),
+                               (f"openai:test-model@{srv.base_url}", 40, "c")):
+            code, _, err = cli("run", "worldsense:fresh", "--model", model, "--limit", n,
+                               "--runs-dir", tmp_path / runs, "--log-to", f"mlflow:{uri}")
+            assert code == 0 and "INFO" not in err, err
+    client = MlflowClient(tracking_uri=uri)
+    got = client.search_runs([client.get_experiment_by_name("compare").experiment_id])
+    names = [set(r.data.metrics) for r in got]
+    assert len(got) == 3 and names[0] == names[1] == names[2] and len(names[0]) > 50
+    assert not any("random" in k or "test-model" in k or "Wilson" in k for k in names[0])
+    for r in got:
+        m = r.data.metrics
+        assert m["worldsense/headline/accuracy"] == pytest.approx(
+            m["worldsense/accuracy/basic/accuracy/ALL"], abs=1e-9)
+        assert "records.jsonl" in {a.path for a in client.list_artifacts(r.info.run_id)}
+    assert list(work.iterdir()) == []
+    assert (store / "m-artifacts").is_dir()
+
+
+def test_a_url_with_user_and_password_logs_with_them(cli, tmp_path, mlflow_server, monkeypatch):
+    """`mlflow:http://user:pw@host` (was: `user:pw@host` taken as the host name, never
+    logged): the credentials reach the server as MLflow sends them (HTTP Basic), and the
+    manifest names the tracker without them."""
+    import base64
+
+    from mlflow import MlflowClient
+
+    from mindprobe.testing.mlflow_server import TrackerProxy
+
+    monkeypatch.setenv("MLFLOW_EXPERIMENT_NAME", "userinfo")
+    basic = "Basic " + base64.b64encode(b"ann:Tracker%Pass1").decode()
+    with TrackerProxy(mlflow_server, auth=basic) as proxy:
+        host = proxy.url.split("://")[1]
+        code, _, err = _ws(cli, tmp_path / "runs", 5, "--log-to",
+                           f"mlflow:http://ann:Tracker%25Pass1@{host}")
+        assert code == 0 and f"to mlflow:{proxy.url}" in " ".join(err.split()), err
+        assert "Tracker%Pass1" not in err and "Tracker%25Pass1" not in err
+    run_dir = next((tmp_path / "runs").glob("worldsense/*/*"))
+    text = (run_dir / "manifest.json").read_text()
+    assert "Pass1" not in text
+    run_id = json.loads(text)["trackers"][f"mlflow:{proxy.url}"]
+    assert MlflowClient(tracking_uri=mlflow_server).get_run(run_id).info.status == "FINISHED"

@@ -70,22 +70,25 @@ def _export_rows(args: argparse.Namespace, run: Path, out: Path | None, err: Con
 def _export_tracker(args: argparse.Namespace, run: Path, err: Console) -> int:
     from rich.markup import escape
 
-    from mindprobe.tracking import log_profile, log_run, parse_target
+    from mindprobe.tracking import check_target, log_profile, log_run, parse_target
 
     target = parse_target(args.format + (f":{args.to}" if args.to else ""))
     problems: list[str] = []
 
     def warn(message: str) -> None:
         problems.append(message)
-        err.print(f"[yellow]warning[/yellow]: {escape(message)}", highlight=False)
+        err.print(f"[yellow]warning[/yellow]: {escape(message)}", highlight=False, emoji=False)
 
-    if (run / "profile.json").is_file():
-        log_profile(run, [target], warn)
-    elif (run / "manifest.json").is_file():
-        log_run(run, [target], warn)
-    else:
+    profile = (run / "profile.json").is_file()
+    if not profile and not (run / "manifest.json").is_file():
         raise UsageError(f"--run {run}: neither a run directory (manifest.json) nor a profile "
                          "folder (profile.json)")
+    check_target(target)
+    verbose = getattr(args, "verbose", False)
+    if profile:
+        log_profile(run, [target], warn, verbose)
+    else:
+        log_run(run, [target], warn, verbose=verbose)
     if problems:
         return 2
     err.print(f"logged {run} to {target.key}", soft_wrap=True, highlight=False)

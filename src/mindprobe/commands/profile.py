@@ -140,6 +140,10 @@ def cmd_profile(args: argparse.Namespace, err: Console) -> int:
     from mindprobe.tracking import parse_target
 
     targets = [parse_target(t) for t in args.log_to]
+    if not args.dry_run:
+        from mindprobe.tracking import check_targets
+
+        check_targets(targets)  # before the profile starts: exit 2, nothing run
     run = RunSettings(model=args.model, concurrency=args.concurrency, seed=args.seed,
                       runs_dir=args.runs_dir, cache=not args.no_cache, cache_file=args.cache,
                       timeout=args.timeout, max_attempts=args.max_attempts, debug=args.debug,
@@ -173,7 +177,7 @@ def cmd_profile(args: argparse.Namespace, err: Console) -> int:
     if targets:
         from mindprobe.tracking import log_profile
 
-        for key in log_profile(prof.dir, targets, reporter.warn):
+        for key in log_profile(prof.dir, targets, reporter.warn, args.verbose):
             err.print(f"logged {prof.dir} to {key}", soft_wrap=True, markup=False,
                       highlight=False)
     prows = profile_rows(prof.entries, prof.results)

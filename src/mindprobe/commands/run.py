@@ -92,16 +92,19 @@ def run_command(args: argparse.Namespace, err: Console, options: dict[str, Any] 
         facts = ModelFacts.of(model)
         plans = plan_all(task, settings, facts, reporter)
         return _dry_run(args, task, plans, model, err, embedded), {}
-    from mindprobe.tracking import parse_target
+    from mindprobe.tracking import check_targets, parse_target
 
     targets = [parse_target(t) for t in getattr(args, "log_to", None) or []]
+    check_targets(targets)  # a tracker that cannot take the results: exit 2 before any item
     outcome = run_task(task, settings, reporter)
     if targets:
         from mindprobe.tracking import log_run
 
+        verbose = getattr(args, "verbose", False)
         for res in outcome.results.values():
             if res.run_dir is not None:
-                for key in log_run(res.run_dir, targets, reporter.warn, res):
+                for key in log_run(res.run_dir, targets, reporter.warn, res,
+                                   verbose=verbose):
                     err.print(f"logged {res.run_dir} to {key}", soft_wrap=True, markup=False,
                               highlight=False)
     out = tables_console(args.json)

@@ -85,7 +85,15 @@ def add_log_to(p: argparse.ArgumentParser, what: str = "the results") -> None:
     """`--log-to TRACKER`, for `run` and `profile` alike (tracking.parse_target reads it)."""
     p.add_argument("--log-to", action="append", metavar="TRACKER", default=[],
                    help=f"also log {what} to mlflow[:TRACKING_URI] or wandb[:PROJECT] "
-                   "(repeatable); a resumed run updates the same tracker run")
+                   "(repeatable; checked before the run starts); a resumed run updates the "
+                   "same tracker run")
+    add_verbose(p)
+
+
+def add_verbose(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """`-v`: the trackers' own INFO lines (MLflow's, W&B's), quiet without it."""
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="show the trackers' own messages (MLflow's and W&B's INFO lines)")
 
 
 def add_benchmark_options(parser: argparse.ArgumentParser, bench: str) -> None:

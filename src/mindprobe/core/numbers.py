@@ -48,6 +48,13 @@ class Table:
     #: Decimals of a `by_row` table's row that is not all whole numbers, by its first cell
     #: (a mean turn count: 1).
     row_digits: dict[str, int] = field(default_factory=dict)
+    #: The columns that say what a row *is* (problem, cell, setting; never the model or the
+    #: interval method): trackers name a row's metrics by them alone, so names compare across
+    #: runs and models. None: the named index, else the leading text columns.
+    keys: tuple[str, ...] | None = None
+    #: The table's name for trackers where its name carries the run's identity (a model
+    #: label), e.g. `accuracy/basic` for `accuracy/basic/MODEL`. None: its name.
+    tracked_as: str | None = None
 
 
 def plain(v: Any) -> Any:

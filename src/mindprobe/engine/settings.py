@@ -136,7 +136,11 @@ class Reporter:
         self.console = console or Console(stderr=True, highlight=False, quiet=not progress)
 
     def warn(self, message: str) -> None:
-        self.console.print(f"[yellow]warning[/yellow]: {redact(message)}", highlight=False)
+        # The message is text, never markup: `[x]` and `:x:` (in a URL, a project name) stay
+        from rich.text import Text
+
+        self.console.print(Text.assemble(("warning", "yellow"), ": ", redact(message)),
+                           highlight=False)
 
     def note(self, message: str) -> None:
         self.console.print(redact(message), markup=False, highlight=False)

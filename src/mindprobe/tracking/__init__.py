@@ -1,112 +1,144 @@
 """Results where teams already track them: `--log-to mlflow[:URI]` / `--log-to wandb[:PROJECT]`
 on `run` and `profile`, and `mindprobe export --format mlflow|wandb` for finished runs and
-profiles. Each tracker run's id is kept in the run's manifest (a profile's in profile.json), so
-logging again after a resume updates that tracker run instead of adding another. A tracker
-that cannot be reached is a warning: the mindprobe run itself never fails for it."""
+profiles. A tracker is checked before the run starts (a wrong URI, a server that does not
+answer: one message, exit 2, nothing run). Each tracker run's id is kept in the run's manifest
+(a profile's in profile.json) as soon as the tracker run exists, so logging again after a
+resume or an interrupted logging updates that tracker run instead of adding another. A tracker
+that fails once the run has finished is a warning: the results are never lost for it."""
 
 from __future__ import annotations
 
 import contextlib
 import json
+import logging
+import os
 import sys
 import tempfile
-import urllib.error
-import urllib.request
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from mindprobe.core.files import write_file
 from mindprobe.core.results import Results
+from mindprobe.core.secrets import redact
 from mindprobe.core.store import write_json_atomic
-from mindprobe.errors import UsageError
+from mindprobe.errors import Interrupted, UsageError
 
 from .content import artifacts_of, metric_name, params_of
+from .target import KINDS, Target, check_target, parse_target, unreachable
 
-KINDS = ("mlflow", "wandb")
+__all__ = ["KINDS", "Target", "check_target", "check_targets", "log_profile", "log_run",
+           "parse_target"]
+
 Warn = Callable[[str], None]
+#: The trackers' own loggers, quiet (warnings and errors only) unless `-v`.
+TRACKER_LOGGERS = ("mlflow", "alembic", "wandb", "urllib3")
 
 
-@dataclass(frozen=True)
-class Target:
-    """One tracker: `mlflow` with a tracking URI, or `wandb` with a project (None: default)."""
-
-    kind: str
-    where: str | None = None
-
-    @property
-    def key(self) -> str:
-        """How the manifest names it: the kind and its place, without credentials."""
-        where = self.where or ""
-        parts = urlsplit(where)
-        if "@" in parts.netloc:  # user:password@host: the key keeps the host only
-            host = (parts.hostname or "") + (f":{parts.port}" if parts.port else "")
-            where = urlunsplit(parts._replace(netloc=host))
-        return f"{self.kind}:{where}" if where else self.kind
+def check_targets(targets: Sequence[Target]) -> None:
+    """Every tracker checked before the run starts (see `target.check_target`)."""
+    for t in targets:
+        check_target(t)
 
 
-def parse_target(text: str) -> Target:
-    """`mlflow`, `mlflow:URI`, `wandb` or `wandb:PROJECT`."""
-    kind, _, where = text.partition(":")
-    if kind not in KINDS or (where == "" and text.endswith(":")):
-        raise UsageError(f"--log-to {text!r}: use mlflow[:TRACKING_URI] or wandb[:PROJECT]")
-    return Target(kind, where or None)
-
-
-def _reachable(target: Target) -> str | None:
-    """Why the tracker cannot be reached (None: it can, or it needs no server)."""
-    if target.kind != "mlflow" or not (target.where or "").startswith(("http://", "https://")):
-        return None
+@contextlib.contextmanager
+def quiet(verbose: bool) -> Iterator[None]:
+    """The trackers' INFO lines (database migrations, "View run at …") kept off the terminal
+    unless `verbose`; their warnings and errors still show."""
+    if verbose:
+        yield
+        return
+    loggers = [logging.getLogger(n) for n in TRACKER_LOGGERS]
+    saved = [lg.level for lg in loggers]
+    env = os.environ.get("MLFLOW_LOGGING_LEVEL")
+    os.environ["MLFLOW_LOGGING_LEVEL"] = "WARNING"  # MLflow sets its level when imported
+    for lg in loggers:
+        lg.setLevel(logging.WARNING)
     try:
-        with urllib.request.urlopen(target.where.rstrip("/") + "/health", timeout=5):
-            return None
-    except urllib.error.HTTPError:
-        return None  # it answered: a server behind a proxy may not serve /health
-    except (OSError, ValueError) as exc:
-        return str(getattr(exc, "reason", exc))
+        yield
+    finally:
+        for lg, level in zip(loggers, saved, strict=True):
+            lg.setLevel(level)
+        if env is None:
+            os.environ.pop("MLFLOW_LOGGING_LEVEL", None)
+        else:
+            os.environ["MLFLOW_LOGGING_LEVEL"] = env
 
 
 def _send(target: Target, known: str | None, name: str, params: dict[str, str],
           metrics: dict[str, float], files: list[Path], tags: dict[str, str],
-          parent: str | None) -> str:
+          parent: str | None, opened: Callable[[str], None], verbose: bool) -> str:
     if target.kind == "mlflow":
         from .mlflow_tracker import log
 
-        return log(target.where, known, name, params, metrics, files, tags, parent)
+        user, password = target.credentials
+        return log(target.uri, known, name, params, metrics, files, tags, parent, opened,
+                   user, password)
     from .wandb_tracker import log as wandb_log
 
-    return wandb_log(target.where, known, name, params, metrics, files, tags, group=parent)
+    return wandb_log(target.where, known, name, params, metrics, files, tags, group=parent,
+                     opened=opened, verbose=verbose)
 
 
 def _remember(path: Path, target: Target, run_id: str) -> None:
     doc = json.loads(path.read_text())
+    if doc.get("trackers", {}).get(target.key) == run_id:
+        return
     doc.setdefault("trackers", {})[target.key] = run_id
     write_json_atomic(path, doc)
 
 
+def relog_command(target: Target, folder: Path) -> str:
+    """The command that logs `folder` (a run or a profile) to `target` later, with its
+    `--to` (without it the export would go to the tracker's default, not here)."""
+    return f"mindprobe export --format {target.kind} --run {folder}{target.to}"
+
+
 def _log_one(target: Target, manifest_path: Path, name: str, params: dict[str, str],
              metrics: dict[str, float], files: list[Path], tags: dict[str, str], warn: Warn,
-             parent: str | None = None) -> str | None:
-    """Log to one tracker; a failure is a warning naming the tracker and how to retry."""
-    why = _reachable(target)
+             parent: str | None = None, verbose: bool = False) -> str | None:
+    """Log to one tracker; a failure is a warning naming the tracker and how to retry. What
+    is sent (names, parameters, tags) and every message pass the secret masker."""
+    folder = manifest_path.parent
+    relog = relog_command(target, folder)
+    why = None
+    if target.kind == "mlflow" and (target.uri or "").startswith(("http://", "https://")):
+        why = unreachable(target.uri, target.credentials)  # MLflow itself retries for minutes
     if why is None:
         known = json.loads(manifest_path.read_text()).get("trackers", {}).get(target.key)
+        clean = {redact(k): redact(v) for k, v in params.items()}
+        labels = {redact(k): redact(v) for k, v in tags.items()}
         try:
             # Trackers print links and progress on stdout, which `--json` keeps for its JSON.
-            with contextlib.redirect_stdout(sys.stderr):
-                run_id = _send(target, known, name, params, metrics, files, tags, parent)
+            with contextlib.redirect_stdout(sys.stderr), quiet(verbose):
+                run_id = _send(target, known, redact(name), clean, metrics, files, labels,
+                               parent, lambda rid: _remember(manifest_path, target, rid),
+                               verbose)
         except UsageError:
             raise
         except Exception as exc:  # a tracker's own errors are many and vary by version
             why = f"{type(exc).__name__}: {exc}"
         else:
-            _remember(manifest_path, target, run_id)
             return run_id
-    warn(f"{target.key}: not logged ({why}); the run is unaffected. Log it later with "
-         f"`mindprobe export --format {target.kind} --run {manifest_path.parent}`")
+    warn(redact(f"{target.key}: not logged ({why}); the run is unaffected. Log it later with "
+                f"`{relog}`"))
     return None
+
+
+@contextlib.contextmanager
+def _interruptible(folder: Path, targets: Sequence[Target], warn: Warn) -> Iterator[None]:
+    """Ctrl-C or SIGTERM while logging: said truly (the results are complete, the tracker
+    run was closed), with the commands that log them again; then the usual exit (130/143)."""
+    try:
+        yield
+    except Interrupted:
+        raise
+    except KeyboardInterrupt:
+        again = " or ".join(f"`{relog_command(t, folder)}`" for t in targets)
+        warn(redact(f"logging to {', '.join(t.key for t in targets)} interrupted (an MLflow "
+                    f"run is closed as KILLED, a W&B run as failed); the results are complete "
+                    f"in {folder}. Log them with {again}"))
+        raise Interrupted from None
 
 
 def _results(run_dir: Path) -> tuple[dict[str, Any], Results, int]:
@@ -124,12 +156,15 @@ def _report(paths: Sequence[Path], folder: Path, title: str) -> Path:
 
 
 def log_run(run_dir: Path, targets: Sequence[Target], warn: Warn,
-            results: Results | None = None, parent: dict[str, str] | None = None
-            ) -> list[str]:
+            results: Results | None = None, parent: dict[str, str] | None = None,
+            verbose: bool = False) -> list[str]:
     """Log one run to every target (`parent`: the profile's tracker run per target key);
     returns the keys of the targets it reached, for the command to confirm."""
     if not targets:
         return []
+    if parent is None:  # a profile's run: the profile reports an interruption
+        with _interruptible(run_dir, targets, warn):
+            return log_run(run_dir, targets, warn, results, {}, verbose)
     manifest, res, n_records = _results(run_dir)
     if results is not None:
         res = results
@@ -145,14 +180,21 @@ def log_run(run_dir: Path, targets: Sequence[Target], warn: Warn,
         files = [*artifacts_of(run_dir), _report([run_dir], Path(tmp), name)]
         return [t.key for t in targets
                 if _log_one(t, run_dir / "manifest.json", name, params_of(manifest), metrics,
-                            files, tags, warn, (parent or {}).get(t.key)) is not None]
+                            files, tags, warn, (parent or {}).get(t.key), verbose) is not None]
 
 
-def log_profile(profile_dir: Path, targets: Sequence[Target], warn: Warn) -> list[str]:
+def log_profile(profile_dir: Path, targets: Sequence[Target], warn: Warn,
+                verbose: bool = False) -> list[str]:
     """Log a profile: one parent tracker run (its identity, every benchmark's headline, the
     profile's report) and one nested run per benchmark run; returns the keys it reached."""
     if not targets:
         return []
+    with _interruptible(profile_dir, targets, warn):
+        return _log_profile(profile_dir, targets, warn, verbose)
+
+
+def _log_profile(profile_dir: Path, targets: Sequence[Target], warn: Warn,
+                 verbose: bool) -> list[str]:
     path = profile_dir / "profile.json"
     if not path.is_file():
         raise UsageError(f"{profile_dir} is not a profile folder (no profile.json)")
@@ -177,9 +219,9 @@ def log_profile(profile_dir: Path, targets: Sequence[Target], warn: Warn) -> lis
     parents = {}
     for t in targets:
         rid = _log_one(t, path, name, params, metrics, files,
-                       {"mindprobe.profile": str(doc.get("size"))}, warn)
+                       {"mindprobe.profile": str(doc.get("size"))}, warn, verbose=verbose)
         if rid is not None:
             parents[t.key] = rid if t.kind == "mlflow" else f"profile-{rid}"
     for d, (_, res, _) in results.items():
-        log_run(d, [t for t in targets if t.key in parents], warn, res, parents)
+        log_run(d, [t for t in targets if t.key in parents], warn, res, parents, verbose)
     return list(parents)

@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from mindprobe.core.results import Results, table_json
+from mindprobe.core.results import Results, Table, table_json
 from mindprobe.version import __version__
 
 #: Manifest fields that identify a run (as `IDENTITY_FIELDS`) plus what a team filters by.
@@ -58,27 +58,61 @@ def _number(v: Any) -> float | None:
     return None
 
 
+def row_keys(table: Table, rows: list[dict[str, Any]]) -> list[str]:
+    """The columns that name a row's metrics: the table's declared `keys`, else its named
+    index, else its leading text columns (a text column further right, such as the interval
+    method or the majority answer, is a value, not what the row is)."""
+    if table.keys is not None:
+        return [c for c in table.keys if rows and c in rows[0]]
+    named = [str(n) for n in table.frame.index.names if n is not None] if table.index else []
+    if named:
+        return named
+    keys = []
+    for col in (rows[0] if rows else {}):
+        if not all(isinstance(r.get(col), str) or r.get(col) is None for r in rows):
+            break
+        keys.append(col)
+    return keys
+
+
+def table_metrics(bench: str, name: str, table: Table) -> dict[str, float]:
+    """`BENCH/TABLE/COLUMN/ROW` for every number of the table: ROW joins the row's key
+    values with `.` (left out for a one-row table, the row's position where the table has no
+    keys); a column shown as a percentage is sent in percent, and a number column's empty
+    cell as NaN (so the names never depend on the values)."""
+    rows = table_json(table)
+    keys = row_keys(table, rows)
+    columns = [c for c in (rows[0] if rows else {}) if c not in keys and all(
+        r.get(c) is None or _number(r.get(c)) is not None for r in rows)]
+    out: dict[str, float] = {}
+    for i, row in enumerate(rows):
+        label = ".".join(str(row[c]) for c in keys if row.get(c) is not None) or str(i)
+        for col in columns:
+            value = _number(row.get(col))
+            value = math.nan if value is None else value
+            if col in table.percent:
+                value *= 100
+            key = metric_name(bench, table.tracked_as or name, col,
+                              label if len(rows) > 1 else "")
+            out.setdefault(key, value)
+    return out
+
+
 def metrics_of(bench: str, res: Results) -> dict[str, float]:
     """The headline with its interval ends and every number of every table:
-    `BENCH/headline/NAME[/ci_low|/ci_high]`, `BENCH/TABLE/COLUMN[/ROW]` (ROW: the row's label
-    columns joined by `.`, left out where the table has one row)."""
+    `BENCH/headline/NAME[/ci_low|/ci_high]`, `BENCH/TABLE/COLUMN[/ROW]` (see
+    `table_metrics`). One unit: every share in percent (0-100), the headline as the tables."""
     out: dict[str, float] = {}
     h = res.headline
     if h is not None:
+        scale = 100.0 if h.percent else 1.0
         for suffix, v in (("", h.value), ("ci_low", h.ci_low), ("ci_high", h.ci_high)):
-            if _number(v) is not None:
-                out[metric_name(bench, "headline", h.name, suffix)] = _number(v)
+            value = _number(v)
+            out[metric_name(bench, "headline", h.name, suffix)] = (
+                math.nan if value is None else value * scale)
     for name, table in res.tables.items():
-        rows = table_json(table)
-        labels = [c for c in (rows[0] if rows else {}) if all(
-            isinstance(r.get(c), str) or r.get(c) is None for r in rows)]
-        for i, row in enumerate(rows):
-            label = ".".join(str(row[c]) for c in labels if row.get(c) is not None) or str(i)
-            for col, v in row.items():
-                if col in labels or _number(v) is None:
-                    continue
-                key = metric_name(bench, name, col, label if len(rows) > 1 else "")
-                out.setdefault(key, _number(v))
+        for key, value in table_metrics(bench, name, table).items():
+            out.setdefault(key, value)
     if res.invalid is not None:
         out[metric_name(bench, "invalid", "count")] = float(res.invalid[0])
     if res.failed is not None:

@@ -107,7 +107,7 @@ def results_of_records(records: list[dict[str, Any]], variant: str,
                                            for k in METRIC_NAMES]})
     out.add_table("metrics", frame, f"Already Said That {variant} ({len(ok)} samples, "
                   f"{solver} solver, at most {top} turns)", index=False, by_row=True,
-                  row_digits=TURN_ROWS)
+                  row_digits=TURN_ROWS, keys=("metric",))
     out.notes.append("* headline. Legend: " + "; ".join(
         f"{k}: {v}" for k, v in DEFINITIONS.items()) + "; stddev/median/max/min: over chats. "
         f"Interval: {ci.method}, within [0, {top}] turns. Chance {chance:.2f} turns: a uniform "
@@ -120,7 +120,7 @@ def results_of_records(records: list[dict[str, Any]], variant: str,
     out.add_table("tokens", pd.DataFrame({"": [k for k, _ in rows],
                                           solver: [v for _, v in rows]}),
                   f"token use, {solver} solver (input = prompt, output = completion tokens)",
-                  index=False, by_row=True)
+                  index=False, by_row=True, keys=("",))
     by_call = token_use_by_call(ok)
     if by_call:
         out.detail["tokens_by_call"] = by_call
@@ -128,7 +128,7 @@ def results_of_records(records: list[dict[str, Any]], variant: str,
         out.add_table("tokens_by_call", pd.DataFrame(
             {"call": kinds, **{k.replace("_", " "): [by_call[c][k] for c in kinds]
                                for k in ("requests", "prompt_tokens", "completion_tokens")}}),
-            f"token use per call kind, {solver} solver", index=False)
+            f"token use per call kind, {solver} solver", index=False, keys=("call",))
     if tokens["turns_cut_off_in_thinking"]:
         out.warnings.append(
             f"{tokens['turns_cut_off_in_thinking']} turn(s) were cut off while the model was "

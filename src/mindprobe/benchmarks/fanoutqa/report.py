@@ -113,13 +113,14 @@ def evaluation_results(ev: Evaluation, *, title: str, extra: Mapping[str, Any] |
     res.add_table("overall", overall_frame(ev), f"FanOutQA {title} · {ev.n} questions · "
                   f"{version} data · {backend.get('backend')} (%; 95% CIs: {BOOT_METHOD} "
                   f"for means, {WILSON} for shares)", percent=PERCENT, index=False,
-                  percent_in_title=True)
+                  percent_in_title=True, keys=("metric",))
     res.add_table("by_category", _wide(by_category(ev.records), "category"),
                   "by category (%, with 95% CIs; a question counts in each of its categories)",
-                  percent=PERCENT, index=False, percent_in_title=True)
+                  percent=PERCENT, index=False, percent_in_title=True, keys=("category",))
     res.add_table("by_fanout", _wide(by_fanout(ev.records), "fanout"),
                   "by fan-out width (%, with 95% CIs; number of evidence pages, duplicates "
-                  "counted)", percent=PERCENT, index=False, percent_in_title=True)
+                  "counted)", percent=PERCENT, index=False, percent_in_title=True,
+                  keys=("fanout",))
     release = RELEASES.get(version)
     res.detail = {"dataset_version": version, "dataset": release.about if release else version,
                   "n": ev.n, "score": ev.to_dict(include_raw=include_raw, provenance=False),
@@ -228,7 +229,7 @@ def run_results(records: list[dict[str, Any]], plan: RunPlan, normalizer: Normal
         frame["gpt"] = [row["passed"] / ev.n if not row["pending"] else math.nan
                         for row in judge_rows]
         res.add_table("judges", frame, f"LLM-as-judge verdicts (primary: {primary})",
-                      percent=("gpt",), index=False)
+                      percent=("gpt",), index=False, keys=("judge",))
     sources = page_sources(records)
     if sources:
         res.detail["page_sources"] = sources

@@ -92,7 +92,7 @@ def results_of_doc(doc: Mapping[str, Any]) -> Results:
     out.add_table("metrics", metrics_frame(doc, graded_t3), title, index=False,
                   digits=dict.fromkeys(METRIC_COLUMNS, 1),
                   hidden=("correct", "wrong", "unparsed", "MR-Score is",
-                          *(() if graded_t3 else ("S+R",))))
+                          *(() if graded_t3 else ("S+R",))), keys=("scope",))
     if doc.get("strict"):
         out.notes.append("all (upstream) = upstream's substring rule, which scores invalid "
                          "verdicts too (the headline, comparable with the paper); all (strict) "
@@ -137,7 +137,7 @@ def results_of_doc(doc: Mapping[str, Any]) -> Results:
                                                                               "MR-Score is")}}
                 for label, b in judges.items()]
         out.add_table("judges", pd.DataFrame(rows), "T3 judges of this run (values x100)",
-                      index=False)
+                      index=False, keys=("judge",))
         for pair, a in (doc.get("judge_agreement") or {}).items():
             rate = "–" if a["rate"] is None else f"{a['rate']:.1%}"
             out.notes.append(f"agreement {pair}: {a['agree']}/{a['n']} step hits ({rate})")

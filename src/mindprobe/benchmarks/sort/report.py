@@ -27,6 +27,9 @@ HIDDEN = ("n_conditions", "n_correct", "most_frequent_answer", "most_frequent_an
 SHORT = {"share_A": "A", "share_B": "B", "share_X": "X", "excerpt_length": "excerpt",
          "segment_length": "segment", "present_seg1_first": "seg1 first",
          "distance_bin": "distance"}
+#: What a row of each breakdown is, for trackers' metric names (a bin's edge in words varies
+#: with the data; its index and the excerpt length do not).
+BREAKDOWN_KEYS = {"distance_bin": ("excerpt_length", "bin_index"), "book": ("book_idx",)}
 
 
 def results_of_records(records: list[dict[str, Any]], plan: RunPlan) -> Results:
@@ -65,16 +68,17 @@ def results_of_records(records: list[dict[str, Any]], plan: RunPlan) -> Results:
                      "short": {**SHORT, "macro_accuracy": "macro acc",
                                "accuracy": "micro acc"}})
     out.add_table("by_condition", _clean(m.by_condition), "accuracy by condition "
-                  "(lengths in words; %)", hidden=("n_correct",), **view)
+                  "(lengths in words; %)", hidden=("n_correct",),
+                  keys=("excerpt_length", "segment_length"), **view)
     for name in ("distance_bin", "book"):
         if name in m.breakdowns:
             out.add_table(name, _clean(m.breakdowns[name]),
                           f"accuracy by {name.replace('_', ' ')} (%)", hidden=("n_correct",),
-                          **view)
+                          keys=BREAKDOWN_KEYS[name], **view)
     if m.label_bias is not None:
         out.add_table("label_bias", _clean(m.label_bias), "answers given (%; upstream's "
                       "'percentageA': JSON)",
-                      hidden=HIDDEN, **view)
+                      hidden=HIDDEN, keys=("present_seg1_first",), **view)
     if m.context_comparison is not None:
         _add_context(out, m.context_comparison)
     out.notes.append(baseline_line(ok))
@@ -120,7 +124,7 @@ def _add_context(out: Results, cc: Any) -> None:
                   "model): accuracy with Wilson 95% CI",
                   percent=tuple(c for c in cc.columns if c.startswith(
                       ("accuracy_", "ci_low_", "ci_high_", "difference", "long_term_gain"))),
-                  index=False,
+                  index=False, keys=("excerpt_length", "segment_length"),
                   intervals={f"CI {c.replace('_', ' ')}": (f"ci_low_{c}", f"ci_high_{c}")
                              for c in ctxs if f"ci_low_{c}" in cc.columns},
                   short={**SHORT, **{f"accuracy_{c}": c.replace("_", " ") for c in ctxs},

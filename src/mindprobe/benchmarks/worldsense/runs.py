@@ -91,7 +91,8 @@ def results_of_run(records: list[dict[str, Any]], prompting: str, label: str) ->
                       intervals={"95% CI": ("ci_low", "ci_high")}, hidden=("ci",),
                       short={"invalid": "inv", "bias ±95": "±95"},
                       digits={"accuracy": 1, "ci_low": 1, "ci_high": 1, "bias": 2,
-                              "bias ±95": 2}, percent_in_title=True)
+                              "bias ±95": 2}, percent_in_title=True,
+                      keys=("problem",), tracked_as=f"accuracy/{prompting}")
     run = doc["accuracy"].get(f"{prompting}/{label}", {})
     head = run.get("ALL") or next(iter(run.values()), None)
     if head is not None and head.get("mean") is not None:
