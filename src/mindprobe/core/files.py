@@ -32,6 +32,7 @@ import os
 import secrets
 import shutil
 import socket
+import tempfile
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -336,3 +337,10 @@ def open_own(path: Path | str, flags: int = os.O_RDWR | os.O_CREAT) -> int:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(path)
     return os.open(path, flags | os.O_NOFOLLOW, 0o644)
+
+
+def probe_writable(folder: Path | str) -> None:
+    """Create and remove an empty hidden file in `folder` (OSError when it cannot): whether a
+    file could be made there, which `os.access` cannot tell as root or on a read-only mount."""
+    with tempfile.NamedTemporaryFile(dir=folder, prefix=".mindprobe-check-"):
+        pass

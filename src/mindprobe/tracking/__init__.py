@@ -9,7 +9,6 @@ that fails once the run has finished is a warning: the results are never lost fo
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
 import sys
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from mindprobe.core.files import write_file
+from mindprobe.core.inputs import inside, read_json
 from mindprobe.core.results import Results
 from mindprobe.core.secrets import redact
 from mindprobe.core.store import write_json_atomic
@@ -80,8 +80,16 @@ def _send(target: Target, known: str | None, name: str, params: dict[str, str],
                      opened=opened, verbose=verbose)
 
 
+def _manifest(path: Path) -> dict[str, Any]:
+    """A run's or profile's manifest through the one reader (finite numbers, size-capped)."""
+    doc = read_json(path, "the manifest", "profile" if path.name == "profile.json" else "manifest")
+    if not isinstance(doc, dict):
+        raise UsageError(f"{path} is not a manifest (a JSON object)")
+    return doc
+
+
 def _remember(path: Path, target: Target, run_id: str) -> None:
-    doc = json.loads(path.read_text())
+    doc = _manifest(path)
     if doc.get("trackers", {}).get(target.key) == run_id:
         return
     doc.setdefault("trackers", {})[target.key] = run_id
@@ -105,7 +113,7 @@ def _log_one(target: Target, manifest_path: Path, name: str, params: dict[str, s
     if target.kind == "mlflow" and (target.uri or "").startswith(("http://", "https://")):
         why = unreachable(target.uri, target.credentials)  # MLflow itself retries for minutes
     if why is None:
-        known = json.loads(manifest_path.read_text()).get("trackers", {}).get(target.key)
+        known = _manifest(manifest_path).get("trackers", {}).get(target.key)
         clean = {redact(k): redact(v) for k, v in params.items()}
         labels = {redact(k): redact(v) for k, v in tags.items()}
         try:
@@ -198,9 +206,11 @@ def _log_profile(profile_dir: Path, targets: Sequence[Target], warn: Warn,
     path = profile_dir / "profile.json"
     if not path.is_file():
         raise UsageError(f"{profile_dir} is not a profile folder (no profile.json)")
-    doc = json.loads(path.read_text())
-    run_dirs = [profile_dir / r for b in doc.get("benchmarks", {}).values()
-                for r in b.get("runs", []) if (profile_dir / r / "manifest.json").is_file()]
+    doc = _manifest(path)
+    benchmarks = doc.get("benchmarks", {})
+    run_dirs = [d for b in (benchmarks.values() if isinstance(benchmarks, dict) else ())
+                if isinstance(b, dict) for r in b.get("runs", [])
+                if ((d := inside(profile_dir, r, f"{path}: a run")) / "manifest.json").is_file()]
     params: dict[str, str] = {}
     from .content import flatten, metrics_of
 

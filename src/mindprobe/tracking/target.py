@@ -11,13 +11,13 @@ import base64
 import importlib.util
 import os
 import sqlite3
-import tempfile
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+from mindprobe.core.files import probe_writable
 from mindprobe.core.secrets import redact, remember
 from mindprobe.errors import UsageError
 
@@ -165,8 +165,7 @@ def _check_sqlite(name: str, uri: str) -> None:
             finally:
                 con.close()
         else:
-            with tempfile.NamedTemporaryFile(dir=parent, prefix=".mindprobe-check-"):
-                pass
+            probe_writable(parent)
     except (sqlite3.Error, OSError) as exc:
         why = getattr(exc, "strerror", None) or str(exc)
         raise UsageError(f"{name} the SQLite store {path} is not writable ({why}); give a "
