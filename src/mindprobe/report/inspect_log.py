@@ -143,7 +143,6 @@ def export_inspect(run_dir: str | Path, out: str | Path) -> tuple[int, Path]:
     m = run.manifest
     model = f"mindprobe/{run.model_label}"
     texts = run.texts
-    samples = [sample(bench, rec, model, texts) for rec in run.records]
     res = results_of(run)
     scores = []
     h = res.headline
@@ -166,15 +165,22 @@ def export_inspect(run_dir: str | Path, out: str | Path) -> tuple[int, Path]:
         model=model, config=EvalConfig(),
         metadata={"mindprobe_manifest": json.loads(json.dumps(m, default=str)),
                   "plan_prompting": run.plan().prompting})
+    n = len(run.records)
     doc = EvalLog(
         status=STATUS.get(run.status, "started"), eval=spec, plan=EvalPlan(),
-        results=EvalResults(total_samples=m.get("n_items") or len(samples),
-                            completed_samples=len(samples), scores=scores),
+        results=EvalResults(total_samples=m.get("n_items") or n, completed_samples=n,
+                            scores=scores),
         stats=EvalStats(started_at=str(m.get("started") or ""),
-                        completed_at=str(m.get("ended") or "")),
-        samples=samples)
+                        completed_at=str(m.get("ended") or "")))
+    samples = (sample(bench, rec, model, texts) for rec in run.records)
     try:
-        log.write_eval_log(doc, str(out), format="eval" if out.suffix == ".eval" else "json")
+        if out.suffix == ".eval":
+            from mindprobe.report.inspect_stream import write_eval_streamed
+
+            write_eval_streamed(doc, samples, n, out)
+        else:  # one JSON document: inspect_ai writes it whole
+            doc.samples = list(samples)
+            log.write_eval_log(doc, str(out), format="json")
     except OSError as exc:
         raise UsageError(f"cannot write {out}: {exc.strerror or exc}") from None
-    return len(samples), out
+    return n, out
