@@ -91,8 +91,8 @@ def sample(bench: Any, rec: dict[str, Any], model: str, texts: dict[str, str] | 
 
     turns = exchange(rec, texts)
     reply_at = max((i for i, (role, _) in enumerate(turns) if role == "assistant"), default=None)
-    inputs = turns[:reply_at] if reply_at is not None else turns
     messages = [_message(r, t) for r, t in turns]
+    inputs = messages[:reply_at] if reply_at is not None else messages  # the same messages
     reply = turns[reply_at][1] if reply_at is not None else ""
     error = rec.get("error")
     scores_in = bench.item_scores(rec) if error is None else {}
@@ -105,7 +105,7 @@ def sample(bench: Any, rec: dict[str, Any], model: str, texts: dict[str, str] | 
     metadata = {k: v for k, v in rec.items() if k not in EXCHANGE and k != "id"}
     return EvalSample(
         id=str(rec["id"]), epoch=1,
-        input=[_message(r, t) for r, t in inputs] or str(rec["id"]),
+        input=inputs or str(rec["id"]),
         target="" if gold is None else _text(gold), messages=messages,
         output=ModelOutput.from_content(model, reply, error=str(error) if error else None),
         scores=scores, metadata=json.loads(json.dumps(metadata, default=str)),

@@ -6,7 +6,9 @@ re-run during a live eval): every sample is compared with every earlier one, so 
 took minutes and a full WorldSense run (87,048) did not finish. A finished run has one record
 per id, so nothing can be superseded: the samples go to the same recorder (inspect_ai's own
 zip layout, summaries and header) in batches, each batch buffered without the search and
-written out before the next is made. Time is linear, memory one batch.
+written out before the next is made. Time is linear, memory one batch. Samples are stored
+as made, not condensed into attachments (`write_eval_log` moves long texts there, a quarter of
+its time; Inspect reads both forms alike).
 
 Where the installed inspect_ai lacks the recorder internals this relies on, the samples go
 through the recorder's public `log_sample`/`flush` in the same batches (correct, slower).
@@ -38,7 +40,6 @@ def write_eval_streamed(doc: Any, samples: Iterable[Any], n: int, out: Path) -> 
 
 
 async def _write(doc: Any, samples: Iterable[Any], batch: int, out: Path) -> None:
-    from inspect_ai.log._condense import condense_sample
     from inspect_ai.log._recorders.eval import EvalRecorder
 
     recorder = EvalRecorder(str(out.parent))
@@ -47,7 +48,6 @@ async def _write(doc: Any, samples: Iterable[Any], batch: int, out: Path) -> Non
     buffer = _fast_buffer(recorder, doc.eval)
     pending = 0
     for s in samples:
-        s = condense_sample(s)  # as write_eval_log stores samples
         if buffer is not None:
             buffer.append(s)
         else:
