@@ -3,7 +3,7 @@
 inspect_ai's `write_eval_log` takes the whole log in memory and hands each sample to its
 recorder's buffer, which first searches the buffer for an earlier copy of the same sample (a
 re-run during a live eval): every sample is compared with every earlier one, so 20,000 records
-took minutes and a full WorldSense run (87,048) did not finish. A finished run has one record
+took minutes and a run of 87,048 did not finish. A finished run has one record
 per id, so nothing can be superseded: the samples go to the same recorder (inspect_ai's own
 zip layout, summaries and header) in batches, each batch buffered without the search and
 written out before the next is made. Time is linear, memory one batch. Samples are stored
