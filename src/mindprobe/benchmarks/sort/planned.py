@@ -1,11 +1,12 @@
 """The rows a SORT plan picks from, memoised on disk and grouped by excerpt.
 
-Reading a Book-SORT folder (200 MB of Parquet for the full grid) and turning it into rows
-took seconds at every plan, though a quick profile asks 332 of its 33,200 segment pairs. The
-rows of a split are decoded once into the data memo (`core.data.decoded_groups`), one group
-per excerpt (a condition, book and excerpt, in the folder's order); a plan chooses groups
-from their keys alone and decodes only those. Same rows, same order as `load_booksort` and
-`evaluation_rows` give.
+Reading a Book-SORT folder (200 MB of Parquet for the full grid, 290 MB of excerpt text) and
+turning it into rows took seconds at every plan, though a quick profile asks 332 of its 33,200
+segment pairs. The rows of a split are decoded once into the data memo
+(`core.data.decoded_groups`), one compressed group per excerpt (its questions share one copy
+of its text); a plan chooses groups from their keys alone and decodes only those. Each row
+keeps its place in the folder's order, so the rows come back as `load_booksort` and
+`evaluation_rows` give them.
 """
 
 from __future__ import annotations
@@ -37,21 +38,24 @@ def _stamp(root: Path, split: str) -> str:
 
 
 def row_groups(root: str | Path, split: str) -> Grouped:
-    """Every evaluation row of `split` in `root`, grouped by excerpt: key (L_E, L_S, book,
-    excerpt, run), `run` telling apart an excerpt's rows should they not be contiguous."""
+    """Every evaluation row of `split` in `root` (with `_pos`, its place in order), grouped by
+    excerpt: key (L_E, L_S, book, excerpt), in the order of each excerpt's first row."""
     root = Path(root)
-    last: list[Any] = [None, -1]
 
-    def key(row: dict[str, Any]) -> tuple[int, int, int, int, int]:
-        k = (row["excerpt_length"], row["segment_length"], row["book_idx"], row["excerpt_idx"])
-        if k != last[0]:
-            last[0], last[1] = k, last[1] + 1
-        return (*k, last[1])
+    def key(row: dict[str, Any]) -> tuple[int, int, int, int]:
+        return (row["excerpt_length"], row["segment_length"], row["book_idx"],
+                row["excerpt_idx"])
 
     def decode(_: Path) -> list[dict[str, Any]]:
-        return evaluation_rows(load_booksort(root, split))
+        rows = evaluation_rows(load_booksort(root, split))
+        texts: dict[str, str] = {}
+        for i, row in enumerate(rows):
+            row["_pos"] = i
+            # one object per text: marshal then stores an excerpt once per group
+            row["excerpt_text"] = texts.setdefault(row["excerpt_text"], row["excerpt_text"])
+        return rows
 
-    return decoded_groups(root, _stamp(root, split), "sort-rows", decode, key)
+    return decoded_groups(root, _stamp(root, split), "sort-rows", decode, key, packed=True)
 
 
 def conditions_of(groups: Grouped) -> list[tuple[int, int]]:
@@ -64,8 +68,8 @@ def planned_rows(groups: Grouped, conditions: list[tuple[int, int]],
                  book_ids: list[int] | None = None, excerpts: int | None = None,
                  root: Path | str = "") -> list[dict[str, Any]]:
     """The rows `evaluation_rows` gives for `conditions` (one `condition`, `book_ids`, the
-    first `limit`), keeping the first `excerpts` excerpts of each condition and book; only
-    their groups are decoded."""
+    first `limit`), keeping the first `excerpts` excerpts of each condition and book. Without
+    a limit only the kept excerpts are decoded."""
     if limit is not None and limit < 0:
         raise UsageError(f"--limit must be >= 0, got {limit}")
     wanted = set(conditions)
@@ -76,26 +80,30 @@ def planned_rows(groups: Grouped, conditions: list[tuple[int, int]],
         keys = [k for k in keys if (k[0], k[1]) == condition]
     if book_ids is not None:
         keys = [k for k in keys if k[2] in set(book_ids)]
-    take: dict[Any, int] = {}  # the last group a limit reaches is cut
+    if excerpts and limit is None:  # keys come in the order of their first rows
+        keys = _first_excerpts(keys, excerpts)
+    rows = sorted(groups.load(keys), key=lambda r: r["_pos"])
     if limit is not None:
-        sizes = dict(zip(groups.keys, groups.sizes, strict=True))
-        taken, n = [], 0
-        for k in keys:
-            if n >= limit:
-                break
-            taken.append(k)
-            take[k] = min(sizes[k], limit - n)
-            n += sizes[k]
-        keys = taken
-    if excerpts:
-        first: dict[tuple[int, int, int], set[int]] = {}
-        kept = []
-        for k in keys:
-            seen = first.setdefault(k[:3], set())
-            if k[3] in seen or len(seen) < excerpts:
-                seen.add(k[3])
-                kept.append(k)
-        keys = kept
-    if limit is None:
-        return groups.load(keys)
-    return [row for k in keys for row in groups.load([k])[:take[k]]]
+        rows = rows[:limit]
+        if excerpts:
+            kept = set(_first_excerpts([_key(r) for r in rows], excerpts))
+            rows = [r for r in rows if _key(r) in kept]
+    for r in rows:
+        del r["_pos"]
+    return rows
+
+
+def _key(row: dict[str, Any]) -> tuple[int, int, int, int]:
+    return (row["excerpt_length"], row["segment_length"], row["book_idx"], row["excerpt_idx"])
+
+
+def _first_excerpts(keys: list[tuple[int, ...]], k: int) -> list[tuple[int, ...]]:
+    """The keys of each condition and book's first `k` excerpts, in order (repeats kept)."""
+    first: dict[tuple[int, ...], set[int]] = {}
+    out = []
+    for key in keys:
+        seen = first.setdefault(key[:3], set())
+        if key[3] in seen or len(seen) < k:
+            seen.add(key[3])
+            out.append(key)
+    return out
