@@ -15,6 +15,7 @@ def test_packed_groups_round_trip_and_shrink(tmp_path, monkeypatch):
     plain = decoded_groups(src, "0" * 64, "plain", lambda _: records, lambda r: r["g"])
     packed = decoded_groups(src, "0" * 64, "packed", lambda _: records, lambda r: r["g"],
                             packed=True)
+    assert packed.load([1]) == [r for r in records if r["g"] == 1]  # as made
     again = decoded_groups(src, "0" * 64, "packed", lambda _: [], lambda r: r["g"], packed=True)
     assert again.keys == plain.keys == list(range(7))
     assert again.load([3, 5]) == plain.load([3, 5]) == [r for g in (3, 5) for r in records
