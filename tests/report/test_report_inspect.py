@@ -110,3 +110,41 @@ def test_export_mistakes(cli, report_runs, tmp_path, args, message):
     code, _, err = cli("export", "--format", "inspect", *argv)
     assert code == 2 and message in err, err
     assert "Traceback" not in err
+
+
+@pytest.mark.slow
+def test_export_is_linear_in_the_records(cli, report_runs, tmp_path, monkeypatch):
+    """Each sample is written without a search over the samples before it: inspect_ai's own
+    `write_eval_log` compares every sample's key with every earlier one's (1,200 records:
+    ~720,000 comparisons; a full WorldSense run of 87,048 never finished). The keys built
+    stay a few per record, and every sample is in the log, each once."""
+    from inspect_ai.log._recorders import eval as recorder
+
+    src = report_runs.of("worldsense")[0]
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "manifest.json").write_text((src / "manifest.json").read_text())
+    seed = _records(src)
+    n = 1200
+    with open(run / "records.jsonl", "w") as f:
+        for i in range(n):
+            k, r = divmod(i, len(seed))
+            rec = dict(seed[r])
+            rec["Key"] = rec["Key"] ^ (k << 56)
+            rec["id"], rec["tuple_ID"] = str(rec["Key"]), f"{rec['tuple_ID']}#{k}"
+            f.write(json.dumps(rec) + "\n")
+    built = []
+
+    class Counted(recorder.SampleRecordKey):
+        def __new__(cls, *args):
+            built.append(1)
+            return super().__new__(cls, *args)
+
+    monkeypatch.setattr(recorder, "SampleRecordKey", Counted)
+    out = tmp_path / "big.eval"
+    code, _, err = cli("export", "--format", "inspect", "--run", run, "--out", out)
+    assert code == 0, err
+    assert len(built) < 5 * n
+    got = log.read_eval_log(str(out))
+    assert sorted(s.id for s in got.samples) == sorted(str(r["id"]) for r in _records(run))
+    assert len(log.read_eval_log_sample_summaries(str(out))) == n

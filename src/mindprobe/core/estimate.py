@@ -11,7 +11,6 @@ about again, the same instructions) is not prefilled again.
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import Iterable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -83,13 +82,30 @@ def prompt_text(messages: list[dict[str, Any]]) -> str:
     return "\n".join(str(m.get("content") or "") for m in messages)
 
 
+def common_prefix_length(a: str, b: str) -> int:
+    """The length of the longest common prefix of `a` and `b`, found by halving: each step
+    compares two slices in C, where `os.path.commonprefix` walks the characters in Python (3 s
+    over a quick profile's SORT prompts of 100,000 characters each)."""
+    n = min(len(a), len(b))
+    if a[:n] == b[:n]:
+        return n
+    lo, hi = 0, n  # a[:lo] == b[:lo] and a[:hi] != b[:hi]
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
 def _prompt_totals(prompts: Iterable[list[dict[str, Any]]]) -> Iterator[tuple[int, int]]:
     """Each prompt's tokens and what of it is not shared with the one before (prefilled)."""
     previous = ""
     for messages in prompts:
         text = prompt_text(messages)
         tokens = text_tokens(text) + message_tokens(len(messages))
-        shared = text_tokens(os.path.commonprefix([previous, text]), sample=False) \
+        shared = text_tokens(text[:common_prefix_length(previous, text)], sample=False) \
             if previous else 0
         previous = text
         yield tokens, tokens - shared

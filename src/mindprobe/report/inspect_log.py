@@ -91,8 +91,8 @@ def sample(bench: Any, rec: dict[str, Any], model: str, texts: dict[str, str] | 
 
     turns = exchange(rec, texts)
     reply_at = max((i for i, (role, _) in enumerate(turns) if role == "assistant"), default=None)
-    inputs = turns[:reply_at] if reply_at is not None else turns
     messages = [_message(r, t) for r, t in turns]
+    inputs = messages[:reply_at] if reply_at is not None else messages  # the same messages
     reply = turns[reply_at][1] if reply_at is not None else ""
     error = rec.get("error")
     scores_in = bench.item_scores(rec) if error is None else {}
@@ -105,7 +105,7 @@ def sample(bench: Any, rec: dict[str, Any], model: str, texts: dict[str, str] | 
     metadata = {k: v for k, v in rec.items() if k not in EXCHANGE and k != "id"}
     return EvalSample(
         id=str(rec["id"]), epoch=1,
-        input=[_message(r, t) for r, t in inputs] or str(rec["id"]),
+        input=inputs or str(rec["id"]),
         target="" if gold is None else _text(gold), messages=messages,
         output=ModelOutput.from_content(model, reply, error=str(error) if error else None),
         scores=scores, metadata=json.loads(json.dumps(metadata, default=str)),
@@ -146,7 +146,6 @@ def export_inspect(run_dir: str | Path, out: str | Path,
     m = run.manifest
     model = f"mindprobe/{run.model_label}"
     texts = run.texts
-    samples = [sample(bench, rec, model, texts) for rec in run.records]
     res = results_of(run)
     scores = []
     h = res.headline
@@ -169,14 +168,23 @@ def export_inspect(run_dir: str | Path, out: str | Path,
         model=model, config=EvalConfig(),
         metadata={"mindprobe_manifest": json.loads(json.dumps(m, default=str)),
                   "plan_prompting": run.plan().prompting})
+    n = len(run.records)
     doc = EvalLog(
         status=STATUS.get(run.status, "started"), eval=spec, plan=EvalPlan(),
-        results=EvalResults(total_samples=m.get("n_items") or len(samples),
-                            completed_samples=len(samples), scores=scores),
+        results=EvalResults(total_samples=m.get("n_items") or n, completed_samples=n,
+                            scores=scores),
         stats=EvalStats(started_at=str(m.get("started") or ""),
-                        completed_at=str(m.get("ended") or "")),
-        samples=samples)
-    fmt = "eval" if out.suffix == ".eval" else "json"
-    write_file(out, lambda tmp: log.write_eval_log(doc, str(tmp), format=fmt),
-               replace=replace, flag="--out")
-    return len(samples), out
+                        completed_at=str(m.get("ended") or "")))
+    samples = (sample(bench, rec, model, texts) for rec in run.records)
+
+    def write(tmp: Path) -> None:
+        if out.suffix == ".eval":
+            from mindprobe.report.inspect_stream import write_eval_streamed
+
+            write_eval_streamed(doc, samples, n, tmp)
+        else:  # one JSON document: inspect_ai writes it whole
+            doc.samples = list(samples)
+            log.write_eval_log(doc, str(tmp), format="json")
+
+    write_file(out, write, replace=replace, flag="--out")
+    return n, out

@@ -43,6 +43,7 @@ def estimate_tokens(
     cot_messages: dict[str, str] | None = None,
     cot_reasoning_tokens: int = COT_REASONING_TOKENS,
     per_message: int | None = None,
+    also_turns: int = 0,
 ) -> dict[str, Any]:
     """Token totals for the selected `samples` (idx = position), counted per message.
 
@@ -52,13 +53,16 @@ def estimate_tokens(
     CoT solver's reason/answer system messages) also `solver` and `reasoning_tokens` (the
     assumed reasoning, included in `completion_tokens`). Each message in a prompt adds
     `per_message` chat-template tokens (default: the counter in force's, `core.estimate`).
+    `also_turns`: `within` holds the same totals for chats cut after that many turns (the
+    oracle's chats are the same turn for turn up to there: one pass gives both).
     """
     cot = cot_messages is not None
     over = message_tokens(1) if per_message is None else per_message
     reason_msg = count_tokens(cot_messages["reason"]) + over if cot else 0
     answer_msg = count_tokens(cot_messages["answer"]) + over if cot else 0
-    totals = {"turns": 0, "requests": 0, "prompt_tokens": 0, "prefill_tokens": 0,
-              "completion_tokens": 0}
+    keys = ("turns", "requests", "prompt_tokens", "prefill_tokens", "completion_tokens")
+    totals = dict.fromkeys(keys, 0)
+    early = dict.fromkeys(keys, 0)  # within each chat's first `also_turns` turns
     reasoning_total = 0
     max_prompt = 0
     for idx, words in enumerate(samples):
@@ -68,6 +72,7 @@ def estimate_tokens(
         )
         context = count_tokens(system) + over
         new_tokens = context  # not yet prefilled
+        turn = 0
         while not episode.finished:
             user = count_tokens(episode.next_user_message()) + over
             context += user
@@ -77,24 +82,24 @@ def estimate_tokens(
             if cot:
                 first = context + reason_msg
                 second = first + cot_reasoning_tokens + answer_msg
-                totals["prompt_tokens"] += first + second
-                totals["prefill_tokens"] += new_tokens + reason_msg + cot_reasoning_tokens \
-                    + answer_msg
-                totals["requests"] += 2
+                step = (1, 2, first + second, new_tokens + reason_msg + cot_reasoning_tokens
+                        + answer_msg, cot_reasoning_tokens + tag)
                 max_prompt = max(max_prompt, second)
                 reasoning_total += cot_reasoning_tokens
-                totals["completion_tokens"] += cot_reasoning_tokens + tag
             else:
-                totals["prompt_tokens"] += context
-                totals["prefill_tokens"] += new_tokens
-                totals["requests"] += 1
+                step = (1, 1, context, new_tokens, tag)
                 max_prompt = max(max_prompt, context)
-                totals["completion_tokens"] += tag
+            for k, v in zip(keys, step, strict=True):
+                totals[k] += v
+                if turn < also_turns:
+                    early[k] += v
+            turn += 1
             episode.observe(answer)
             context += tag + over  # the answer enters the history, with either solver
             new_tokens = tag + over  # next turn re-reads the answer before the new message
-            totals["turns"] += 1
     out = {"samples": len(samples), **totals, "max_prompt_tokens": max_prompt}
+    if also_turns:
+        out["within"] = early
     if cot:
         out.update(solver="cot", reasoning_tokens=reasoning_total)
     return out

@@ -290,18 +290,15 @@ class AlreadySaidThatBenchmark(Benchmark):
         system, fmt = first["system"], first.get("text_format")
         if fmt is not None:  # a base model: the HHH dialogues come first, all as text
             system = fmt.head(system)
+        # The expected value: chats that end after EXPECTED_TURNS turns (an assumption: how
+        # long a chat lasts is the model's score, unknown before the run), from the same pass.
         est = estimate_tokens(
             cfg["variant"], [it.payload["words"] for it in plan.items],
             first["pool"], system, cfg["seed"], max_turns=opts.max_turns,
             cot_messages=cfg.get("cot_messages"),
+            also_turns=min(EXPECTED_TURNS, opts.max_turns),
         )
-        # The expected value: chats that end after EXPECTED_TURNS turns (an assumption: how
-        # long a chat lasts is the model's score, unknown before the run).
-        expected = estimate_tokens(
-            cfg["variant"], [it.payload["words"] for it in plan.items],
-            first["pool"], system, cfg["seed"],
-            max_turns=min(EXPECTED_TURNS, opts.max_turns),
-            cot_messages=cfg.get("cot_messages"))
+        expected = est.pop("within")
         est.update(bound="upper bound: every chat lasts all its turns",
                    expected_turns=expected["turns"],
                    expected_prompt_tokens=expected["prompt_tokens"],

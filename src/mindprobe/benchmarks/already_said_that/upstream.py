@@ -16,6 +16,7 @@ prompt with the role prefixes of its `ROLE_TO_PREFIX`, stopping at them (`TextFo
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -111,6 +112,16 @@ class Solver:
         return out
 
 
+@functools.lru_cache(maxsize=8)
+def _registry(path: str) -> dict[str, Any]:
+    """An upstream registry file (sha256-verified by `resolve`), parsed once per process with
+    libyaml where PyYAML has it (every variant of a plan reads the same file)."""
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return yaml.load(Path(path).read_text(encoding="utf-8"), Loader=loader) or {}
+
+
 def solver(name: str, data_dir: Path | None, base: bool = False) -> Solver:
     """The published runs' solver for `--solver name` (`base`: the one upstream runs a base
     model with, its `HHHSolver` layers unwrapped), read from upstream's registry."""
@@ -120,7 +131,7 @@ def solver(name: str, data_dir: Path | None, base: bool = False) -> Solver:
     import yaml
 
     try:
-        spec = (yaml.safe_load(path.read_text(encoding="utf-8")) or {})[entry]
+        spec = _registry(str(path))[entry]
         if name == "direct":
             return Solver(name, entry, {"answer": _sampling(_unwrap(spec, base))})
         args = spec["args"]

@@ -247,6 +247,28 @@ def available_backends() -> list[str]:
     return out
 
 
+def resolve_backend(backend: str = AUTO) -> tuple[str, bool]:
+    """(name, exact) of the lemmatiser `load_lemmatizer(backend)` gives, found without loading
+    spaCy or a pipeline (seconds): what a plan reports. One that is not installed is the
+    MindprobeError loading it would raise, so a plan still fails before anything runs."""
+    if backend == AUTO:
+        backend = os.environ.get(ENV_VAR, "").strip() or AUTO
+    if backend in _LOADED:
+        return _LOADED[backend].name, _LOADED[backend].exact
+    if not _importable("spacy"):
+        raise MindprobeError("spaCy is not installed.\n" + INSTALL_HELP)
+    if backend == AUTO:
+        for pkg in (OFFICIAL, REUPLOAD):
+            if _importable(pkg):
+                return f"spacy:{pkg}", True
+        raise MindprobeError("no spaCy English pipeline found.\n" + INSTALL_HELP)
+    if backend == LOOKUP:
+        return "lookup(approximate)", False
+    if not _importable(backend):
+        raise MindprobeError(f"spaCy pipeline {backend!r} is not installed.\n" + INSTALL_HELP)
+    return f"spacy:{backend}", backend in (OFFICIAL, REUPLOAD)
+
+
 def load_lemmatizer(backend: str = AUTO) -> Lemmatizer:
     """Load (once per process) a lemmatiser by name.
 

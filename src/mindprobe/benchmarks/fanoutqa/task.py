@@ -32,7 +32,7 @@ from mindprobe.models import model_label
 
 from .data import DATA_FILES, LEGACY_VERSION, Question, load_questions, version_of
 from .judge import SEED, collect_judges, judge_letter, judge_prompt, parse_judge
-from .lemma import load_lemmatizer
+from .lemma import load_lemmatizer, resolve_backend
 from .metrics import score_answer
 from .normalize import Normalizer
 from .options import FanOutQAOptions
@@ -131,10 +131,11 @@ class FanOutQABenchmark(Benchmark):
                              "fanoutqa:evidenceprovided")
         version = opts.dataset_version
         questions = load_questions(opts.split, version, ctx.data_dir)  # type: ignore[arg-type]
-        lem = self.normalizer(opts.lemmatizer).lemmatizer
+        # named, not loaded: spaCy and its pipeline take seconds, and only scoring needs them
+        lem_name, lem_exact = resolve_backend(opts.lemmatizer)
         ctx.info(f"fanoutqa:{setting}: {len(questions)} {opts.split} questions "
-                 f"({version}); lemmatiser {lem.name}"
-                 + ("" if lem.exact else " (approximate)"))
+                 f"({version}); lemmatiser {lem_name}"
+                 + ("" if lem_exact else " (approximate)"))
         judge = opts.judge or ctx.roles.get("judge")
         if judge and opts.split == "test":
             ctx.warn("the test split has no gold answers: the judge is not run")

@@ -95,11 +95,7 @@ class SortBenchmark(Benchmark):
 
     def plan(self, ctx: PlanContext, opts: SortOptions) -> RunPlan:
         from mindprobe.benchmarks.sort.cell import CONDITIONS
-        from mindprobe.benchmarks.sort.data import (
-            available_conditions,
-            evaluation_rows,
-            load_booksort,
-        )
+        from mindprobe.benchmarks.sort.planned import conditions_of, planned_rows, row_groups
         from mindprobe.benchmarks.sort.prompts import get_prompt_config
         from mindprobe.core.prompt_file import apply_prompt_file
 
@@ -114,8 +110,7 @@ class SortBenchmark(Benchmark):
         root = sources.books_root(ctx.data_dir)
         if sources.has_booksort_files(root):
             folder, origin = root, f"Book-SORT files in {root}"
-            candidates = [wanted] if wanted else available_conditions(
-                load_booksort(folder, opts.split))
+            candidates = [wanted] if wanted else conditions_of(row_groups(folder, opts.split))
         else:
             folder, origin = None, f"built from the Gutenberg books in {root}"
             candidates = [wanted] if wanted else list(CONDITIONS)
@@ -127,23 +122,14 @@ class SortBenchmark(Benchmark):
             ctx.info(f"sort: skipped {s}")
         if folder is None:
             folder = sources.built_dir(root, fits, book_ids)
-        rows = load_booksort(folder, opts.split, fits)
-        present = available_conditions(rows)
+        groups = row_groups(folder, opts.split)
+        present = [c for c in conditions_of(groups) if c in fits]
         if wanted and wanted not in present:
             raise UsageError(f"condition {ctx.variant} is not in {origin}")
-        picked = evaluation_rows(rows, *(wanted or (None, None)), limit=ctx.limit,
-                                 book_ids=book_ids)
-        if opts.excerpts:
-            first = {}
-            for r in picked:
-                first.setdefault((r["excerpt_length"], r["segment_length"], r["book_idx"]),
-                                 set())
-            for r in picked:
-                seen = first[(r["excerpt_length"], r["segment_length"], r["book_idx"])]
-                if len(seen) < opts.excerpts:
-                    seen.add(r["excerpt_idx"])
-            picked = [r for r in picked if r["excerpt_idx"] in
-                      first[(r["excerpt_length"], r["segment_length"], r["book_idx"])]]
+        # the rows to ask, decoded from the memo alone (--excerpts K: each condition and
+        # book's first K excerpts)
+        picked = planned_rows(groups, fits, wanted, limit=ctx.limit, book_ids=book_ids,
+                              excerpts=opts.excerpts, root=folder)
         # Questions about one excerpt run back to back: a prefix-caching backend then keeps
         # the excerpt's KV cache from one question to the next.
         picked.sort(key=lambda r: (r["excerpt_length"], r["segment_length"], r["book_idx"],
