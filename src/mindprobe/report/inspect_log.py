@@ -177,14 +177,13 @@ def export_inspect(run_dir: str | Path, out: str | Path,
                         completed_at=str(m.get("ended") or "")))
     samples = (sample(bench, rec, model, texts) for rec in run.records)
 
-    def write(tmp: Path) -> None:
-        if out.suffix == ".eval":
-            from mindprobe.report.inspect_stream import write_eval_streamed
+    if out.suffix == ".eval":  # streamed: samples made one by one, in batches
+        from mindprobe.report.inspect_stream import write_eval_streamed
 
-            write_eval_streamed(doc, samples, n, tmp)
-        else:  # one JSON document: inspect_ai writes it whole
-            doc.samples = list(samples)
-            log.write_eval_log(doc, str(tmp), format="json")
-
-    write_file(out, write, replace=replace, flag="--out")
+        write_file(out, lambda tmp: write_eval_streamed(doc, samples, n, tmp),
+                   replace=replace, flag="--out")
+    else:  # one JSON document: inspect_ai writes it whole
+        doc.samples = list(samples)
+        write_file(out, lambda tmp: log.write_eval_log(doc, str(tmp), format="json"),
+                   replace=replace, flag="--out")
     return n, out
