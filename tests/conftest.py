@@ -153,3 +153,24 @@ def tmpfs(tmp_path) -> Iterator[Callable[[str, int], Path]]:
     yield mount
     for where in mounted:
         subprocess.run(["umount", "-l", str(where)], capture_output=True)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--module-census", action="store_true",
+                     help="at the end, list mindprobe's modules no test imported in this process "
+                          "(does the fast tier, `-m 'not slow'`, still reach every module?)")
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # noqa: ARG001
+    if not config.getoption("--module-census"):
+        return
+    import sys
+
+    src = REPO / "src"
+    modules = {".".join(p.relative_to(src).with_suffix("").parts).removesuffix(".__init__")
+               for p in (src / "mindprobe").rglob("*.py")}
+    missed = sorted(m for m in modules if m not in sys.modules)
+    terminalreporter.write_line(f"module census: {len(modules) - len(missed)} of {len(modules)} "
+                                "mindprobe modules imported" + (":" if missed else ""))
+    for m in missed:
+        terminalreporter.write_line(f"  not imported: {m}")
