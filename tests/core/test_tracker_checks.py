@@ -171,6 +171,26 @@ def test_wandb_offline_files_hold_no_secret(tmp_path):
 
 
 @pytest.mark.slow
+def test_wandb_files_go_beside_the_run_not_the_working_folder(tmp_path):
+    """Was: W&B wrote its offline run into ./wandb of whatever folder the command ran from.
+    Without WANDB_DIR it goes into the logged run's folder; the working folder stays empty."""
+    pytest.importorskip("wandb", reason="needs mindprobe[wandb] (installed by .[dev])")
+    env = {k: v for k, v in os.environ.items() if k != "WANDB_DIR"}
+    env.update({"WANDB_MODE": "offline", "WANDB_SILENT": "true",
+                "MINDPROBE_CACHE_DIR": str(tmp_path / "cache")})
+    work = tmp_path / "work"
+    work.mkdir()
+    done = subprocess.run(
+        [sys.executable, "-m", "mindprobe.cli", "run", "worldsense:fresh", "--model", "random",
+         "--limit", "3", "--runs-dir", str(tmp_path / "runs"), "--log-to", "wandb:here"],
+        env=env, cwd=work, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert list(work.iterdir()) == []
+    (manifest,) = (tmp_path / "runs").rglob("manifest.json")
+    assert list((manifest.parent / "wandb").glob("offline-run-*"))
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize(("task", "extra"), [
     ("worldsense:fresh", ["--limit", "40"]),
     ("mr_gsm8k:sample", ["--data-dir", "mr_gsm8k"]),

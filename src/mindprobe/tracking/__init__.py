@@ -67,7 +67,8 @@ def quiet(verbose: bool) -> Iterator[None]:
 
 def _send(target: Target, known: str | None, name: str, params: dict[str, str],
           metrics: dict[str, float], files: list[Path], tags: dict[str, str],
-          parent: str | None, opened: Callable[[str], None], verbose: bool) -> str:
+          parent: str | None, opened: Callable[[str], None], verbose: bool,
+          folder: Path) -> str:
     if target.kind == "mlflow":
         from .mlflow_tracker import log
 
@@ -77,7 +78,7 @@ def _send(target: Target, known: str | None, name: str, params: dict[str, str],
     from .wandb_tracker import log as wandb_log
 
     return wandb_log(target.where, known, name, params, metrics, files, tags, group=parent,
-                     opened=opened, verbose=verbose)
+                     opened=opened, verbose=verbose, folder=folder)
 
 
 def _manifest(path: Path) -> dict[str, Any]:
@@ -121,7 +122,7 @@ def _log_one(target: Target, manifest_path: Path, name: str, params: dict[str, s
             with contextlib.redirect_stdout(sys.stderr), quiet(verbose):
                 run_id = _send(target, known, redact(name), clean, metrics, files, labels,
                                parent, lambda rid: _remember(manifest_path, target, rid),
-                               verbose)
+                               verbose, folder)
         except UsageError:
             raise
         except Exception as exc:  # a tracker's own errors are many and vary by version

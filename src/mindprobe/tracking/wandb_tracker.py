@@ -8,6 +8,7 @@ holds the model URL's credentials, and the run's identity is already its (masked
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -31,7 +32,7 @@ def settings(wandb: Any, verbose: bool = False) -> Any:
 def log(project: str | None, run_id: str | None, name: str, params: dict[str, str],
         metrics: dict[str, float], artifacts: list[Path], tags: dict[str, str],
         group: str | None = None, opened: Callable[[str], None] | None = None,
-        verbose: bool = False) -> str:
+        verbose: bool = False, folder: Path | None = None) -> str:
     """Create (or resume) one W&B run, set its config and summary, add the files as one
     artifact; its id. An interrupted logging ends the W&B run with a failing exit code."""
     try:
@@ -43,6 +44,10 @@ def log(project: str | None, run_id: str | None, name: str, params: dict[str, st
                               "config": params, "tags": sorted(tags.values())[:60],
                               "reinit": "create_new", "settings": settings(wandb, verbose)}
     kwargs.update({"id": run_id, "resume": "allow"} if run_id else {})
+    if folder is not None and not os.environ.get("WANDB_DIR"):
+        # W&B's own files (offline runs for `wandb sync`) beside what they log, in the run's or
+        # profile's folder: never a stray ./wandb in whatever folder the command ran from
+        kwargs["dir"] = str(folder)
     run = wandb.init(**kwargs)
     code = 1
     try:
