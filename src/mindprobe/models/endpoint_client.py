@@ -15,6 +15,7 @@ import orjson
 from mindprobe.core.model import (
     NO_REASONING,
     CallContext,
+    ChoiceScores,
     Completion,
     Reasoning,
     Request,
@@ -210,6 +211,19 @@ class Endpoint:
         self.active -= 1
         if local is not None and self.free_slots is not None:
             self.free_slots.give(local)
+
+    def answered(self, result: Any, elapsed: float, cost: Completion | None) -> None:
+        """Count one answered call (`result`: what the client returned) that took `elapsed`
+        seconds and cost `cost`'s tokens (None: no tokens to count)."""
+        extra = result.requests - 1 if isinstance(result, ChoiceScores) else 0
+        self.requests += extra  # score_choices may send one request per candidate
+        self.ok += 1 + extra
+        self.latency += elapsed
+        self.ewma = elapsed if self.ewma == 0 else 0.8 * self.ewma + 0.2 * elapsed
+        if cost is not None:
+            self.prompt_tokens += cost.prompt_tokens
+            self.cached_prompt_tokens += cost.cached_prompt_tokens
+            self.completion_tokens += cost.completion_tokens
 
 
 def agreed_identity(model: str, endpoints: list[Endpoint]) -> dict[str, Any]:
