@@ -15,7 +15,6 @@ import orjson
 from mindprobe.core.model import (
     NO_REASONING,
     CallContext,
-    ChoiceScores,
     Completion,
     Reasoning,
     Request,
@@ -212,10 +211,9 @@ class Endpoint:
         if local is not None and self.free_slots is not None:
             self.free_slots.give(local)
 
-    def answered(self, result: Any, elapsed: float, cost: Completion | None) -> None:
-        """Count one answered call (`result`: what the client returned) that took `elapsed`
-        seconds and cost `cost`'s tokens (None: no tokens to count)."""
-        extra = result.requests - 1 if isinstance(result, ChoiceScores) else 0
+    def answered(self, extra: int, elapsed: float, cost: Completion | None) -> None:
+        """Count one answered call that took `elapsed` seconds and cost `cost`'s tokens (None:
+        none to count); `extra`: requests it sent beyond one."""
         self.requests += extra  # score_choices may send one request per candidate
         self.ok += 1 + extra
         self.latency += elapsed

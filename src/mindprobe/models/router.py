@@ -327,7 +327,8 @@ class RouterModel(Model):
                 ep.inflight -= 1
             ep.health.ok()
             self.retry.answered()
-            ep.answered(result, time.perf_counter() - t0, cost(result))
+            extra = result.requests - 1 if isinstance(result, ChoiceScores) else 0
+            ep.answered(extra, time.perf_counter() - t0, cost(result))
             return result
 
     def _went_down(self, ep: Endpoint) -> None:
