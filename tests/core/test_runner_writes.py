@@ -156,10 +156,10 @@ def test_a_partly_taken_write_is_cut_back(tmp_path, monkeypatch):
             return real_write(fd, bytes(data[:5]))
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr("mindprobe.core.store.os.write", full_disk)
+    monkeypatch.setattr("mindprobe.core.run_store.os.write", full_disk)
     with pytest.raises(OSError):
         store.append({"id": "b", "pad": "x" * 100})
-    monkeypatch.setattr("mindprobe.core.store.os.write", real_write)
+    monkeypatch.setattr("mindprobe.core.run_store.os.write", real_write)
     store.append({"id": "c"})  # space again: the next line follows a whole one
     store.close("finished")
     assert [r["id"] for r in read_records(store.records_path)] == ["a", "c"]

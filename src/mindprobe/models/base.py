@@ -1,22 +1,7 @@
 """The model protocol's former home: it lives in `mindprobe.core.model` now (core's own concept,
 so core imports nothing from the backends). Re-exported here so existing imports keep working."""
 
-from mindprobe.core.model import (
-    FREE_TEXT,
-    NO_REASONING,
-    REASONING_EFFORTS,
-    CallContext,
-    ChoiceScores,
-    Completion,
-    Model,
-    Reasoning,
-    Request,
-    TransientError,
-    Usage,
-    split_reasoning,
-)
+import mindprobe.core.model as _protocol
+from mindprobe.core.model import *  # noqa: F403 (exactly the protocol's public names)
 
-__all__ = [
-    "FREE_TEXT", "NO_REASONING", "REASONING_EFFORTS", "CallContext", "ChoiceScores", "Completion", "Model",
-    "Reasoning", "Request", "TransientError", "Usage", "split_reasoning",
-]
+__all__ = list(_protocol.__all__)

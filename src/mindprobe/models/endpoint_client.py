@@ -211,6 +211,18 @@ class Endpoint:
         if local is not None and self.free_slots is not None:
             self.free_slots.give(local)
 
+    def answered(self, extra: int, elapsed: float, cost: Completion | None) -> None:
+        """Count one answered call that took `elapsed` seconds and cost `cost`'s tokens (None:
+        none to count); `extra`: requests it sent beyond one."""
+        self.requests += extra  # score_choices may send one request per candidate
+        self.ok += 1 + extra
+        self.latency += elapsed
+        self.ewma = elapsed if self.ewma == 0 else 0.8 * self.ewma + 0.2 * elapsed
+        if cost is not None:
+            self.prompt_tokens += cost.prompt_tokens
+            self.cached_prompt_tokens += cost.cached_prompt_tokens
+            self.completion_tokens += cost.completion_tokens
+
 
 def agreed_identity(model: str, endpoints: list[Endpoint]) -> dict[str, Any]:
     """What the answering servers say they serve (see `served_identity`): part of a routed

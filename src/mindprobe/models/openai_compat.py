@@ -24,22 +24,19 @@ from mindprobe.core.model import (
     Reasoning,
     Request,
     TransientError,
-    split_reasoning,
 )
 from mindprobe.core.retry import RetryPolicy
 from mindprobe.core.secrets import UrlCredentials, redact, remember, split_credentials
 from mindprobe.errors import ModelError, did_you_mean
+from mindprobe.models.completions import completion_of, request_body
 from mindprobe.models.llamacpp import LlamaServerTools
-from mindprobe.models.replies import ReplyTally, an_object, load_reply, reply_text, reply_usage
+from mindprobe.models.replies import ReplyTally, load_reply
 from mindprobe.models.wire import (
     RETRYABLE_STATUS,
     error_text,
     first_token_logprob,
-    gbnf_choice,
     json_answer,
-    json_schema_choice,
     normalise_base_url,
-    parse_logprobs,
     parse_retry_after,
     served_identity,
     served_protocol,
@@ -244,51 +241,10 @@ class OpenAICompatModel(LlamaServerTools, Model):
 
     # -- requests --------------------------------------------------------------------------
     def build_body(self, request: Request) -> tuple[str, dict[str, Any]]:
-        """Translate a Request into (endpoint path, JSON body)."""
-        body: dict[str, Any] = {
-            "model": self.model,
-            "max_tokens": request.max_tokens,
-            "temperature": request.temperature,
-        }
-        effort = request.reasoning_effort or self.reasoning_effort
-        if effort:
-            body["reasoning_effort"] = effort
-            if self.base_url == OPENAI_URL:
-                # OpenAI's reasoning models refuse `max_tokens` (the cap covers the thinking
-                # too, as `max_completion_tokens`) and any temperature but the default.
-                body["max_completion_tokens"] = body.pop("max_tokens")
-                body.pop("temperature")
-        if request.prompt is not None:
-            path = "/completions"
-            body["prompt"] = request.prompt
-            if request.logprobs:
-                body["logprobs"] = request.logprobs
-        else:
-            path = "/chat/completions"
-            body["messages"] = request.messages
-            if request.logprobs:
-                body["logprobs"] = True
-                body["top_logprobs"] = request.logprobs
-        if request.stop:
-            body["stop"] = request.stop
-        if request.seed is not None:
-            body["seed"] = request.seed
-        if request.constrain and request.choices:
-            if self.grammar == "llama":
-                body["grammar"] = gbnf_choice(request.choices)
-            elif self.grammar == "vllm":
-                body["guided_choice"] = request.choices
-            elif self.grammar == "openai":
-                body["response_format"] = json_schema_choice(request.choices)
-        if request.continue_final and self.grammar == "vllm":
-            body["continue_final_message"] = True
-            body["add_generation_prompt"] = False
-        if request.slot is not None and self.supports_slots:
-            body["id_slot"] = request.slot
-            body["cache_prompt"] = True
-        if request.extra:
-            body.update(request.extra)
-        return path, body
+        """Translate a Request into (endpoint path, JSON body) (`models.completions`)."""
+        return request_body(request, self.model, grammar=self.grammar,
+                            reasoning_effort=self.reasoning_effort,
+                            openai=self.base_url == OPENAI_URL, slots=self.supports_slots)
 
     async def complete(self, request: Request, ctx: CallContext) -> Completion:
         path, body = self.build_body(request)
@@ -367,47 +323,14 @@ class OpenAICompatModel(LlamaServerTools, Model):
             )
 
     def _parse(self, payload: dict[str, Any], path: str, latency: float) -> Completion:
-        """A 200 reply as a Completion: every legal form of content (`models.replies`), usage
-        checked; what the run should hear about is tallied in `self.replies`."""
-        choice = an_object(payload["choices"][0], "choices[0]")
-        parsed = None
-        if path == "/completions":
-            got = reply_text(choice["text"])
-        else:
-            message = an_object(choice["message"], "message")
-            got = reply_text(message.get("content"))
-            # vLLM / llama.cpp / SGLang reasoning parsers (`reasoning` in newer vLLM).
-            parsed = message.get("reasoning_content") or message.get("reasoning")
-            if not isinstance(parsed, str):
-                parsed = None
-        think, text, unclosed = split_reasoning(got.text)
-        parts = [p for p in (parsed, think) if p]
-        reasoning = "\n".join(parts) if parts else (
-            "" if parsed is not None or think is not None else None)
-        finish = choice.get("finish_reason")
-        # Cut off while thinking: an unclosed <think>, or a parser's reasoning with no answer.
-        truncated = finish == "length" and (unclosed or (reasoning is not None
-                                                         and not text.strip()))
-        usage = reply_usage(payload)
-        self.replies.saw(got, usage)
-        if reasoning and "reasoning" not in self.capabilities:
+        """A 200 reply as a Completion (`models.completions`), odd replies tallied in
+        `self.replies`."""
+        comp = completion_of(payload, path, latency, self.replies)
+        if comp.reasoning and "reasoning" not in self.capabilities:
             # Known to think from now on (an empty <think></think>, e.g. Qwen3 with thinking
             # switched off, does not count).
             self.capabilities = self.capabilities | {"reasoning"}
-        return Completion(
-            text=text,
-            prompt_tokens=usage.prompt_tokens,
-            cached_prompt_tokens=usage.cached_prompt_tokens,
-            completion_tokens=usage.completion_tokens,
-            latency=latency,
-            finish_reason=finish if isinstance(finish, str) else None,
-            logprobs=parse_logprobs(choice.get("logprobs")),
-            raw=payload,
-            reasoning=reasoning,
-            reasoning_tokens=usage.reasoning_tokens,
-            truncated_in_reasoning=truncated,
-            invalid=got.invalid,
-        )
+        return comp
 
     def take_warnings(self) -> list[str]:
         return self.replies.take()

@@ -243,7 +243,7 @@ class RouterModel(Model):
         dead = self.retry.dead()
         if dead:
             raise ModelError(f"all {len(self._eps)} endpoints of {self.model} are down "
-                             f"({dead}): {self._down_list()}")
+                             f"({dead}): {down_list(self._eps)}")
         return self.retry.outage_left()
 
     def _pool_failed(self, refused: bool) -> None:
@@ -251,9 +251,6 @@ class RouterModel(Model):
         if not self._any_up():
             self.retry.failed(refused)
             self._notify()  # waiters look at the outage again
-
-    def _down_list(self) -> str:
-        return down_list(self._eps)
 
     async def acquire_slot(self, group: str | None = None) -> int:
         """An item's conversation id; an item of a prefix group goes to the endpoint that
@@ -331,16 +328,7 @@ class RouterModel(Model):
             ep.health.ok()
             self.retry.answered()
             extra = result.requests - 1 if isinstance(result, ChoiceScores) else 0
-            ep.requests += extra  # score_choices may send one request per candidate
-            ep.ok += 1 + extra
-            elapsed = time.perf_counter() - t0
-            ep.latency += elapsed
-            ep.ewma = elapsed if ep.ewma == 0 else 0.8 * ep.ewma + 0.2 * elapsed
-            c = cost(result)
-            if c is not None:
-                ep.prompt_tokens += c.prompt_tokens
-                ep.cached_prompt_tokens += c.cached_prompt_tokens
-                ep.completion_tokens += c.completion_tokens
+            ep.answered(extra, time.perf_counter() - t0, cost(result))
             return result
 
     def _went_down(self, ep: Endpoint) -> None:

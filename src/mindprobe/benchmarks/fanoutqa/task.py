@@ -31,7 +31,8 @@ from mindprobe.errors import DataError, UsageError
 from mindprobe.models import model_label
 
 from .data import DATA_FILES, LEGACY_VERSION, Question, load_questions, version_of
-from .judge import SEED, collect_judges, judge_letter, judge_prompt, parse_judge
+from .judge import collect_judges
+from .judging import judge_answer
 from .lemma import load_lemmatizer, resolve_backend
 from .metrics import score_answer
 from .normalize import Normalizer
@@ -43,17 +44,7 @@ from .upstream import data_provenance
 SETTINGS = ("closedbook", "evidenceprovided", "openbook")
 #: Seconds an open-book item may run past its time limit (the judge call, a last request).
 GRACE_S = 300.0
-#: Reply cap of the judge: it reasons step by step before its letter.
-JUDGE_MAX_TOKENS = 1024
 SEARCH_PROTOCOL = "text (<search>…</search> replies; tool results as user messages)"
-
-
-def _canned(letter: str) -> str:
-    return f"(canned judge reply)\n{letter}\n{letter}"
-
-
-#: What `--judge random` picks from: consistent (C) or a disagreement (D).
-JUDGE_CHOICES = [_canned("C"), _canned("D")]
 
 
 def questions_by_id(split: str, version: str, data_dir: Path | None = None
@@ -388,26 +379,3 @@ class FanOutQABenchmark(Benchmark):
             res.detail["run_dataset_version"] = own_version
         return res
 
-
-# ------------------------------------------------------------------ scoring and judging
-
-
-async def judge_answer(session: Session, q: Question, answer: str) -> dict[str, Any]:
-    """The GPT-as-judge verdict on one answer (spec §6.6) through the ``judge`` role.
-
-    An empty answer is not sent (it scores 0 either way). ``verdict``: True for B/C/E, False for
-    any other last character, None for an empty judge reply (scored 0)."""
-    label = session.model("judge").label
-    if not answer.strip():
-        return {"label": label, "reply": None, "letter": None, "verdict": False,
-                "skipped": "empty answer: scored 0 without a judge call"}
-    req = Request(messages=judge_prompt(q.question, q.answer, answer),
-                  max_tokens=int(session.config.get("max_tokens") or JUDGE_MAX_TOKENS),
-                  temperature=0.0, seed=SEED, choices=JUDGE_CHOICES)
-    comp = await session.generate(req, role="judge")
-    out: dict[str, Any] = {"label": label, "request": session.take_request("judge")[0],
-                           "reply": comp.text, "letter": judge_letter(comp.text),
-                           "verdict": parse_judge(comp.text)}
-    if len(answer) > 4000:
-        out["answer_cut_to"] = 4000
-    return out
