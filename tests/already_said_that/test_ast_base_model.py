@@ -94,6 +94,7 @@ def test_registry_entries_of_a_base_model(shared_data):
     assert all(c.temperature == 1 and c.max_tokens == 512 for c in cot.calls.values())
 
 
+@pytest.mark.slow
 def test_the_embedded_base_model_gets_upstreams_base_model_request(
         cli, shared_data, tmp_path, monkeypatch):
     """The embedded (base) model: each turn is one text prompt equal to the reference (the

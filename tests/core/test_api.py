@@ -48,6 +48,7 @@ def _without_run(doc: dict) -> dict:
 
 
 @pytest.mark.parametrize("bench", list(CASES))
+@pytest.mark.slow
 def test_evaluate_equals_the_cli(bench, cli, tmp_path, monkeypatch, shared_data):
     task, flags, kwargs, data = CASES[bench]
     if data is not None:
@@ -162,6 +163,7 @@ def _varied_reply(body: dict) -> str:
 
 
 @pytest.mark.parametrize("bench", list(ORDER_CASES))
+@pytest.mark.slow
 def test_results_do_not_depend_on_the_order_records_finished_in(bench, tmp_path, monkeypatch,
                                                                 shared_data):
     """Records are written as items finish, an order concurrency changes: every number (every

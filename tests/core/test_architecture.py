@@ -175,6 +175,7 @@ def modules():
     return read_modules()
 
 
+@pytest.mark.slow
 def test_every_import_goes_down_the_layers(modules):
     """A module imports its own package and lower layers only (imports inside functions and
     under TYPE_CHECKING count): e.g. core never imports models/, report/ or a benchmark."""
@@ -233,6 +234,7 @@ def test_loops_are_found_through_function_level_imports_and_lazy_exports(tmp_pat
                for b in bad), bad
 
 
+@pytest.mark.slow
 def test_the_architecture_page_is_generated_from_the_code(tmp_path, modules, capsys):
     """docs/architecture.md is what `python -m mindprobe.devtools.architecture` writes now:
     regenerate it after changing imports or layers; `--check` refuses a stale page."""

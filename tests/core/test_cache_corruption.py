@@ -12,6 +12,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from mindprobe.core.requests import TEXTS, expand_calls, read_texts, replies_of
 from mindprobe.core.store import read_records
 from mindprobe.testing import TestServer
@@ -50,6 +52,7 @@ def _flip(path: Path, rng: random.Random, count: int) -> None:
     path.write_bytes(bytes(data))
 
 
+@pytest.mark.slow
 def test_flipped_bytes_never_give_a_wrong_reply(cli, tmp_path):
     pristine = tmp_path / "pristine.sqlite"
     with TestServer(responder=reply_for) as srv:

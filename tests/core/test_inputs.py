@@ -260,6 +260,7 @@ def _hostile(tmp_path: Path, surface: str, kind: str, shared_data,
 
 @pytest.mark.parametrize("kind", list(WORDS))
 @pytest.mark.parametrize("surface", list(SURFACES))
+@pytest.mark.slow
 def test_every_input_surface_refuses_hostile_files(cli, tmp_path, shared_data, surface, kind):
     argv, target = _hostile(tmp_path, surface, kind, shared_data, cli)
     if kind == "fifo":  # a process of its own: a read that blocks is a timeout, not a hang

@@ -58,6 +58,7 @@ def test_completions_endpoint_for_raw_prompts():
     assert "hello world" in c.text
 
 
+@pytest.mark.slow
 def test_retries_through_injected_faults():
     # every fault kind at once, 50% of requests: all 40 requests still succeed
     with TestServer(fault_500=0.1, fault_429=0.1, fault_drop=0.1, fault_malformed=0.1,

@@ -146,6 +146,7 @@ def _mindprobe(*args, **kw) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=120, **kw)
 
 
+@pytest.mark.slow
 def test_the_plugin_is_listed_and_a_broken_one_is_one_warning(site):
     out = _mindprobe("list", "--json")
     assert out.returncode == 0, out.stderr
@@ -162,6 +163,7 @@ def test_the_plugin_is_listed_and_a_broken_one_is_one_warning(site):
     assert bad.returncode == 2 and "unknown variant 'large' of add" in bad.stderr
 
 
+@pytest.mark.slow
 def test_the_plugin_runs_resumes_and_reports(site, cli, tmp_path):
     runs = tmp_path / "runs"
     with TestServer(responder=_adder, latency=0.05) as srv:

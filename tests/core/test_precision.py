@@ -77,6 +77,7 @@ def test_worldsense_quick_sample_fills_every_cell_alike():
     assert 100 * Z95 * (TUPLE_VARIANCE / 90) ** 0.5 > 1.25 * 98 / 400 ** 0.5
 
 
+@pytest.mark.slow
 def test_worldsense_tuple_variance_is_the_largest_measured(shared_data):
     """TUPLE_VARIANCE is what bench/worldsense_design_effect.py measures on the released
     results and a uniform guess (the guess is the largest)."""

@@ -49,6 +49,7 @@ def _mp(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.Completed
                           capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow
 def test_canary_secrets_reach_the_server_and_no_file(tmp_path, monkeypatch, capsys,
                                                      shared_data):
     """Three runs (a URL with userinfo and api_key, an endpoints file with a token query,

@@ -70,6 +70,7 @@ def test_the_trackers_own_info_lines_show_with_v_only(cli, tmp_path, spawn):
     assert loud.returncode == 0 and "INFO" in err, err
 
 
+@pytest.mark.slow
 def test_a_locked_sqlite_store_is_refused_within_seconds(cli, tmp_path):
     """Was: the run, then ~100 s of MLflow retrying the locked file before exiting."""
     import time

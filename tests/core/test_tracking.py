@@ -30,6 +30,7 @@ def _ws(cli, runs: Path, limit: int, *extra) -> tuple[int, dict, str]:
                runs, "--json", *extra)
 
 
+@pytest.mark.slow
 def test_a_run_and_its_resume_are_one_mlflow_run(cli, tmp_path, mlflow_server):
     from mlflow import MlflowClient
 
@@ -80,6 +81,7 @@ def test_a_run_and_its_resume_are_one_mlflow_run(cli, tmp_path, mlflow_server):
     assert len(client.search_runs([exp.experiment_id])) == 1
 
 
+@pytest.mark.slow
 def test_a_profile_is_a_parent_run_with_nested_runs(cli, tmp_path, mlflow_server,
                                                    shared_data, monkeypatch):
     from mlflow import MlflowClient
@@ -175,6 +177,7 @@ def _wandb_items(records: list, kind: str) -> dict:
     return items
 
 
+@pytest.mark.slow
 def test_wandb_offline_files_hold_config_and_summary(cli, tmp_path, monkeypatch):
     pytest.importorskip("wandb", reason="needs mindprobe[wandb] (installed by .[dev])")
     monkeypatch.setenv("WANDB_MODE", "offline")
@@ -239,6 +242,7 @@ def test_parquet_and_hf_round_trip_every_record(cli, tmp_path, shared_data):
     assert code == 2 and "HF_TOKEN" in err
 
 
+@pytest.mark.slow
 def test_profiles_make_one_leaderboard(cli, tmp_path, shared_data):
     root = shared_data("worldsense").parent
     code, doc, err = cli("profile", "--model", "random", "--size", "quick", "--data-dir", root,
@@ -267,6 +271,7 @@ def test_profiles_make_one_leaderboard(cli, tmp_path, shared_data):
         assert board[0][col + " ci_low"] == pytest.approx(r["ci_low"])
 
 
+@pytest.mark.slow
 def test_log_to_says_where_the_run_went(cli, tmp_path):
     """`run --log-to` confirms each tracker it logged to, as `export --format mlflow` does (it
     said nothing, so a mistyped relative sqlite:/// path went unnoticed)."""
@@ -313,6 +318,7 @@ def test_metric_names_compare_across_models_and_sizes(cli, tmp_path, monkeypatch
     assert (store / "m-artifacts").is_dir()
 
 
+@pytest.mark.slow
 def test_a_url_with_user_and_password_logs_with_them(cli, tmp_path, mlflow_server, monkeypatch):
     """`mlflow:http://user:pw@host` (was: `user:pw@host` taken as the host name, never
     logged): the credentials reach the server as MLflow sends them (HTTP Basic), and the

@@ -111,6 +111,7 @@ def _calls_and_assignments(path: Path) -> tuple[set[str], set[str]]:
     return calls, names
 
 
+@pytest.mark.slow
 def test_thinking_room_and_retry_policy_each_have_one_home():
     """No benchmark sizes its own thinking room or re-asks a cut-off reply itself, and no
     client keeps its own backoff or dead-server rule: they use core.thinking / core.retry."""

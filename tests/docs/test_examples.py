@@ -86,6 +86,7 @@ def _squash(text: str) -> str:
 
 
 @pytest.mark.parametrize("page", PAGES)
+@pytest.mark.slow
 def test_examples_run(page, tmp_path):
     blocks = [b for b in BLOCKS if b.page == page]
     if any("../shared" in b.code for b in blocks if b.runs) and not (SHARED / "data").is_dir():

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # a module-wide fixture costs tens of seconds
+
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
 CHECK = (Path(__file__).parent / "site_check.js").read_text()
@@ -148,6 +150,7 @@ def _remote_requests(netlog: Path) -> list[str]:
 
 
 @needs_chromium
+@pytest.mark.slow
 def test_the_check_sees_a_remote_request(site, served, tmp_path):
     """The netlog check above can fail: a page with a remote image is caught."""
     (site / "probe.html").write_text('<html><body><img src="http://example.invalid/x.png">'
@@ -170,6 +173,7 @@ def test_the_site_names_no_remote_asset(site):
 
 @needs_chromium
 @pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.slow
 def test_pages_fit_and_load_everything(served, tmp_path, width):
     for page in PAGES:
         netlog = tmp_path / "netlog.json"

@@ -9,6 +9,8 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
+
 import mindprobe
 from mindprobe.core.data import benchmark_folder
 from mindprobe.registry import get_benchmark
@@ -25,6 +27,7 @@ def test_the_folder_rule_tells_a_benchmark_folder_from_the_data_root(shared_data
     assert benchmark_folder("worldsense", None) is None
 
 
+@pytest.mark.slow
 def test_run_takes_the_data_root_and_records_the_folder(cli, shared_data, tmp_path):
     root = shared_data("worldsense").parent
     code, doc, err = cli("run", "worldsense", "--model", "random", "--data-dir", root,
@@ -35,6 +38,9 @@ def test_run_takes_the_data_root_and_records_the_folder(cli, shared_data, tmp_pa
     res = mindprobe.evaluate("worldsense", "random", data_dir=root, limit=20,
                              runs_dir=tmp_path, progress=False)
     assert res.run_dir == Path(doc["run"])  # the library: the same rule, the same run
+
+
+@pytest.mark.slow
 
 
 def test_fanoutqa_is_scored_from_the_folder_the_run_read(cli, shared_data, tmp_path):

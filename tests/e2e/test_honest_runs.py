@@ -178,6 +178,7 @@ def test_estimate_needs_no_api_key(tmp_path, shared_data):
     assert not (tmp_path / "runs").exists()
 
 
+@pytest.mark.slow
 def test_a_server_that_dies_stops_the_run_and_keeps_records(spawn, cli, tmp_path):
     runs = tmp_path / "runs"
     srv = TestServer(reply="TRUE", latency=0.01).start()

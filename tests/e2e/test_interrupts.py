@@ -43,6 +43,7 @@ def _manifests(runs: Path) -> list[dict]:
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.slow
 def test_interrupt_while_the_embedded_model_starts(spawn, tmp_path, sig):
     pytest.importorskip("xllamacpp")
     runs = tmp_path / "runs"
@@ -66,6 +67,7 @@ def test_interrupt_after_the_run_opened_before_any_record(spawn, tmp_path):
 
 
 @pytest.mark.parametrize("delay", [1.0, 2.0, 3.0])
+@pytest.mark.slow
 def test_sigterm_at_any_moment_of_the_start(spawn, tmp_path, delay):
     """Loading data, asking the server who it is, opening the run: wherever the signal lands,
     the program ends as an interrupted run, never killed silently. (Not before the interpreter

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from mindprobe.benchmarks.already_said_that import (
     load_distractors,
     load_samples,
@@ -17,6 +19,7 @@ from mindprobe.models import parse_model_spec
 from mindprobe.models.base import Request
 
 
+@pytest.mark.slow
 def test_constrained_worldsense_run(cli, tmp_path):
     code, doc, err = cli("run", "worldsense:fresh", "--model", "local", "--limit", 4,
                          "--prompting", "constrained", "--runs-dir", tmp_path, "--json")
@@ -28,6 +31,7 @@ def test_constrained_worldsense_run(cli, tmp_path):
     assert doc["usage"]["requests"] == len(records) and doc["usage"]["prompt_tokens"] > 0
 
 
+@pytest.mark.slow
 def test_multi_turn_chat_reuses_kv_prefix(shared_data, tmp_path, monkeypatch):
     """A 10-turn Already Said That chat: later turns report cached prompt tokens, so each turn
     only prefills its new tokens (linear, not quadratic, prompt processing)."""
@@ -76,6 +80,7 @@ def test_local_spec_errors(cli, tmp_path):
     assert code == 2 and "could not load" in err and "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_choice_scoring_gives_every_trial_a_valid_answer(cli, tmp_path):
     """The embedded base model echoes prompts; answered by log-probability (its default) every
     one of 60 trials gets an allowed answer, so the table shows real accuracy and bias."""
@@ -89,6 +94,9 @@ def test_choice_scoring_gives_every_trial_a_valid_answer(cli, tmp_path):
     assert all(v is not None for r in records for v in r["logprobs"].values())
     assert 0.0 < doc["headline"]["value"] < 1.0
     assert doc["usage"]["cached_prompt_tokens"] > 0  # candidates share the prompt's KV prefix
+
+
+@pytest.mark.slow
 
 
 def test_count_tokens_and_context_window_from_the_engine():
@@ -118,6 +126,7 @@ def test_engine_flags_need_the_embedded_engine(cli, tmp_path):
     assert code == 2 and "--threads must be between 1 and 4096" in err
 
 
+@pytest.mark.slow
 def test_two_servers_sharing_a_slot_folder_restore_each_others_prefix(tmp_path):
     """Two embedded servers saving slots into one folder: the second one's first request
     restores the prefix the first one prefilled (a slot file), so it prefills only its own
@@ -163,6 +172,7 @@ def test_two_servers_sharing_a_slot_folder_restore_each_others_prefix(tmp_path):
     assert second.text == plain
 
 
+@pytest.mark.slow
 def test_a_finished_rerun_loads_no_model(cli, tmp_path):
     """Issue 32.8: nothing left to ask, nothing started: the results are read back."""
     args = ("run", "worldsense:fresh", "--model", "local", "--limit", 2, "--runs-dir",

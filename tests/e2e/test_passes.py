@@ -9,6 +9,7 @@ import signal
 import time
 from pathlib import Path
 
+import pytest
 from rich.console import Console
 
 from mindprobe.benchmarks.mr_gsm8k import templates
@@ -53,6 +54,7 @@ def _wait_lines(path: Path, n: int, timeout: float = 60) -> bool:
     return False
 
 
+@pytest.mark.slow
 def test_judge_pass_resumes_after_kill9(spawn, cli, tmp_path, shared_data):
     run_dir = tmp_path / "run"
     _mr_run(run_dir, shared_data("mr_gsm8k"))
@@ -80,6 +82,7 @@ def test_judge_pass_resumes_after_kill9(spawn, cli, tmp_path, shared_data):
     assert doc["judges"]["j1"]["n_verdicts"] == N and doc["t3"] == "graded"
 
 
+@pytest.mark.slow
 def test_second_process_on_a_run_dir_is_refused(spawn, cli, tmp_path):
     runs = tmp_path / "runs"
     with TestServer(reply="TRUE", latency=0.05) as srv:

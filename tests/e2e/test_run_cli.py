@@ -59,6 +59,7 @@ def test_run_json_usage_and_records(cli, tmp_path):
     assert 0.0 <= doc["accuracy"]["basic/test-model"]["ALL"]["mean"] <= 1
 
 
+@pytest.mark.slow
 def test_kill9_then_resume_equals_uninterrupted(cli, spawn, tmp_path):
     runs = tmp_path / "runs"
     with TestServer(responder=worldsense_answer, latency=0.02) as srv:
@@ -87,6 +88,7 @@ def test_kill9_then_resume_equals_uninterrupted(cli, spawn, tmp_path):
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.slow
 def test_ctrl_c_keeps_results_and_prints_resume_hint(cli, spawn, tmp_path, sig):
     """Ctrl-C, and SIGTERM as `timeout`, SLURM or `docker stop` send it."""
     runs = tmp_path / "runs"
@@ -130,6 +132,7 @@ def test_sigterm_interrupts_a_background_job_that_ignores_sigint(tmp_path):
     assert json.loads((_run_dir(runs) / "manifest.json").read_text())["status"] == "interrupted"
 
 
+@pytest.mark.slow
 def test_faults_are_retried_to_success(cli, tmp_path):
     with TestServer(responder=worldsense_answer, fault_500=0.1, fault_429=0.1, fault_drop=0.1,
                     fault_malformed=0.1, retry_after=0, seed=1) as srv:

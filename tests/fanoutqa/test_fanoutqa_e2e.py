@@ -85,6 +85,7 @@ def _common(tmp_path: Path, wiki: MediaWikiServer | None = None) -> list[str]:
 # ------------------------------------------------------------------ closed book, embedded model
 
 
+@pytest.mark.slow
 def test_closedbook_local_then_rescore_export_and_analyse(cli, tmp_path):
     code, doc, err = cli("run", "fanoutqa", "--model", "local", "--limit", 2, "--max-tokens", 16,
                          *_common(tmp_path))
@@ -186,6 +187,7 @@ def test_nov23_runs_keep_the_folder_and_identity_of_runs_made_before_releases(cl
 # ------------------------------------------------------------------ evidence provided
 
 
+@pytest.mark.slow
 def test_evidenceprovided_fills_the_paper_prompt_and_judges(cli, tmp_path, wiki,
                                                             exact_normalizer):
     model = Model()
@@ -281,6 +283,7 @@ def test_offline_cache_miss_is_one_message_and_keeps_records(cli, tmp_path, wiki
     assert [r["id"] for r in records] == [Q_DRAFT] and "error" not in records[0]
 
 
+@pytest.mark.slow
 def test_unreachable_wikipedia_stops_the_run_in_seconds_with_one_message(cli, tmp_path, wiki):
     """No network (nothing listens at the API's address): the run stops with exit code 2 and
     one message naming the source and the fixes, long before every question failed slowly;

@@ -338,6 +338,7 @@ def test_analyse_upstream_results(tmp_path, capsys, shared_data, make_item):
     _check_doc(res["auto"], script, [r["uuid"] for r in records], judged=True)
 
 
+@pytest.mark.slow
 def test_local_model_plumbing(tmp_path, capsys, shared_data):
     code, out, _ = _cli(capsys, "run", "mr_gsm8k:sample", "--model", "local", "--judge", "local",
                         "--limit", "3", "--max-tokens", "32", "--data-dir",

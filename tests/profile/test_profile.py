@@ -74,6 +74,7 @@ def _args(srv, data, runs, *extra):
             "--data-dir", data, "--runs-dir", runs, "--concurrency", 32, "--json", *extra)
 
 
+@pytest.mark.slow
 def test_quick_profile_plans_runs_all_five_then_resumes_sending_nothing(cli, server,
                                                                         shared_data, tmp_path):
     root = shared_data("worldsense").parent
@@ -202,6 +203,7 @@ def test_stratified_sample_keeps_every_stratum_share():
     assert sum(allocate({"x": 5, "y": 3, "z": 1}, 4).values()) == 4
 
 
+@pytest.mark.slow
 def test_without_a_tokenizer_the_plan_says_heuristic(cli, shared_data, tmp_path):
     """A model with no tokenizer (random), or a server that cannot be reached: the plan
     counts ~4 characters per token and says so (the latter with a warning), exit 0."""

@@ -51,6 +51,7 @@ def test_a_plan_without_data_says_both_ways_out_and_exits_2(cli, tmp_path):
     assert "--data-dir DIR" in summary
 
 
+@pytest.mark.slow
 def test_the_offline_fix_names_the_sample_where_it_is(cli, shared_data, tmp_path):
     """With the data root of the checkout, MR-GSM8K's line names the very file to pass."""
     root = tmp_path / "root"

@@ -31,6 +31,8 @@ from mindprobe.core.terminal import layout
 from mindprobe.profiling.plan import Entry
 from mindprobe.registry import get_benchmark
 
+pytestmark = pytest.mark.slow  # a module-wide fixture costs tens of seconds
+
 BOX = ("┃", "│", "┏", "┡", "└")
 RUNNABLE = ("worldsense", "sort", "already_said_that", "mr_gsm8k")  # random: closed answers
 
@@ -109,6 +111,7 @@ def _half(h: dict | None) -> float | None:
     return (h["ci_high"] - h["ci_low"]) / 2 * (100 if h["percent"] else 1)
 
 
+@pytest.mark.slow
 def test_stated_half_widths_hold_on_the_chance_baseline(quick):
     for name in ("worldsense", "sort", "mr_gsm8k"):
         ((variant, head),) = quick.measured[name].items()

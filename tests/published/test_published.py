@@ -8,6 +8,8 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from mindprobe.core.published import PublishedRow, beside, standing
 from mindprobe.core.results import Headline
 
@@ -111,6 +113,9 @@ def test_missing_files_are_one_line_that_says_how_to_fetch(cli, tmp_path):
     assert code == 2 and "mindprobe data fetch mr_gsm8k" in err and "Traceback" not in err
     code, _, err = cli("published", "--data-dir", tmp_path)
     assert code == 2 and "mindprobe data fetch fanoutqa mr_gsm8k worldsense" in err
+
+
+@pytest.mark.slow
 
 
 def test_data_dir_is_a_benchmark_folder_or_the_data_root(cli, shared_data):

@@ -54,6 +54,7 @@ def test_netlog_sees_page_requests(tmp_path):
     assert page_requests(netlog) == ["http://example.invalid/x.png"]
 
 
+@pytest.mark.slow
 def test_report_in_headless_chromium(cli, report_runs, tmp_path):
     html, _ = report(cli, "--runs-dir", report_runs.root / "runs", out=tmp_path / "report.html")
     url = (tmp_path / "report.html").resolve().as_uri()
@@ -128,6 +129,7 @@ def test_layout_check_sees_clipped_text_and_wide_tables(tmp_path):
     assert got["scrollWidth"] > got["innerWidth"]
 
 
+@pytest.mark.slow
 def test_report_layout_holds_at_1280(cli, report_runs, shared_data, tmp_path):
     """Every chart's text inside its chart and not overlapping, every table inside its box, and
     no sideways scrolling at 1280 px, with folded runs and transcripts open; the paper's
@@ -143,6 +145,7 @@ def test_report_layout_holds_at_1280(cli, report_runs, shared_data, tmp_path):
     assert got["scrollWidth"] == got["innerWidth"] == 1280
 
 
+@pytest.mark.slow
 def test_report_fits_a_phone(cli, report_runs, shared_data, tmp_path):
     """At 390 px (a phone) the report does not scroll sideways: wide tables scroll inside their
     own box, charts scale to the width, and column heads break between words

@@ -215,6 +215,7 @@ def test_usage_errors(cli, report_runs, tmp_path, args, message):
     assert "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_worldsense_published_models(cli, report_runs, shared_data, tmp_path):
     """The paper's tables (the same numbers as `mindprobe analyse worldsense -t DIR --json`)
     and its models as labelled "published" rows of the profile, their headline computed by

@@ -16,6 +16,9 @@ def _records(run_dir):
     return [json.loads(x) for x in (run_dir / "records.jsonl").read_text().splitlines()]
 
 
+@pytest.mark.slow
+
+
 def test_export_reads_back_with_every_item(cli, report_runs, tmp_path):
     for run_dir in report_runs.dirs.values():
         out = tmp_path / f"{run_dir.parent.name}-{run_dir.name}.eval"

@@ -96,6 +96,7 @@ def test_a_fanoutqa_dev_run_shows_the_leaderboard_of_its_setting_labelled(
     assert "never item by item" in section and "Where you stand" in section
 
 
+@pytest.mark.slow
 def test_no_report_names_a_path_of_the_machine(cli, report_runs, fanoutqa_run, fetched,
                                                tmp_path):
     runs = [*report_runs.of("mr_gsm8k"), *report_runs.of("worldsense"), fanoutqa_run]

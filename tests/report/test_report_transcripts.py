@@ -41,6 +41,7 @@ def probe(tmp_path: Path, page: str, open_ids: list[str], search: list[str]) -> 
 
 
 @needs_chromium
+@pytest.mark.slow
 def test_an_opened_item_shows_its_conversation(cli, report_runs, tmp_path):
     page, _ = report(cli, "--runs-dir", report_runs.root / "runs", out=tmp_path / "r.html")
     items = ITEM_RE.findall(page)

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from rich.console import Console
 
 from mindprobe.core.benchmark import Item
@@ -114,6 +115,7 @@ def test_router_keeps_each_group_on_one_endpoint_and_records_are_unchanged(tmp_p
     assert [r["id"] for r in grouped] == [it.id for it in _items(4, 3)]  # the plan's order
 
 
+@pytest.mark.slow
 def test_a_groups_later_runs_wait_for_its_first_item(tmp_path):
     """One group of 6 at concurrency 3: the first request goes alone (it fills the cache),
     then the group's runs fan out one by one. Without a group all three start at once."""

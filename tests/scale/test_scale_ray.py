@@ -96,6 +96,7 @@ def test_replica_router_has_the_identity_of_the_embedded_engine():
 
 
 @needs_ray
+@pytest.mark.slow
 def test_two_replicas_on_a_local_ray_instance_run_to_the_end(tmp_path):
     before = _ray_processes()
     runs = tmp_path / "runs"
@@ -118,6 +119,7 @@ def test_two_replicas_on_a_local_ray_instance_run_to_the_end(tmp_path):
 
 
 @needs_ray
+@pytest.mark.slow
 def test_ctrl_c_stops_the_replicas(tmp_path):
     before = _ray_processes()
     runs = tmp_path / "runs"

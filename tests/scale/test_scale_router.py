@@ -118,6 +118,7 @@ def test_bad_endpoints_file_on_the_command_line_exits_2(cli, tmp_path):
 
 
 # -- routing, failover ------------------------------------------------------------------------
+@pytest.mark.slow
 def test_killed_endpoint_mid_run_every_item_once_and_same_metrics(cli, tmp_path):
     """Three servers (fast, medium, slow); the medium one dies mid-run. The run completes, every
     item is recorded once, the faster server served more, metrics equal a one-server run."""
@@ -190,6 +191,7 @@ def test_cache_and_run_directory_do_not_depend_on_the_endpoints(cli, tmp_path):
         + doc3["usage"]["cache_hits"]
 
 
+@pytest.mark.slow
 def test_already_said_that_chats_stay_on_one_endpoint(cli, shared_data, tmp_path):
     """Every chat's turns hit one server (its prefix cache), so cached prompt tokens are as
     high as with one endpoint; metrics are the same."""
@@ -226,6 +228,7 @@ def test_already_said_that_chats_stay_on_one_endpoint(cli, shared_data, tmp_path
         single, single["run"].rsplit("___", 1)[1])
 
 
+@pytest.mark.slow
 def test_all_endpoints_down_stops_with_one_message_and_keeps_records(cli, tmp_path):
     runs = tmp_path / "runs"
     with server_group({"latency": 0.002}, {"latency": 0.004},

@@ -97,6 +97,7 @@ def test_corrupt_book_and_short_text(cli, tmp_path, sort_data):
     assert code == 2 and "words" in err
 
 
+@pytest.mark.slow
 def test_embedded_model_scores_every_row_by_logprob_with_prefix_reuse(cli, tmp_path, sort_data):
     code, doc, err = cli("run", "sort:250-20", "--model", "local", "--data-dir", sort_data,
                          "--books", "73017", "--excerpts", 2, "--runs-dir", tmp_path, "--json")

@@ -70,6 +70,7 @@ def _plan(variant, strategy, data_dir=None, limit=30, shots=3):
     return WorldSenseBenchmark().plan(ctx, opts)
 
 
+@pytest.mark.slow
 def test_official_test_set_draws_from_the_official_training_set(shared_data):
     root = shared_data("worldsense")
     plan = _plan("test_set", "incontext-iid", root, limit=60)

@@ -24,6 +24,8 @@ from mindprobe.benchmarks.worldsense import (
 from mindprobe.benchmarks.worldsense.metrics import INCOMPLETE_WARNING
 from mindprobe.benchmarks.worldsense.report import analyse_testset_dir
 
+pytestmark = pytest.mark.slow  # a module-wide fixture costs tens of seconds
+
 # --------------------------------------------------------------------------- published tables
 
 # Spec §3.6 / seed README, verbatim (upstream `analyse_results.py -t data/worldsense/test_set`).

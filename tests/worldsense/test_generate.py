@@ -55,6 +55,7 @@ def _indices(query: str) -> tuple:
 # ------------------------------------------------------------------ gold = brute-force solver
 
 
+@pytest.mark.slow
 def test_solver_agrees_with_every_generated_gold(trials):
     wrong = [
         (t["problemname"], t["problemsize"], t["query"], t["goldresp_obfusc"])

@@ -8,9 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow
 def test_readme_python_example_runs(shared_data):
     shared_data("worldsense")  # skips with a reason when the official data is absent
     text = (REPO / "docs" / "benchmarks" / "worldsense.md").read_text()
