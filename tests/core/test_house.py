@@ -30,4 +30,4 @@ def test_the_readme_says_what_its_first_block_costs():
     """Its first block starts the whole suite: the next words say how long, and the fast tier."""
     text = (ROOT / "README.md").read_text()
     after = text.split("python -m pytest -q\n```", 1)[1].split("```", 1)[0]
-    assert "20 minutes" in after and 'python -m pytest -m "not slow"' in after
+    assert "30 minutes" in after and 'python -m pytest -m "not slow"' in after
