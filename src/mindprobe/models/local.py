@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
-import hashlib
 import json
 import os
 import secrets
@@ -18,6 +17,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from mindprobe.core.data import file_sha256
 from mindprobe.core.files import write_file
 from mindprobe.core.model import NO_REASONING, Reasoning
 from mindprobe.core.paths import cache_dir
@@ -84,11 +84,7 @@ def gguf_sha256(path: Path) -> str:
         entry = None
     if entry and entry.get("stat") == _stat_key(path):
         return entry["sha256"]
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    digest = h.hexdigest()
+    digest = file_sha256(path)
     _hash_cache_put(path, digest)
     return digest
 

@@ -10,7 +10,6 @@ else ~/.cache/mindprobe/data/fanoutqa). The nov23 files may also come from the
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from mindprobe.core.data import DataFile, data_dir_for, verify
+from mindprobe.core.data import file_sha256 as sha256_file  # noqa: F401 (re-exported)
 from mindprobe.errors import DataError
 
 Split = Literal["dev", "test"]
@@ -99,12 +99,6 @@ def wheel_dir() -> Path | None:
     return Path(next(iter(spec.submodule_search_locations))) / "data"
 
 
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def data_path(split: Split, version: str = DEFAULT_VERSION, data_dir: Path | None = None,

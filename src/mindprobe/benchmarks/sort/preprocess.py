@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mindprobe.core.data import file_sha256 as sha256_file
 from mindprobe.errors import DataError, UsageError
 
 PREPROCESS_JSON = "booksort_preprocess.json"
@@ -80,13 +81,6 @@ class Book:
         return " ".join(self.words)
 
 
-def sha256_file(path: Path) -> str:
-    """Hex sha256 of a file's bytes."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def sha256_text(text: str) -> str:
