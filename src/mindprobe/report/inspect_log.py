@@ -9,8 +9,9 @@ inspect_ai is an optional dependency (`pip install "mindprobe[inspect]"`).
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from mindprobe.core.requests import resolve_text, sent_calls
 from mindprobe.errors import UsageError
@@ -82,34 +83,77 @@ def _scalar(v: Any) -> bool:
     return isinstance(v, (str, int, float, bool))
 
 
+class Parts(NamedTuple):
+    """What a record shows as an Inspect sample, whichever way the sample is then made."""
+
+    turns: list[tuple[str, str]]
+    #: Where the last reply is in `turns` (the input is what comes before it).
+    reply_at: int | None
+    reply: str
+    error: str | None
+    #: Score name -> (value, answer or None), "outcome" first.
+    scores: dict[str, tuple[Any, str | None]]
+    target: str
+    metadata: dict[str, Any]
+
+
+def parts(bench: Any, rec: dict[str, Any], texts: dict[str, str] | None = None) -> Parts:
+    """The record's exchange, reply, scores, target and metadata."""
+    turns = exchange(rec, texts)
+    reply_at = max((i for i, (role, _) in enumerate(turns) if role == "assistant"), default=None)
+    error = rec.get("error")
+    scores_in = bench.item_scores(rec) if error is None else {}
+    scores: dict[str, tuple[Any, str | None]] = {
+        "outcome": (bench.item_outcome(rec), _text(scores_in.get("answer", "")) or None)}
+    for k, v in scores_in.items():
+        if _scalar(v) and k not in ("answer", "gold"):
+            scores[k] = (v, None)
+    gold = scores_in.get("gold")
+    return Parts(turns, reply_at, turns[reply_at][1] if reply_at is not None else "",
+                 str(error) if error else None, scores, "" if gold is None else _text(gold),
+                 {k: v for k, v in rec.items() if k not in EXCHANGE and k != "id"})
+
+
 def sample(bench: Any, rec: dict[str, Any], model: str, texts: dict[str, str] | None = None
            ) -> Any:
-    """One Inspect sample of a record."""
+    """One Inspect sample of a record, made and validated by inspect_ai's own models (the
+    reference `inspect_data.sample_json` is checked against)."""
     from inspect_ai.log import EvalSample
     from inspect_ai.model import ModelOutput
     from inspect_ai.scorer import Score
 
-    turns = exchange(rec, texts)
-    reply_at = max((i for i, (role, _) in enumerate(turns) if role == "assistant"), default=None)
-    messages = [_message(r, t) for r, t in turns]
-    inputs = messages[:reply_at] if reply_at is not None else messages  # the same messages
-    reply = turns[reply_at][1] if reply_at is not None else ""
-    error = rec.get("error")
-    scores_in = bench.item_scores(rec) if error is None else {}
-    outcome = bench.item_outcome(rec)
-    scores = {"outcome": Score(value=outcome, answer=_text(scores_in.get("answer", "")) or None)}
-    for k, v in scores_in.items():
-        if _scalar(v) and k not in ("answer", "gold"):
-            scores[k] = Score(value=v)
-    gold = scores_in.get("gold")
-    metadata = {k: v for k, v in rec.items() if k not in EXCHANGE and k != "id"}
+    p = parts(bench, rec, texts)
+    messages = [_message(r, t) for r, t in p.turns]
+    inputs = messages[:p.reply_at] if p.reply_at is not None else messages  # the same ones
     return EvalSample(
         id=str(rec["id"]), epoch=1,
-        input=inputs or str(rec["id"]),
-        target="" if gold is None else _text(gold), messages=messages,
-        output=ModelOutput.from_content(model, reply, error=str(error) if error else None),
-        scores=scores, metadata=json.loads(json.dumps(metadata, default=str)),
+        input=inputs or str(rec["id"]), target=p.target, messages=messages,
+        output=ModelOutput.from_content(model, p.reply, error=p.error),
+        scores={k: Score(value=v, answer=a) for k, (v, a) in p.scores.items()},
+        metadata=json.loads(json.dumps(p.metadata, default=str)),
     )
+
+
+def checked_items(bench: Any, records: Iterable[dict[str, Any]], model: str,
+                  texts: dict[str, str] | None, every: int) -> Iterator[tuple[Any, Any]]:
+    """Each record's (sample, summary) JSON, made as plain data (`inspect_data`); the first
+    record of every `every` is made by inspect_ai's own models too and must serialise the
+    same. Once one differs (an inspect_ai whose models changed), the rest are made by its
+    models: slower, and still right."""
+    from inspect_ai._util.json import jsonable_python
+
+    from mindprobe.report.inspect_data import same_json, sample_json
+
+    fast = True
+    for i, rec in enumerate(records):
+        if fast and i % every:
+            yield sample_json(parts(bench, rec, texts), str(rec["id"]), model)
+            continue
+        ref = sample(bench, rec, model, texts)
+        if fast:
+            made = sample_json(parts(bench, rec, texts), str(rec["id"]), model)
+            fast = same_json(made[0], ref) and same_json(made[1], ref.summary())
+        yield jsonable_python(ref), jsonable_python(ref.summary())
 
 
 STATUS = {"finished": "success", "partial": "success", "interrupted": "cancelled",
@@ -175,15 +219,14 @@ def export_inspect(run_dir: str | Path, out: str | Path,
                             scores=scores),
         stats=EvalStats(started_at=str(m.get("started") or ""),
                         completed_at=str(m.get("ended") or "")))
-    samples = (sample(bench, rec, model, texts) for rec in run.records)
-
     if out.suffix == ".eval":  # streamed: samples made one by one, in batches
-        from mindprobe.report.inspect_stream import write_eval_streamed
+        from mindprobe.report.inspect_stream import batch_size, write_eval_streamed
 
-        write_file(out, lambda tmp: write_eval_streamed(doc, samples, n, tmp),
+        items = checked_items(bench, run.records, model, texts, batch_size(n))
+        write_file(out, lambda tmp: write_eval_streamed(doc, items, n, tmp),
                    replace=replace, flag="--out")
     else:  # one JSON document: inspect_ai writes it whole
-        doc.samples = list(samples)
+        doc.samples = [sample(bench, rec, model, texts) for rec in run.records]
         write_file(out, lambda tmp: log.write_eval_log(doc, str(tmp), format="json"),
                    replace=replace, flag="--out")
     return n, out
