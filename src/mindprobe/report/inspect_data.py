@@ -97,7 +97,9 @@ def thin_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     rest: dict[str, Any] = {}
     for k, v in metadata.items():
-        if isinstance(v, (int, float)) or (isinstance(v, str) and _kept(v)):
+        if (isinstance(v, (int, float)) or (isinstance(v, str) and _kept(v))
+                or (isinstance(v, (list, dict)) and len(v) <= THIN_WIDTH // 4
+                    and len(to_bytes(v).decode()) <= THIN_WIDTH)):  # what it keeps
             out[k] = v
         else:
             out[k] = None  # its place in the order, filled below
@@ -105,6 +107,22 @@ def thin_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
     if rest:
         out.update(thin(rest))
     return out
+
+
+def to_bytes(data: Any) -> bytes:
+    """`data` (plain JSON data) as inspect_ai's `to_json_safe` writes it, less that function's
+    first step (a copy of a model as plain Python: this is plain already)."""
+    from inspect_ai._util.json import to_json_safe
+    from pydantic_core import PydanticSerializationError, to_json
+
+    try:
+        return to_json(data, indent=None, exclude_none=True, fallback=_none)
+    except PydanticSerializationError:  # e.g. a lone surrogate: inspect_ai's own repair
+        return bytes(to_json_safe(data, indent=None))
+
+
+def _none(_: Any) -> None:
+    return None
 
 
 def blank_message_ids(data: Any) -> Any:
@@ -122,5 +140,5 @@ def same_json(made: Any, reference: Any) -> bool:
     its data), message ids aside."""
     from inspect_ai._util.json import jsonable_python, to_json_safe
 
-    return bool(to_json_safe(blank_message_ids(made), indent=None)
-                == to_json_safe(blank_message_ids(jsonable_python(reference)), indent=None))
+    return (to_bytes(blank_message_ids(made))
+            == to_json_safe(blank_message_ids(jsonable_python(reference)), indent=None))

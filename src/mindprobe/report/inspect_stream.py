@@ -20,13 +20,16 @@ through the recorder's public `log_sample`/`flush` in the same batches (correct,
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 import threading
+import time
 import zipfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from itertools import islice
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 #: Samples made and held before they are written out: the summaries journal gets one member
 #: per batch, so a batch is a twentieth of the run (at least 1,000, at most 5,000 samples).
@@ -63,19 +66,22 @@ async def _write(doc: Any, items: Iterable[Item], size: int, out: Path) -> None:
     await recorder.log_init(doc.eval, str(out), clean=True)
     await recorder.log_start(doc.eval, doc.plan)
     log = _zip_log(recorder, doc.eval)
-    with one_thread_zstd():
+    with one_thread_zstd(), tempfile.TemporaryFile() as spool:
+        summaries = Summaries(spool)
         for chunk in batches(items, size):
             if log is not None:
-                _write_batch(log, chunk)
+                _write_batch(log, chunk, summaries)
             else:
                 for sample, _ in chunk:
                     await recorder.log_sample(doc.eval, EvalSample.model_validate(sample))
                 await recorder.flush(doc.eval)
+        if log is not None:
+            summaries.replace_write(log)
         await recorder.log_finish(doc.eval, doc.status, doc.stats, doc.results,
                                   doc.reductions, doc.error)
 
 
-def _write_batch(log: Any, chunk: list[Item]) -> None:
+def _write_batch(log: Any, chunk: list[Item], summaries: Summaries) -> None:
     """What the recorder's `write_buffered_samples` does for a batch, less its search for
     earlier copies: each sample's member, then one summaries journal member."""
     from inspect_ai.log._recorders.eval import (
@@ -84,13 +90,64 @@ def _write_batch(log: Any, chunk: list[Item]) -> None:
         _sample_filename,
     )
 
+    from mindprobe.report.inspect_data import to_bytes
+
     for sample, _ in chunk:
-        log._zip_writestr(_sample_filename(sample["id"], sample["epoch"]), sample)
-    summaries = [summary for _, summary in chunk]
+        log._zip.writestr(_sample_filename(sample["id"], sample["epoch"]), to_bytes(sample))
+    journal = to_bytes([summary for _, summary in chunk])
     log._summary_counter += 1
-    log._zip_writestr(_journal_summary_path(_journal_summary_file(log._summary_counter)),
-                      summaries)
-    log._summaries.extend(summaries)
+    log._zip.writestr(_journal_summary_path(_journal_summary_file(log._summary_counter)),
+                      journal)
+    summaries.add(journal)
+
+
+class Summaries:
+    """Every sample's summary, as the JSON `summaries.json` holds, spooled to a temporary
+    file batch by batch (inspect_ai holds them all as models and copies them all to write
+    that member: half a gigabyte at the end of an 87,048-sample log)."""
+
+    def __init__(self, spool: IO[bytes]) -> None:
+        self._spool, self._size = spool, 0
+
+    def add(self, batch: bytes) -> None:
+        """One batch's summaries (a JSON list, as its journal member holds them)."""
+        inner = batch[1:-1]
+        if inner:
+            if self._size:
+                self._spool.write(b",")
+                self._size += 1
+            self._spool.write(inner)
+            self._size += len(inner)
+
+    def write_member(self, zf: zipfile.ZipFile, name: str) -> None:
+        """The member `name` of `zf` with the spooled list, as `writestr` would write those
+        bytes (same method, level and attributes), read from the spool a block at a time."""
+        info = zipfile.ZipInfo(name, date_time=time.localtime(time.time())[:6])
+        info.compress_type = zf.compression
+        info._compresslevel = zf.compresslevel  # type: ignore[attr-defined]
+        info.external_attr = 0o600 << 16
+        info.file_size = self._size + 2
+        self._spool.seek(0)
+        with zf.open(info, "w") as dest:
+            dest.write(b"[")
+            shutil.copyfileobj(self._spool, dest, 1 << 20)
+            dest.write(b"]")
+
+    def replace_write(self, log: Any) -> None:
+        """Make the recorder's finish write `summaries.json` from the spool (its own list of
+        summaries is empty here); every other member it writes as it does."""
+        from inspect_ai.log._recorders.eval import SUMMARIES_JSON
+
+        write = log.write
+
+        async def write_summaries_from_spool(filename: str, data: Any) -> None:
+            if filename != SUMMARIES_JSON:
+                await write(filename, data)
+                return
+            async with log._lock:
+                self.write_member(log._zip, filename)
+
+        log.write = write_summaries_from_spool
 
 
 def _zip_log(recorder: Any, spec: Any) -> Any:
@@ -99,11 +156,12 @@ def _zip_log(recorder: Any, spec: Any) -> Any:
     try:
         from inspect_ai.log._recorders import eval as recorders
 
-        for name in ("_journal_summary_file", "_journal_summary_path", "_sample_filename"):
+        for name in ("_journal_summary_file", "_journal_summary_path", "_sample_filename",
+                     "SUMMARIES_JSON"):
             getattr(recorders, name)
         log = recorder.data[recorder._log_file_key(spec)]
-        if not (isinstance(log._summaries, list) and isinstance(log._summary_counter, int)
-                and callable(log._zip_writestr)):
+        if not (isinstance(log._summary_counter, int) and isinstance(log._zip, zipfile.ZipFile)
+                and callable(log.write) and log._lock is not None):
             return None
     except (ImportError, AttributeError, KeyError):
         return None
