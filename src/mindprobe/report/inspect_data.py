@@ -1,22 +1,34 @@
 """An Inspect sample and its summary as the plain JSON data inspect_ai itself writes for them,
 built without pydantic.
 
-Making an `EvalSample` validates every message, score and output (0.2 ms a WorldSense
+Making an `EvalSample` validates every message, score and output (0.2 ms a small
 record) and `sample.summary()` thins every metadata value through `textwrap` (another
 0.2 ms): at 87,048 records that alone is a minute. What is written is only the models'
-JSON: here it is made directly from the record's parts (`inspect_log.Parts`), in the
-models' own field order, with inspect_ai's own thinning functions where a value needs
-thinning at all. Equality with the models' JSON is not assumed: the export checks the
+JSON: here it is made directly from the record's parts (`Parts`, from `inspect_log.parts`),
+in the models' own field order, with inspect_ai's own thinning functions where a value
+needs thinning at all. Equality with the models' JSON is not assumed: the export checks the
 first record of every batch against inspect_ai's own models (`same_json`) and the tests
 compare every field, byte for byte, on runs of every benchmark.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, NamedTuple
 
-if TYPE_CHECKING:
-    from mindprobe.report.inspect_log import Parts
+
+class Parts(NamedTuple):
+    """What a record shows as an Inspect sample, whichever way the sample is then made."""
+
+    turns: list[tuple[str, str]]
+    #: Where the last reply is in `turns` (the input is what comes before it).
+    reply_at: int | None
+    reply: str
+    error: str | None
+    #: Score name -> (value, answer or None), "outcome" first.
+    scores: dict[str, tuple[Any, str | None]]
+    target: str
+    metadata: dict[str, Any]
+
 
 #: The widest text inspect_ai's summary keeps as is (`inspect_ai.log._util.thin_text`).
 THIN_WIDTH = 1024
@@ -24,7 +36,7 @@ THIN_WIDTH = 1024
 
 def sample_json(p: Parts, sample_id: str, model: str) -> tuple[dict[str, Any], dict[str, Any]]:
     """(the sample, its summary) as the JSON of `EvalSample` and `EvalSample.summary()`."""
-    from shortuuid import uuid  # inspect_ai's own message ids
+    from inspect_ai.model._chat_message import uuid  # the ids its messages get
 
     messages = [{"id": uuid(), "content": text,
                  "role": role if role in ("system", "assistant") else "user"}

@@ -11,10 +11,11 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from mindprobe.core.requests import resolve_text, sent_calls
 from mindprobe.errors import UsageError
+from mindprobe.report.inspect_data import Parts
 
 #: Record fields that are the exchange itself (shown as messages, not repeated as metadata).
 EXCHANGE = ("request", "reply", "messages", "transcript", "raw", "usage")
@@ -81,20 +82,6 @@ def _message(role: str, text: str) -> Any:
 
 def _scalar(v: Any) -> bool:
     return isinstance(v, (str, int, float, bool))
-
-
-class Parts(NamedTuple):
-    """What a record shows as an Inspect sample, whichever way the sample is then made."""
-
-    turns: list[tuple[str, str]]
-    #: Where the last reply is in `turns` (the input is what comes before it).
-    reply_at: int | None
-    reply: str
-    error: str | None
-    #: Score name -> (value, answer or None), "outcome" first.
-    scores: dict[str, tuple[Any, str | None]]
-    target: str
-    metadata: dict[str, Any]
 
 
 def parts(bench: Any, rec: dict[str, Any], texts: dict[str, str] | None = None) -> Parts:

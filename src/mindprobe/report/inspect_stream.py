@@ -20,7 +20,6 @@ through the recorder's public `log_sample`/`flush` in the same batches (correct,
 
 from __future__ import annotations
 
-import shutil
 import tempfile
 import threading
 import time
@@ -128,9 +127,10 @@ class Summaries:
         info.external_attr = 0o600 << 16
         info.file_size = self._size + 2
         self._spool.seek(0)
-        with zf.open(info, "w") as dest:
+        with zf.open(info, "w") as dest:  # a member of the recorder's own temporary zip
             dest.write(b"[")
-            shutil.copyfileobj(self._spool, dest, 1 << 20)
+            while block := self._spool.read(1 << 20):
+                dest.write(block)
             dest.write(b"]")
 
     def replace_write(self, log: Any) -> None:
