@@ -249,3 +249,67 @@ def test_summaries_spool_is_one_json_list(tmp_path):
                 s.write_member(z, "summaries.json")
             with zipfile.ZipFile(tmp_path / "s.zip") as z:
                 assert json.loads(z.read("summaries.json")) == want
+
+
+#: Runs `inspect view`'s own zstd decoder (its web worker, fzstd) over members given as
+#: {"data": base64, "size": n}, printing each one's decompressed bytes as base64.
+VIEWER_DECODE_JS = r"""
+const fs = require("fs"), vm = require("vm");
+let handler = null, out = [];
+const self = {addEventListener: (_, fn) => { handler = fn; }, postMessage: (m) => out.push(m)};
+vm.runInNewContext(fs.readFileSync(process.argv[2], "utf8"), {self, Uint8Array, ArrayBuffer,
+  Uint16Array, Int16Array, Int32Array, Uint32Array, Error, Math, Array, Object, console});
+const members = JSON.parse(fs.readFileSync(process.argv[3], "utf8"));
+const res = members.map((m, i) => {
+  handler({data: {type: "decompress", requestId: i, method: "zstd", expectedSize: m.size,
+                  data: new Uint8Array(Buffer.from(m.data, "base64"))}});
+  const r = out.pop();
+  return r.success ? Buffer.from(r.data).toString("base64") : "ERROR: " + r.error;
+});
+process.stdout.write(JSON.stringify(res));
+"""
+
+
+def _viewer_worker():
+    import shutil
+    from pathlib import Path
+
+    import inspect_ai
+
+    worker = (Path(inspect_ai.__file__).parent / "_view" / "dist" / "assets"
+              / "decompression.worker.js")
+    return (shutil.which("node"), worker) if worker.is_file() else (None, worker)
+
+
+def test_inspect_views_own_decoder_reads_every_member(cli, report_runs, tmp_path):
+    """The members' zstd frames (one reused single-thread context) are read by the decoder
+    `inspect view` runs in the browser (fzstd, from inspect_ai's own bundle), run by node."""
+    import base64
+    import subprocess
+
+    node, worker = _viewer_worker()
+    if node is None:
+        pytest.skip(f"needs node and inspect view's {worker.name}")
+    run = _big_run(report_runs, tmp_path, 50)
+    out = tmp_path / "v.eval"
+    code, _, err = cli("export", "--format", "inspect", "--run", run, "--out", out)
+    assert code == 0, err
+    members, want = [], []
+    with zipfile.ZipFile(out) as z, open(out, "rb") as raw:
+        for info in z.infolist():
+            raw.seek(info.header_offset + 26)
+            name_len, extra_len = int.from_bytes(raw.read(2), "little"), int.from_bytes(
+                raw.read(2), "little")
+            raw.seek(info.header_offset + 30 + name_len + extra_len)
+            members.append({"data": base64.b64encode(raw.read(info.compress_size)).decode(),
+                            "size": info.file_size})
+            want.append(z.read(info))
+    (tmp_path / "members.json").write_text(json.dumps(members))
+    script = tmp_path / "decode.js"
+    script.write_text(VIEWER_DECODE_JS)
+    done = subprocess.run([node, str(script), str(worker), str(tmp_path / "members.json")],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    got = json.loads(done.stdout)
+    assert len(got) == len(want) > 50
+    assert [base64.b64decode(g) if not g.startswith("ERROR") else g for g in got] == want
