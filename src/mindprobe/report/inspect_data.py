@@ -8,7 +8,8 @@ JSON: here it is made directly from the record's parts (`Parts`, from `inspect_l
 in the models' own field order, with inspect_ai's own thinning functions where a value
 needs thinning at all. Equality with the models' JSON is not assumed: the export checks the
 first record of every batch against inspect_ai's own models (`same_json`) and the tests
-compare every field, byte for byte, on runs of every benchmark.
+compare the two, byte for byte, on every record of the test suite's runs and on the other
+shapes a record takes.
 """
 
 from __future__ import annotations
