@@ -313,3 +313,43 @@ def test_inspect_views_own_decoder_reads_every_member(cli, report_runs, tmp_path
     got = json.loads(done.stdout)
     assert len(got) == len(want) > 50
     assert [base64.b64decode(g) if not g.startswith("ERROR") else g for g in got] == want
+
+
+def test_the_one_context_is_this_threads_alone(monkeypatch):
+    """Inside `one_thread_zstd`, members written one after another share one context; two
+    members open at once get one each (each decodes to its own bytes); another thread gets
+    zipfile's compressor as it was, and so does a level given."""
+    import threading
+
+    import zstandard
+
+    made = []
+    real = zstandard.ZstdCompressor
+
+    def counted(*args, **kwargs):
+        made.append((threading.current_thread().name, kwargs.get("threads", 0)))
+        return real(*args, **kwargs)
+
+    def roundtrip(c, data):
+        return zstandard.ZstdDecompressor().decompressobj().decompress(
+            c.compress(data) + c.flush())
+
+    monkeypatch.setattr(zstandard, "ZstdCompressor", counted)
+    zstd = zipfile.ZIP_ZSTANDARD
+    a, b = b"a" * 5000 + b"tail", b"b" * 7000
+    with inspect_stream.one_thread_zstd():
+        for _ in range(3):
+            assert roundtrip(zipfile._get_compressor(zstd), a) == a
+        assert made == [("MainThread", 0)]
+        one, two = zipfile._get_compressor(zstd), zipfile._get_compressor(zstd)
+        half = one.compress(a[:2500])
+        rest = two.compress(b) + two.flush()
+        assert zstandard.ZstdDecompressor().decompressobj().decompress(
+            half + one.compress(a[2500:]) + one.flush()) == a
+        assert zstandard.ZstdDecompressor().decompressobj().decompress(rest) == b
+        assert made == [("MainThread", 0), ("MainThread", 0)]
+        other = threading.Thread(target=zipfile._get_compressor, args=(zstd,), name="other")
+        other.start()
+        other.join()
+        zipfile._get_compressor(zstd, 7)
+    assert made[2:] == [("other", 12), ("MainThread", 12)]  # inspect_ai's compressor

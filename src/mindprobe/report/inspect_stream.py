@@ -171,8 +171,9 @@ def _zip_log(recorder: Any, spec: Any) -> Any:
 @contextmanager
 def one_thread_zstd() -> Iterator[None]:
     """While open, zip members this thread writes with zstd at the default level are
-    compressed by one reused single-threaded context (other threads and other methods get
-    the compressor zipfile had). Restored on leaving, whatever happens."""
+    compressed by single-threaded zstd contexts, each reused once its member is done (one
+    for the whole export; two members open at once get one each). Other threads and other
+    methods get the compressor zipfile had. Restored on leaving, whatever happens."""
     import zstandard
 
     try:
@@ -182,15 +183,34 @@ def one_thread_zstd() -> Iterator[None]:
         return
     original = zipfile._get_compressor  # type: ignore[attr-defined]
     owner = threading.get_ident()
-    context = zstandard.ZstdCompressor(level=3)  # inspect_ai's level (its default None)
+    free: list[Any] = []
 
     def compressor(kind: int, level: int | None = None) -> Any:
-        if kind == _ZIP_ZSTANDARD and level is None and threading.get_ident() == owner:
-            return _MultiFrameZstdCompressObj(context.compressobj)
-        return original(kind, level)
+        if kind != _ZIP_ZSTANDARD or level is not None or threading.get_ident() != owner:
+            return original(kind, level)
+        context = free.pop() if free else zstandard.ZstdCompressor(level=3)  # inspect_ai's
+        return _Member(_MultiFrameZstdCompressObj(context.compressobj),
+                       lambda: free.append(context))
 
     zipfile._get_compressor = compressor  # type: ignore[attr-defined]
     try:
         yield
     finally:
         zipfile._get_compressor = original  # type: ignore[attr-defined]
+
+
+class _Member:
+    """One member's compressor: its context goes back to the free ones at the member's end
+    (zipfile flushes a member's compressor once, when it closes the member)."""
+
+    def __init__(self, inner: Any, done: Any) -> None:
+        self._inner, self._done = inner, done
+
+    def compress(self, data: bytes) -> bytes:
+        return bytes(self._inner.compress(data))
+
+    def flush(self) -> bytes:
+        try:
+            return bytes(self._inner.flush())
+        finally:
+            self._done()
