@@ -177,9 +177,8 @@ def export_inspect(run_dir: str | Path, out: str | Path,
     m = run.manifest
     model = f"mindprobe/{run.model_label}"
     texts = run.texts
-    res = results_of(run)
     scores = []
-    h = res.headline
+    h = results_of(run).headline  # the results themselves are let go before the samples
     if h is not None and h.value is not None:
         metrics = {"value": EvalMetric(name="value", value=float(h.value))}
         for name in ("ci_low", "ci_high"):
