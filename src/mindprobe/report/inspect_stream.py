@@ -7,11 +7,12 @@ took minutes and a run of 87,048 did not finish. A finished run has one record p
 nothing can be superseded: the samples go into the same recorder's zip (inspect_ai's own
 layout, member names, summaries journal, `summaries.json` and header) a batch at a time, as
 the JSON inspect_ai writes for them (`inspect_data`), serialised by its own serialiser. Time
-is linear, memory one batch (and the thinned summaries `summaries.json` needs at the end).
+is linear, memory one batch: the summaries `summaries.json` lists at the end wait in a
+temporary file, as the JSON their journal members hold.
 
 Each member is zstd-compressed, as inspect_ai compresses it, but by one single-threaded zstd
-context reused for every sample: inspect_ai's compressor starts a 12-thread zstd pool for every
-member (0.6 ms of a ~2 KB sample's 1.6 ms). The output is the same zstd format at the same
+context reused for every sample: inspect_ai's compressor starts a 12-thread zstd pool for
+every member (0.6 ms of a ~2 KB sample's 1.6 ms). The output is the same zstd format at the same
 level, a standard frame per member (still split every 200 MiB as inspect_ai splits it).
 
 Where the installed inspect_ai lacks the recorder internals this relies on, the samples go
@@ -44,6 +45,7 @@ def batch_size(n: int) -> int:
 
 
 def batches(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    """`items` in lists of `size` (the last shorter), made as they are asked for."""
     it = iter(items)
     while chunk := list(islice(it, size)):
         yield chunk
