@@ -42,19 +42,32 @@ def load_source_books(root: Path, book_ids: list[int] | None) -> list[Any]:
     return load_books(root, book_ids)
 
 
-def built_dir(root: Path, conditions: list[tuple[int, int]], book_ids: list[int] | None) -> Path:
-    """Build the needed conditions from the books once; later runs read the cached split."""
-    from mindprobe.benchmarks.sort.build import build_books
-    from mindprobe.benchmarks.sort.data import find_files
-
-    books = load_source_books(root, book_ids)
+def built_folder(books: list[Any], conditions: list[tuple[int, int]]) -> Path:
+    """Where the build of `conditions` from `books` is cached (built or not)."""
     key = hashlib.sha256(repr((sorted(b.book_idx for b in books),
                                [b.words_with_headings_sha256 for b in books],
                                sorted(conditions), "v1")).encode()).hexdigest()[:16]
-    out = cache_dir() / "sort-built" / key
-    if out.is_dir() and find_files(out)["parquet"]["test"]:
+    return cache_dir() / "sort-built" / key
+
+
+def is_built(folder: Path) -> bool:
+    from mindprobe.benchmarks.sort.data import find_files
+
+    return folder.is_dir() and bool(find_files(folder)["parquet"]["test"])
+
+
+def built_dir(root: Path, conditions: list[tuple[int, int]], book_ids: list[int] | None,
+              books: list[Any] | None = None) -> Path:
+    """Build the needed conditions from the books once (in worker processes, as `mindprobe
+    build sort` does); later runs read the cached split."""
+    from mindprobe.benchmarks.sort.build import build_books, default_workers
+
+    books = load_source_books(root, book_ids) if books is None else books
+    out = built_folder(books, conditions)
+    if is_built(out):
         return out
-    summary = build_books(books, conditions, out_dir=out, csv=False, parquet=True)
+    summary = build_books(books, conditions, out_dir=out, csv=False, parquet=True,
+                          workers=default_workers())
     if not summary.n_rows:
         raise DataError(f"building Book-SORT from {root} produced no rows: "
                         + "; ".join(str(f) for f in summary.failures))
