@@ -62,6 +62,24 @@ def test_estimated_texts_have_the_built_lengths(small_build, books):
     assert all(len(r["segment_2"].split()) == r["segment_length"] for r in est)
 
 
+@pytest.mark.parametrize("split", ["test", "validation", "all"])
+def test_a_runs_build_goes_straight_into_the_memo(small_build, books, sort_data, split):
+    """The rows a run builds (no Parquet between the build and the memo) are the rows of the
+    same build written and read back, field for field and in order."""
+    from mindprobe.benchmarks.sort import sources
+    from mindprobe.benchmarks.sort.planned import split_of
+
+    built = split_of(sources.built_rows(sort_data, SMALL, [books[b] for b in BOOKS]), split)
+    written = row_groups(small_build, split)
+    assert built.keys == written.keys
+
+    def bare(rows):  # `_pos` counts over both splits in the build's memo: only order matters
+        return [{k: v for k, v in r.items() if k != "_pos"} for r in rows]
+
+    assert bare(built.all()) == bare(written.all())
+    assert planned_rows(built, SMALL, limit=500) == planned_rows(written, SMALL, limit=500)
+
+
 def test_a_book_cleaned_otherwise_is_not_pinned(books):
     from dataclasses import replace
 
@@ -79,10 +97,13 @@ def test_dry_run_estimates_then_the_run_builds(cli, tmp_path, sort_data):
             "73017", "--dry-run", "--json")
     code, est, err = cli(*args)
     assert code == 0, err
-    assert not (cache_dir() / "sort-built").exists()  # nothing built
+    books = sources.load_source_books(sort_data, [73017])
+    assert not sources.is_built(books, [(250, 20)])  # nothing built
+    assert not list((cache_dir() / "decoded").glob("sort-built-rows*"))
     assert "Book-SORT is not built yet" in " ".join(err.split())
     assert est["items"] == 400 and est["requests"] == 400
-    sources.built_dir(sort_data, [(250, 20)], [73017])  # what the run does first
+    sources.built_rows(sort_data, [(250, 20)], books)  # what the run does first
+    assert sources.is_built(books, [(250, 20)])
     code, exact, err = cli(*args)
     assert code == 0, err
     assert "not built yet" not in err and exact["items"] == est["items"]

@@ -167,6 +167,14 @@ def load_booksort(root: str | Path, split: str = "test",
     if not frames:
         raise DataError(f"{root}: no Book-SORT {layout} files found (expected "
                         "segments_<LE>-s<LS>-n110.csv trios or test_/validation_ Parquet files)")
+    return dataset_order(frames, split, conditions, root)
+
+
+def dataset_order(frames: list[pd.DataFrame], split: str = "all",
+                  conditions: list[tuple[int, int]] | None = None,
+                  root: str | Path = "Book-SORT") -> pd.DataFrame:
+    """Rows of several files (or of a build's conditions) in dataset order, cut to `split`
+    and `conditions`: one order whether the rows were read or just built."""
     rows = pd.concat(frames, ignore_index=True)
     # conditions in numeric order, test rows before validation rows, else the files' order
     rows["_validation"] = rows["excerpt_idx"] >= TEST_EXCERPTS

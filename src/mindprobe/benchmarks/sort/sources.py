@@ -9,8 +9,8 @@ from typing import Any
 
 from mindprobe.benchmarks.sort.preprocess import SOURCE_SHA256, load_books
 from mindprobe.benchmarks.sort.upstream import DATA_FILES as UPSTREAM_FILES
-from mindprobe.core.data import DataFile, data_dir_for
-from mindprobe.core.paths import cache_dir
+from mindprobe.core.data import DataFile, Grouped, data_dir_for
+from mindprobe.core.decoded import is_memoised
 from mindprobe.errors import DataError
 
 GUTENBERG = "https://www.gutenberg.org/files/{id}/{id}-0.txt"
@@ -42,33 +42,35 @@ def load_source_books(root: Path, book_ids: list[int] | None) -> list[Any]:
     return load_books(root, book_ids)
 
 
-def built_folder(books: list[Any], conditions: list[tuple[int, int]]) -> Path:
-    """Where the build of `conditions` from `books` is cached (built or not)."""
-    key = hashlib.sha256(repr((sorted(b.book_idx for b in books),
-                               [b.words_with_headings_sha256 for b in books],
-                               sorted(conditions), "v1")).encode()).hexdigest()[:16]
-    return cache_dir() / "sort-built" / key
+def build_stamp(books: list[Any], conditions: list[tuple[int, int]]) -> str:
+    """What identifies the build of `conditions` from `books` (their cleaned texts)."""
+    return hashlib.sha256(repr((sorted(b.book_idx for b in books),
+                                [b.words_with_headings_sha256 for b in books],
+                                sorted(conditions), "v2")).encode()).hexdigest()
 
 
-def is_built(folder: Path) -> bool:
-    from mindprobe.benchmarks.sort.data import find_files
+def is_built(books: list[Any], conditions: list[tuple[int, int]]) -> bool:
+    """Whether a run already built these conditions from these books (their rows memoised)."""
+    from mindprobe.benchmarks.sort.planned import BUILT_KIND
 
-    return folder.is_dir() and bool(find_files(folder)["parquet"]["test"])
+    return is_memoised(build_stamp(books, conditions), BUILT_KIND)
 
 
-def built_dir(root: Path, conditions: list[tuple[int, int]], book_ids: list[int] | None,
-              books: list[Any] | None = None) -> Path:
-    """Build the needed conditions from the books once (in worker processes, as `mindprobe
-    build sort` does); later runs read the cached split."""
+def built_rows(root: Path, conditions: list[tuple[int, int]], books: list[Any]) -> Grouped:
+    """The rows (both splits) of `conditions` built from `books`, grouped by excerpt: built once
+    in worker processes (as `mindprobe build sort` builds) straight into the data memo, which
+    later plans read, a few excerpts at a time."""
     from mindprobe.benchmarks.sort.build import build_books, default_workers
+    from mindprobe.benchmarks.sort.data import dataset_order
+    from mindprobe.benchmarks.sort.export import condition_frames, split_frame
+    from mindprobe.benchmarks.sort.planned import built_groups
 
-    books = load_source_books(root, book_ids) if books is None else books
-    out = built_folder(books, conditions)
-    if is_built(out):
-        return out
-    summary = build_books(books, conditions, out_dir=out, csv=False, parquet=True,
-                          workers=default_workers())
-    if not summary.n_rows:
-        raise DataError(f"building Book-SORT from {root} produced no rows: "
-                        + "; ".join(str(f) for f in summary.failures))
-    return out
+    def build() -> Any:
+        summary = build_books(books, conditions, keep_cells=True, workers=default_workers())
+        if not summary.n_rows:
+            raise DataError(f"building Book-SORT from {root} produced no rows: "
+                            + "; ".join(str(f) for f in summary.failures))
+        return dataset_order([split_frame(*condition_frames(cells))
+                              for _, cells in sorted(summary.cells.items()) if cells])
+
+    return built_groups(root, build_stamp(books, conditions), build)

@@ -96,7 +96,12 @@ class SortBenchmark(Benchmark):
     def plan(self, ctx: PlanContext, opts: SortOptions) -> RunPlan:
         from mindprobe.benchmarks.sort.cell import CONDITIONS
         from mindprobe.benchmarks.sort.estimated import ESTIMATED_NOTE, estimated_groups, pinned
-        from mindprobe.benchmarks.sort.planned import conditions_of, planned_rows, row_groups
+        from mindprobe.benchmarks.sort.planned import (
+            conditions_of,
+            planned_rows,
+            row_groups,
+            split_of,
+        )
         from mindprobe.benchmarks.sort.prompts import get_prompt_config
         from mindprobe.core.prompt_file import apply_prompt_file
 
@@ -121,18 +126,18 @@ class SortBenchmark(Benchmark):
                              f"{ctx.model.context_window} tokens: {'; '.join(skipped)}")
         for s in skipped:
             ctx.info(f"sort: skipped {s}")
-        groups = None
-        if folder is None:
+        estimated = False
+        if folder is not None:
+            groups = row_groups(folder, opts.split)
+        else:
             books = sources.load_source_books(root, book_ids)
-            if ctx.dry_run and not sources.is_built(sources.built_folder(books, fits)) \
-                    and pinned(books):  # a dry run counts and estimates; the run builds
-                groups = estimated_groups(books, fits, opts.split)
+            if ctx.dry_run and not sources.is_built(books, fits) and pinned(books):
+                # a dry run counts and estimates from the books; the run builds
+                groups, estimated = estimated_groups(books, fits, opts.split), True
                 origin = f"estimated from the Gutenberg books in {root} (built at the first run)"
                 ctx.info(f"sort: {ESTIMATED_NOTE}")
             else:
-                folder = sources.built_dir(root, fits, book_ids, books)
-        if groups is None:
-            groups = row_groups(folder, opts.split)
+                groups = split_of(sources.built_rows(root, fits, books), opts.split)
         present = [c for c in conditions_of(groups) if c in fits]
         if wanted and wanted not in present:
             raise UsageError(f"condition {ctx.variant} is not in {origin}")
@@ -172,7 +177,7 @@ class SortBenchmark(Benchmark):
                            "file": upstream.PROMPTS_DIR + prompt.name + ".yaml",
                            "sha256": prompt.sha256, "repository": upstream.REPO,
                            "commit": upstream.COMMIT},
-                                   **({"estimated": ESTIMATED_NOTE} if folder is None else {})},
+                                   **({"estimated": ESTIMATED_NOTE} if estimated else {})},
                        requires=requires)
 
     @staticmethod
