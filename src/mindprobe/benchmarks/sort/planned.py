@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mindprobe.benchmarks.sort.data import (
     SPLIT_CHOICES,
@@ -25,9 +25,6 @@ from mindprobe.benchmarks.sort.data import (
 from mindprobe.benchmarks.sort.export import TEST_EXCERPTS
 from mindprobe.core.data import Grouped, decoded_groups
 from mindprobe.errors import DataError, UsageError
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 #: Bumped when the rows' shape changes (the memo is then made anew).
 _VERSION = "rows-v1"
@@ -57,11 +54,12 @@ def row_groups(root: str | Path, split: str) -> Grouped:
                      lambda: evaluation_rows(load_booksort(root, split)))
 
 
-def built_groups(root: Path, stamp: str, build: Callable[[], pd.DataFrame]) -> Grouped:
-    """The rows (both splits) `build()` makes, grouped as `row_groups` groups a folder's and
-    memoised under `stamp`: a run's build goes straight into the memo, no files between;
-    `split_of` picks a split."""
-    return _memoised(root, stamp, BUILT_KIND, lambda: evaluation_rows(build()))
+def built_groups(root: Path, stamp: str, build: Callable[[], list[dict[str, Any]]]
+                 ) -> Grouped:
+    """The rows (both splits, as `evaluation_rows` gives them) `build()` makes, grouped as
+    `row_groups` groups a folder's and memoised under `stamp`: a run's build goes straight
+    into the memo, no files between; `split_of` picks a split."""
+    return _memoised(root, stamp, BUILT_KIND, build)
 
 
 def split_of(groups: Grouped, split: str) -> Grouped:

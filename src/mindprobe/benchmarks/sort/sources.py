@@ -61,16 +61,14 @@ def built_rows(root: Path, conditions: list[tuple[int, int]], books: list[Any]) 
     in worker processes (as `mindprobe build sort` builds) straight into the data memo, which
     later plans read, a few excerpts at a time."""
     from mindprobe.benchmarks.sort.build import build_books, default_workers
-    from mindprobe.benchmarks.sort.data import dataset_order
-    from mindprobe.benchmarks.sort.export import condition_frames, split_frame
+    from mindprobe.benchmarks.sort.data import cell_rows
     from mindprobe.benchmarks.sort.planned import built_groups
 
-    def build() -> Any:
+    def build() -> list[dict[str, Any]]:
         summary = build_books(books, conditions, keep_cells=True, workers=default_workers())
         if not summary.n_rows:
             raise DataError(f"building Book-SORT from {root} produced no rows: "
                             + "; ".join(str(f) for f in summary.failures))
-        return dataset_order([split_frame(*condition_frames(cells))
-                              for _, cells in sorted(summary.cells.items()) if cells])
+        return cell_rows(summary.cells)
 
     return built_groups(root, build_stamp(books, conditions), build)
