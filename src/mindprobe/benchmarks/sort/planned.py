@@ -6,7 +6,8 @@ segment pairs. The rows of a split are decoded once into the data memo
 (`core.data.decoded_groups`), one compressed group per excerpt (its questions share one copy
 of its text); a plan chooses groups from their keys alone and decodes only those. Each row
 keeps its place in the folder's order, so the rows come back as `load_booksort` and
-`evaluation_rows` give them.
+`evaluation_rows` give them. A run's own build from the books goes into the same memo
+directly (`built_groups`, both splits; `split_of` picks one), with no files in between.
 """
 
 from __future__ import annotations
