@@ -1,6 +1,6 @@
 """A dry run's SORT rows when Book-SORT is not built yet: planned from the books, not built.
 
-Building the grid from the nine Gutenberg books takes half a minute of CPU (the legacy RNG's
+Building the grid from the nine Gutenberg books takes about 40 s of CPU (the legacy RNG's
 replay is what makes it bit-exact), too long for a plan that only counts and estimates. The
 build's outcome is known without running it: every cell of `plan_cells` but the ones in
 `BUILD_FAILURES` (a fact of the pinned books), each with 100 test and 10 validation excerpts
@@ -29,11 +29,12 @@ from mindprobe.benchmarks.sort.export import TEST_EXCERPTS
 from mindprobe.benchmarks.sort.preprocess import PREPROCESS_JSON, Book
 from mindprobe.core.data import Grouped
 
-#: What a dry run's notes say when SORT's numbers are estimated (measured: the whole grid,
-#: 86 cells, is 30 s of CPU, 36 s on 2 busy cores; `docs/performance.md`).
+#: What a dry run's notes say when SORT's numbers are estimated (measured with
+#: `bench/sort_plan.py`: a first run's build of the whole grid, 86 cells, and its row memo
+#: take 36-42 s of CPU; `docs/performance.md`).
 ESTIMATED_NOTE = ("Book-SORT is not built yet: SORT's items are counted and its tokens "
                   "estimated from the books (excerpts of their own words); the first run builds "
-                  "it (the whole grid: about 30 s of CPU, spread over the CPU cores) and "
+                  "it (the whole grid: about 40 s of CPU, spread over up to 4 processes) and "
                   "states exact numbers")
 
 _SPLITS = {"test": [range(0, TEST_EXCERPTS)],
