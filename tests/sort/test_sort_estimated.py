@@ -147,3 +147,21 @@ def test_the_grid_fails_exactly_the_named_cells(books, tmp_path):
                  for r in rows) for rows in quick]
     assert abs(chars[1] / chars[0] - 1) < TOKEN_TOLERANCE, chars
 
+
+
+@pytest.mark.slow
+def test_a_profile_dry_run_estimates_sort_and_says_so(cli, tmp_path, sort_data):
+    """`profile --dry-run` plans with `dry_run` too: SORT's row says its numbers are estimated
+    (the other benchmarks' data is absent here, so they are listed as missing)."""
+    from mindprobe.core.paths import cache_dir
+
+    root = tmp_path / "data"
+    root.mkdir()
+    (root / "sort").symlink_to(sort_data)
+    code, plan, err = cli("profile", "--model", "random", "--size", "quick", "--dry-run",
+                          "--data-dir", root, "--runs-dir", tmp_path / "runs", "--json")
+    assert code == 0, err
+    (row,) = [r for r in plan["plan"] if r["benchmark"] == "sort"]
+    assert row["status"] == "runs" and row["items"] == 332
+    assert ESTIMATED_NOTE in row["assumes"]
+    assert not list((cache_dir() / "decoded").glob("sort-built-rows*"))
