@@ -5,9 +5,10 @@ the same machine load. Each is a process of its own; its CPU time (user + system
 child and the workers it waited for) is the figure a loaded machine does not inflate much, its
 wall time is printed beside it. Target: ≤ 5 s cold, ≤ 2 s warm.
 
-`--prebuilt-sort`: every cold cache starts with SORT's Book-SORT build (made once beforehand,
-as `mindprobe build sort` or a first run leaves it), so cold is everything else: the data
-memos (WorldSense's official file decoded, SORT's rows grouped), the upstream files read.
+A dry run never builds Book-SORT (SORT's numbers are then estimated from the books);
+`--prebuilt-sort`: every cold cache starts with the build a first run leaves (its rows in the
+data memo, made once beforehand), so the plans are SORT's exact ones and cold is everything
+else: the data memos (WorldSense's official file decoded), the upstream files read.
 
     python bench/plan_speed.py [--data-dir ../shared/data] [--rounds 5] [--size quick]
                                [--prebuilt-sort]
@@ -26,6 +27,12 @@ import time
 from pathlib import Path
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+#: What a first run does before its plan: SORT's whole grid built into the data memo.
+_PREBUILD = ("import sys; from pathlib import Path; from mindprobe.benchmarks.sort import sources; "
+             "from mindprobe.benchmarks.sort.cell import CONDITIONS; root = Path(sys.argv[1]); "
+             "sources.built_rows(root, list(CONDITIONS), sources.load_source_books(root, None))")
 
 
 def dry_run(data_dir: Path, size: str, cache: Path, runs: Path) -> tuple[float, float]:
@@ -65,12 +72,13 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         built = Path(tmp) / "built"
         if args.prebuilt_sort:
-            dry_run(args.data_dir, args.size, built, Path(tmp) / "runs-built")
+            subprocess.run([sys.executable, "-c", _PREBUILD, str(args.data_dir / "sort")],
+                           env={**os.environ, "MINDPROBE_CACHE_DIR": str(built)}, check=True)
         for r in range(args.rounds):
             cache = Path(tmp) / f"cache-{r}"
             runs = Path(tmp) / f"runs-{r}"
             if args.prebuilt_sort:
-                shutil.copytree(built / "sort-built", cache / "sort-built")
+                shutil.copytree(built / "decoded", cache / "decoded")
             cold.append(dry_run(args.data_dir, args.size, cache, runs))
             warm.append(dry_run(args.data_dir, args.size, cache, runs))
             print(f"round {r + 1}: cold {cold[-1][1]:.2f} s CPU ({cold[-1][0]:.1f} s wall), "

@@ -151,7 +151,7 @@ def profile(model: str, *, size: str = "quick", judge: str | None = None,
     settings = RunSettings(model=model, concurrency=concurrency, seed=seed, runs_dir=runs_dir,
                            cache=bool(cache),
                            cache_file=cache if isinstance(cache, (str, Path)) else None,
-                           timeout=timeout, max_attempts=max_attempts)
+                           timeout=timeout, max_attempts=max_attempts, dry_run=dry_run)
     req = prun.ProfileRequest(run=settings, size=size, judge=judge,
                               data_root=Path(data_dir) if data_dir else None,
                               options={b: _option_values(o) for b, o in (options or {}).items()},

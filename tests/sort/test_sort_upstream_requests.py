@@ -116,11 +116,11 @@ def _run(cli, tmp_path, data, server_args: dict, *extra) -> tuple[list[dict], li
 
 def _rows(data: Path) -> dict[str, dict]:
     from mindprobe.benchmarks.sort import sources
-    from mindprobe.benchmarks.sort.data import evaluation_rows, load_booksort
+    from mindprobe.benchmarks.sort.planned import planned_rows, split_of
 
-    folder = sources.built_dir(data, [CONDITION], [BOOK])
-    rows = evaluation_rows(load_booksort(folder, "test", [CONDITION]), *CONDITION,
-                           book_ids=[BOOK])
+    books = sources.load_source_books(data, [BOOK])
+    rows = planned_rows(split_of(sources.built_rows(data, [CONDITION], books), "test"),
+                        [CONDITION])
     return {r["row_id"]: r for r in rows}
 
 

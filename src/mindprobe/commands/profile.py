@@ -147,7 +147,8 @@ def cmd_profile(args: argparse.Namespace, err: Console) -> int:
     run = RunSettings(model=args.model, concurrency=args.concurrency, seed=args.seed,
                       runs_dir=args.runs_dir, cache=not args.no_cache, cache_file=args.cache,
                       timeout=args.timeout, max_attempts=args.max_attempts, debug=args.debug,
-                      context_window=args.context_window, command=command_line())
+                      context_window=args.context_window, command=command_line(),
+                      dry_run=args.dry_run)
     req = prun.ProfileRequest(run=run, size=args.size, judge=args.judge,
                               data_root=Path(args.data_dir) if args.data_dir else None,
                               options=bench_options(args.option),

@@ -68,7 +68,7 @@ def settings_from_args(args: argparse.Namespace) -> RunSettings:
         threads=getattr(args, "threads", None), batch=getattr(args, "batch_size", None),
         context_window=getattr(args, "context_window", None),
         reasoning_effort=effort, reasoning=thinks, debug=getattr(args, "debug", False),
-        command=command_line(),
+        command=command_line(), dry_run=getattr(args, "dry_run", False),
     )
 
 
@@ -168,6 +168,7 @@ def _estimate(args: argparse.Namespace, task: Task, settings: RunSettings,
               err: Console) -> int:
     """Tokens (and cost) without building a model: no API key, nothing sent."""
     facts = ModelFacts(settings.model, "estimate")
+    settings.dry_run = True  # plans only: what a run would prepare first may be estimated
     quiet = _QuietNotes(err)
     docs = {}
     for v, plan in plan_all(task, settings, facts, quiet):

@@ -91,6 +91,10 @@ class PlanContext:
     info: Callable[[str], None] = print
     #: `--prompt-file`: other wording for the benchmark's templates (`apply_prompt_file`).
     prompt_file: PromptFile | None = None
+    #: The plan is for a dry run (`run --dry-run`, `profile --dry-run`): a benchmark may
+    #: estimate what a run would first have to prepare (a dataset it builds, say) instead of
+    #: preparing it, and must say so in its estimate's note.
+    dry_run: bool = False
 
 
 @dataclass

@@ -6,8 +6,10 @@ from __future__ import annotations
 import hashlib
 import marshal
 import mmap
+import os
 import zlib
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -35,13 +37,23 @@ def _verified(blob: bytes | memoryview) -> memoryview:
     return view[_DIGEST:]
 
 
+def _entry(digest: str, kind: str) -> Path:
+    return cache_dir() / "decoded" / f"{kind}-{digest}.marshal"
+
+
+def is_memoised(sha256: str, kind: str) -> bool:
+    """Whether `decoded_groups` holds an entry of `kind` for `sha256` (made by an earlier
+    call): a caller may then skip what making it would cost, e.g. a dry run's build."""
+    return _entry(sha256, f"{kind}-grouped").is_file()
+
+
 def _memoised(path: Path, sha256: str | None, kind: str, magic: bytes,
               encode: Callable[[], bytes], fresh: bool = False) -> memoryview:
     """The bytes `encode()` makes of `path`, memoised on disk by the source's sha256; a hit is
     mapped, not read, so a caller that needs a few groups of a 70 MB entry pays for those.
     `fresh`: the entry was found corrupt; encode and write it again."""
     digest = sha256 or hashlib.sha256(path.read_bytes()).hexdigest()
-    cache = cache_dir() / "decoded" / f"{kind}-{digest}.marshal"
+    cache = _entry(digest, kind)
     try:
         if not fresh:
             with open(cache, "rb") as f:
@@ -157,11 +169,26 @@ def _group(records: Iterable[Any], key: Callable[[Any], Any]) -> dict[Any, list[
     return groups
 
 
+def _compressed(blobs: Iterable[bytes], batch: int = 64) -> list[bytes]:
+    """Each blob zlib-compressed at the fastest level, on every core (zlib releases the GIL),
+    a batch at a time so the uncompressed copies do not pile up."""
+    out: list[bytes] = []
+    with ThreadPoolExecutor(max(1, min(8, os.cpu_count() or 1))) as pool:
+        chunk: list[bytes] = []
+        for blob in blobs:
+            chunk.append(blob)
+            if len(chunk) == batch:
+                out += pool.map(zlib.compress, chunk, [1] * len(chunk))
+                chunk = []
+        out += pool.map(zlib.compress, chunk, [1] * len(chunk))
+    return out
+
+
 def _encode_groups(records: Iterable[Any], key: Callable[[Any], Any], packed: bool = False
                    ) -> bytes:
     groups = _group(records, key)
-    parts = [zlib.compress(marshal.dumps(g), 1) if packed else marshal.dumps(g)
-             for g in groups.values()]
+    dumped = (marshal.dumps(g) for g in groups.values())
+    parts = _compressed(dumped) if packed else list(dumped)
     spans, at = [], 0
     for p in parts:
         spans.append((at, at + len(p)))

@@ -131,7 +131,8 @@ def plan_all(task: Task, settings: RunSettings, facts: ModelFacts,
         reporter.loading(f"{task.name}:{v}")
         ctx = PlanContext(variant=v, seed=settings.seed, data_dir=data_dir, limit=settings.limit,
                           max_tokens=settings.max_tokens, model=facts, roles=settings.roles,
-                          warn=reporter.warn, info=reporter.note, prompt_file=prompt_file)
+                          warn=reporter.warn, info=reporter.note, prompt_file=prompt_file,
+                          dry_run=settings.dry_run)
         plan = with_prompt_file(task.bench, task.bench.plan(ctx, task.opts), prompt_file)
         plan.options = task.opts
         if settings.limit is not None and not plan.limit_applied:

@@ -88,6 +88,9 @@ class RunSettings:
     debug: bool = False
     #: The command that resumes this run, recorded in the manifest and shown on interrupt.
     command: str | None = None
+    #: Plans only (`--dry-run`): benchmarks may estimate what a run would prepare first
+    #: (`PlanContext.dry_run`).
+    dry_run: bool = False
 
     def check(self) -> None:
         """Counts, the timeout, paths and --name, before anything is loaded or started."""

@@ -47,8 +47,8 @@ from mindprobe.errors import DataError, UsageError
 __all__ = [
     "CONDITIONS", "EXCERPT_LENGTHS", "SEGMENT_LENGTHS", "SEED_OVERRIDES", "BuildSummary",
     "CellFailed", "CellFailure", "CellProgress", "CellResult", "build_booksort", "build_books",
-    "build_cell", "build_from_text", "cell_seed", "default_seed", "distance_bins",
-    "distance_edges", "has_sentence_marker", "parse_seed_override", "plan_cells", "search_seed",
+    "build_cell", "build_from_text", "cell_seed", "default_seed", "default_workers",
+    "distance_bins", "distance_edges", "has_sentence_marker", "parse_seed_override", "plan_cells", "search_seed",
     "sentence_markers", "sentence_starts", "wrap_excerpt", "wrap_segment",
 ]
 
@@ -197,6 +197,11 @@ def build_books(books: Iterable[Book], conditions: Iterable[tuple[int, int]] = C
     return summary
 
 
+def default_workers() -> int:
+    """Processes a build uses: the CPUs, at most 4 (cells are independent)."""
+    return max(1, min(4, os.cpu_count() or 1))
+
+
 def build_booksort(data_dir: str | Path, out_dir: str | Path, *,
                    conditions: Iterable[tuple[int, int]] = CONDITIONS,
                    book_ids: list[int] | None = None, workers: int | None = None,
@@ -210,7 +215,7 @@ def build_booksort(data_dir: str | Path, out_dir: str | Path, *,
 
     books = load_books(data_dir, book_ids)
     if workers is None:
-        workers = max(1, min(4, os.cpu_count() or 1))
+        workers = default_workers()
     return build_books(books, conditions, out_dir=out_dir, workers=workers, **options)
 
 

@@ -35,6 +35,16 @@ SEED_OVERRIDES: dict[tuple[int, int, int], int] = {
     (72869, 250, 50): 2605,
 }
 
+#: Cells that fail a uniformity gate with their seed (the default, or SEED_OVERRIDES'), on the
+#: nine pinned books (sha256-verified) with this algorithm: a fact of the data, so a build
+#: skips them and a dry run counts the cells a build will give without building (86 cells in
+#: the grid, 83 built; tests/sort/test_sort_estimated.py builds the grid and checks the list).
+BUILD_FAILURES: frozenset[tuple[int, int, int]] = frozenset({
+    (72869, 1000, 50),   # segment gate: KS p=0.0446
+    (72578, 2500, 20),   # segment gate: KS p=0.0051
+    (72869, 10000, 50),  # segment gate: KS p=0.0074
+})
+
 _EXEMPT = frozenset({"mr.", "mrs.", "dr."})
 
 Progress = Callable[["CellProgress"], None]

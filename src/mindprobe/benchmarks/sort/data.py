@@ -10,8 +10,9 @@ hub file names that differ from upstream's writer still load.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -25,6 +26,9 @@ from mindprobe.benchmarks.sort.export import (
     split_frame,
 )
 from mindprobe.errors import DataError, UsageError
+
+if TYPE_CHECKING:
+    from mindprobe.benchmarks.sort.cell import CellResult
 
 SPLIT_CHOICES: tuple[str, ...] = ("test", "validation", "all")
 _CSV_RE = re.compile(r"segments_(\d+)-s(\d+)-n(\d+)\.csv$")
@@ -220,4 +224,35 @@ def evaluation_rows(rows: pd.DataFrame, excerpt_length: int | None = None,
         rec["row_id"] = (f"e{rec['excerpt_length']}_s{rec['segment_length']}/{rec['book_idx']}"
                          f"/{rec['excerpt_idx']}/{rec['distance_bin']}")
         out.append(rec)
+    return out
+
+
+def cell_rows(cells: Mapping[tuple[int, int], Sequence[CellResult]]) -> list[dict[str, Any]]:
+    """The rows `evaluation_rows(load_booksort(folder, "all"))` gives for the folder a build of
+    `cells` writes (same fields, values and order), made straight from the cells: a run's
+    build then skips writing Parquet, reading it back and joining 300 MB of excerpts in pandas
+    (tens of CPU seconds for the whole grid)."""
+    out: list[dict[str, Any]] = []
+    for le, ls in sorted(cells):
+        labels = distance_edges(le, ls)[1:]
+        for validation in (False, True):
+            for cell in cells[(le, ls)]:
+                excerpts = {e["excerpt_idx"]: e for e in cell.excerpts}
+                for seg in cell.segments:
+                    k = int(seg["excerpt_idx"])
+                    if (k >= TEST_EXCERPTS) != validation:
+                        continue
+                    ex, bin_ = excerpts[k], int(seg["distance_bin"])
+                    out.append({
+                        "book_idx": int(cell.book_idx), "excerpt_idx": k,
+                        "segment_idx": int(seg["segment_idx"]),
+                        "excerpt_text": ex["excerpt_text"], "excerpt_length": le,
+                        "segment_1": seg["segment_1"], "segment_2": seg["segment_2"],
+                        "segment_length": ls, "seg1_pos": int(seg["seg1_pos"]),
+                        "seg2_pos": int(seg["seg2_pos"]),
+                        "present_seg1_first": int(seg["present_seg1_first"]),
+                        "distance_bin": bin_, "excerpt_pos": float(ex["excerpt_pos"]),
+                        "book_title": cell.book_title, "num_words": int(cell.num_words),
+                        "bin_index": labels.index(bin_) if bin_ in labels else -1,
+                        "row_id": f"e{le}_s{ls}/{cell.book_idx}/{k}/{bin_}"})
     return out

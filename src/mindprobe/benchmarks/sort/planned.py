@@ -6,21 +6,31 @@ segment pairs. The rows of a split are decoded once into the data memo
 (`core.data.decoded_groups`), one compressed group per excerpt (its questions share one copy
 of its text); a plan chooses groups from their keys alone and decodes only those. Each row
 keeps its place in the folder's order, so the rows come back as `load_booksort` and
-`evaluation_rows` give them.
+`evaluation_rows` give them. A run's own build from the books goes into the same memo
+directly (`built_groups`, both splits; `split_of` picks one), with no files in between.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from mindprobe.benchmarks.sort.data import evaluation_rows, find_files, load_booksort
+from mindprobe.benchmarks.sort.data import (
+    SPLIT_CHOICES,
+    evaluation_rows,
+    find_files,
+    load_booksort,
+)
+from mindprobe.benchmarks.sort.export import TEST_EXCERPTS
 from mindprobe.core.data import Grouped, decoded_groups
 from mindprobe.errors import DataError, UsageError
 
 #: Bumped when the rows' shape changes (the memo is then made anew).
 _VERSION = "rows-v1"
+#: The data memo's kind for a run's build (`built_groups`).
+BUILT_KIND = "sort-built-rows"
 
 
 def _stamp(root: Path, split: str) -> str:
@@ -41,13 +51,33 @@ def row_groups(root: str | Path, split: str) -> Grouped:
     """Every evaluation row of `split` in `root` (with `_pos`, its place in order), grouped by
     excerpt: key (L_E, L_S, book, excerpt), in the order of each excerpt's first row."""
     root = Path(root)
+    return _memoised(root, _stamp(root, split), "sort-rows",
+                     lambda: evaluation_rows(load_booksort(root, split)))
 
-    def key(row: dict[str, Any]) -> tuple[int, int, int, int]:
-        return (row["excerpt_length"], row["segment_length"], row["book_idx"],
-                row["excerpt_idx"])
 
+def built_groups(root: Path, stamp: str, build: Callable[[], list[dict[str, Any]]]
+                 ) -> Grouped:
+    """The rows (both splits, as `evaluation_rows` gives them) `build()` makes, grouped as
+    `row_groups` groups a folder's and memoised under `stamp`: a run's build goes straight
+    into the memo, no files between; `split_of` picks a split."""
+    return _memoised(root, stamp, BUILT_KIND, build)
+
+
+def split_of(groups: Grouped, split: str) -> Grouped:
+    """The groups of one split (test: excerpts 0-99, validation: 100-109; `all`: every one)."""
+    if split not in SPLIT_CHOICES:
+        raise UsageError(f"unknown split {split!r}; choose from {', '.join(SPLIT_CHOICES)}")
+    if split == "all":
+        return groups
+    kept = [k for k in groups.keys if (k[3] < TEST_EXCERPTS) == (split == "test")]
+    sizes = dict(zip(groups.keys, groups.sizes, strict=True))
+    return Grouped(kept, [sizes[k] for k in kept], lambda i: groups.load([kept[i]]))
+
+
+def _memoised(path: Path, stamp: str, kind: str,
+              rows_of: Callable[[], list[dict[str, Any]]]) -> Grouped:
     def decode(_: Path) -> list[dict[str, Any]]:
-        rows = evaluation_rows(load_booksort(root, split))
+        rows = rows_of()
         texts: dict[str, str] = {}
         for i, row in enumerate(rows):
             row["_pos"] = i
@@ -55,7 +85,7 @@ def row_groups(root: str | Path, split: str) -> Grouped:
             row["excerpt_text"] = texts.setdefault(row["excerpt_text"], row["excerpt_text"])
         return rows
 
-    return decoded_groups(root, _stamp(root, split), "sort-rows", decode, key, packed=True)
+    return decoded_groups(path, stamp, kind, decode, _key, packed=True)
 
 
 def conditions_of(groups: Grouped) -> list[tuple[int, int]]:

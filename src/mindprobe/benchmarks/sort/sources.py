@@ -9,8 +9,8 @@ from typing import Any
 
 from mindprobe.benchmarks.sort.preprocess import SOURCE_SHA256, load_books
 from mindprobe.benchmarks.sort.upstream import DATA_FILES as UPSTREAM_FILES
-from mindprobe.core.data import DataFile, data_dir_for
-from mindprobe.core.paths import cache_dir
+from mindprobe.core.data import DataFile, Grouped, data_dir_for
+from mindprobe.core.decoded import is_memoised
 from mindprobe.errors import DataError
 
 GUTENBERG = "https://www.gutenberg.org/files/{id}/{id}-0.txt"
@@ -42,20 +42,33 @@ def load_source_books(root: Path, book_ids: list[int] | None) -> list[Any]:
     return load_books(root, book_ids)
 
 
-def built_dir(root: Path, conditions: list[tuple[int, int]], book_ids: list[int] | None) -> Path:
-    """Build the needed conditions from the books once; later runs read the cached split."""
-    from mindprobe.benchmarks.sort.build import build_books
-    from mindprobe.benchmarks.sort.data import find_files
+def build_stamp(books: list[Any], conditions: list[tuple[int, int]]) -> str:
+    """What identifies the build of `conditions` from `books` (their cleaned texts)."""
+    return hashlib.sha256(repr((sorted(b.book_idx for b in books),
+                                [b.words_with_headings_sha256 for b in books],
+                                sorted(conditions), "v2")).encode()).hexdigest()
 
-    books = load_source_books(root, book_ids)
-    key = hashlib.sha256(repr((sorted(b.book_idx for b in books),
-                               [b.words_with_headings_sha256 for b in books],
-                               sorted(conditions), "v1")).encode()).hexdigest()[:16]
-    out = cache_dir() / "sort-built" / key
-    if out.is_dir() and find_files(out)["parquet"]["test"]:
-        return out
-    summary = build_books(books, conditions, out_dir=out, csv=False, parquet=True)
-    if not summary.n_rows:
-        raise DataError(f"building Book-SORT from {root} produced no rows: "
-                        + "; ".join(str(f) for f in summary.failures))
-    return out
+
+def is_built(books: list[Any], conditions: list[tuple[int, int]]) -> bool:
+    """Whether a run already built these conditions from these books (their rows memoised)."""
+    from mindprobe.benchmarks.sort.planned import BUILT_KIND
+
+    return is_memoised(build_stamp(books, conditions), BUILT_KIND)
+
+
+def built_rows(root: Path, conditions: list[tuple[int, int]], books: list[Any]) -> Grouped:
+    """The rows (both splits) of `conditions` built from `books`, grouped by excerpt: built once
+    in worker processes (as `mindprobe build sort` builds) straight into the data memo, which
+    later plans read, a few excerpts at a time."""
+    from mindprobe.benchmarks.sort.build import build_books, default_workers
+    from mindprobe.benchmarks.sort.data import cell_rows
+    from mindprobe.benchmarks.sort.planned import built_groups
+
+    def build() -> list[dict[str, Any]]:
+        summary = build_books(books, conditions, keep_cells=True, workers=default_workers())
+        if not summary.n_rows:
+            raise DataError(f"building Book-SORT from {root} produced no rows: "
+                            + "; ".join(str(f) for f in summary.failures))
+        return cell_rows(summary.cells)
+
+    return built_groups(root, build_stamp(books, conditions), build)

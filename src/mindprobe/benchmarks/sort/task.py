@@ -95,7 +95,13 @@ class SortBenchmark(Benchmark):
 
     def plan(self, ctx: PlanContext, opts: SortOptions) -> RunPlan:
         from mindprobe.benchmarks.sort.cell import CONDITIONS
-        from mindprobe.benchmarks.sort.planned import conditions_of, planned_rows, row_groups
+        from mindprobe.benchmarks.sort.estimated import ESTIMATED_NOTE, estimated_groups, pinned
+        from mindprobe.benchmarks.sort.planned import (
+            conditions_of,
+            planned_rows,
+            row_groups,
+            split_of,
+        )
         from mindprobe.benchmarks.sort.prompts import get_prompt_config
         from mindprobe.core.prompt_file import apply_prompt_file
 
@@ -120,16 +126,25 @@ class SortBenchmark(Benchmark):
                              f"{ctx.model.context_window} tokens: {'; '.join(skipped)}")
         for s in skipped:
             ctx.info(f"sort: skipped {s}")
-        if folder is None:
-            folder = sources.built_dir(root, fits, book_ids)
-        groups = row_groups(folder, opts.split)
+        estimated = False
+        if folder is not None:
+            groups = row_groups(folder, opts.split)
+        else:
+            books = sources.load_source_books(root, book_ids)
+            if ctx.dry_run and not sources.is_built(books, fits) and pinned(books):
+                # a dry run counts and estimates from the books; the run builds
+                groups, estimated = estimated_groups(books, fits, opts.split), True
+                origin = f"estimated from the Gutenberg books in {root} (built at the first run)"
+                ctx.info(f"sort: {ESTIMATED_NOTE}")
+            else:
+                groups = split_of(sources.built_rows(root, fits, books), opts.split)
         present = [c for c in conditions_of(groups) if c in fits]
         if wanted and wanted not in present:
             raise UsageError(f"condition {ctx.variant} is not in {origin}")
         # the rows to ask, decoded from the memo alone (--excerpts K: each condition and
         # book's first K excerpts)
         picked = planned_rows(groups, fits, wanted, limit=ctx.limit, book_ids=book_ids,
-                              excerpts=opts.excerpts, root=folder)
+                              excerpts=opts.excerpts, root=folder or root)
         # Questions about one excerpt run back to back: a prefix-caching backend then keeps
         # the excerpt's KV cache from one question to the next.
         picked.sort(key=lambda r: (r["excerpt_length"], r["segment_length"], r["book_idx"],
@@ -161,7 +176,8 @@ class SortBenchmark(Benchmark):
                        provenance={"source": origin, "dataset": "Book-SORT", "prompt": {
                            "file": upstream.PROMPTS_DIR + prompt.name + ".yaml",
                            "sha256": prompt.sha256, "repository": upstream.REPO,
-                           "commit": upstream.COMMIT}},
+                           "commit": upstream.COMMIT},
+                                   **({"estimated": ESTIMATED_NOTE} if estimated else {})},
                        requires=requires)
 
     @staticmethod
@@ -198,6 +214,9 @@ class SortBenchmark(Benchmark):
         from mindprobe.benchmarks.sort.prompts import needs_space
 
         cfg, opts = plan.config, plan.options
+        if plan.provenance.get("estimated"):  # only a dry run makes one, and runs nothing
+            raise UsageError("a SORT plan estimated for a dry run cannot run: plan again "
+                             "without --dry-run (Book-SORT is then built from the books)")
         rule = None
         if model.can("tokenize"):
             rule = await needs_space(model.tokenize, self._wording[1].whitespace_probe)
@@ -287,9 +306,11 @@ class SortBenchmark(Benchmark):
                                  task_type=opts.task, excerpt=it.payload.get("retrieved"),
                                  code=code).template_messages() for it in plan.items)
         cap = 1 if opts.scoring == "logprob" else 8
+        note = "the answer letter: 1 token expected"
+        if plan.provenance.get("estimated"):  # a dry run's plan from the books, not built
+            note += f"; {plan.provenance['estimated']}"
         return estimate_results(self.name, single_request_estimate(
-            prompts, completion_expected=1, completion_max=cap,
-            note="the answer letter: 1 token expected"))
+            prompts, completion_expected=1, completion_max=cap, note=note))
 
     def results(self, records: list[dict[str, Any]], plan: RunPlan) -> Results:
         from mindprobe.benchmarks.sort.report import results_of_records
