@@ -267,9 +267,9 @@ def _whole_lines(path: Path, what: str) -> Iterator[bytes]:
             if cut < 0:
                 pending = data
                 continue
-            pending = data[cut + 1:]
-            data[:cut].decode("utf-8")  # text that is not UTF-8 is one message
-            yield data[:cut]
+            text, pending = data[:cut], data[cut + 1:]
+            text.decode("utf-8")  # text that is not UTF-8 is one message
+            yield text
         pending.decode("utf-8")
     except (OSError, EOFError, ValueError) as exc:  # ValueError: a cut file, or not UTF-8
         raise DataError(f"{path}: cannot read the {what} file: neither bzip2 nor UTF-8 JSON "
