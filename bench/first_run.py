@@ -5,9 +5,11 @@ first completion request, with a fresh MINDPROBE_CACHE_DIR (cold: WorldSense's o
 decoded and its memo written) and with one a previous run filled (warm), in interleaved rounds
 (cold, warm, cold, warm…) so both see the same machine load. Target: cold ≤ 1.5 × warm.
 
-Beside the wall time, the child's CPU time (user + system, all its threads, from
-/proc/PID/stat) at the moment of the first request: the figure a loaded machine inflates
-least. The child is stopped at its first request (the rest of the run is not this figure);
+Beside the wall time, the child's CPU time (user + system, from /proc) at the moment of the
+first request, all its threads and its main thread alone: the figures a loaded machine
+inflates least. The main thread's share is serial (it holds the GIL); the rest ran on other
+cores (bzip2 blocks decoded in threads), so on an idle machine of N cores the wall time
+cannot be under max(main, all / N), printed as the "idle bound". The child is stopped at its first request (the rest of the run is not this figure);
 `--whole` lets it finish. Each child runs without PYTHONDONTWRITEBYTECODE (a user's installed
 package has its bytecode; a development shell may set it) and with a fresh response cache.
 
@@ -47,7 +49,7 @@ class FirstRequest:
     def __init__(self) -> None:
         self.pid = 0
         self.at: float | None = None
-        self.cpu: float | None = None
+        self.cpu: tuple[float, float] | None = None
         self.arrived = threading.Event()
         self.port = 0
 
@@ -102,18 +104,23 @@ class FirstRequest:
         ready.wait()
 
 
-def _cpu_of(pid: int) -> float | None:
-    """User + system CPU seconds of a live process, all its threads (Linux /proc)."""
+def _cpu_of(pid: int) -> tuple[float, float] | None:
+    """User + system CPU seconds of a live process: all its threads (ended ones included),
+    and its main thread (Linux /proc)."""
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return _ticks(f"/proc/{pid}/stat"), _ticks(f"/proc/{pid}/task/{pid}/stat")
     except OSError:
         return None
+
+
+def _ticks(stat: str) -> float:
+    fields = Path(stat).read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / _TICK
 
 
 def one_run(server: FirstRequest, src: Path, data_dir: Path, cache: Path, tmp: Path,
-            limit: int, whole: bool) -> tuple[float, float | None]:
-    """(wall s, CPU s) from the child's start to the server's first request."""
+            limit: int, whole: bool) -> tuple[float, tuple[float, float] | None]:
+    """(wall s, (CPU s, main thread's CPU s)) from the child's start to its first request."""
     env = {**os.environ, "MINDPROBE_CACHE_DIR": str(cache), "PYTHONPATH": str(src),
            "MINDPROBE_RESPONSE_CACHE": str(tmp / f"responses-{time.monotonic_ns()}")}
     for var in ("PYTHONDONTWRITEBYTECODE", "MINDPROBE_DATA_DIR"):
@@ -136,14 +143,16 @@ def one_run(server: FirstRequest, src: Path, data_dir: Path, cache: Path, tmp: P
     return server.at - t0, server.cpu
 
 
-def _line(name: str, xs: list[tuple[float, float | None]]) -> str:
-    wall = [w for w, _ in xs]
+def _line(name: str, xs: list[tuple[float, tuple[float, float] | None]], cores: int) -> str:
+    def stats(values: list[float]) -> str:
+        return (f"median {statistics.median(values):.2f} s (min {min(values):.2f}, "
+                f"max {max(values):.2f})")
+
+    text = f"{name}: wall {stats([w for w, _ in xs])}"
     cpu = [c for _, c in xs if c is not None]
-    text = (f"{name}: wall median {statistics.median(wall):.2f} s (min {min(wall):.2f}, "
-            f"max {max(wall):.2f})")
     if cpu:
-        text += (f"; CPU median {statistics.median(cpu):.2f} s (min {min(cpu):.2f}, "
-                 f"max {max(cpu):.2f})")
+        text += (f"; CPU {stats([a for a, _ in cpu])}; main thread {stats([m for _, m in cpu])}"
+                 f"; idle bound on {cores} cores {stats([max(m, a / cores) for a, m in cpu])}")
     return text
 
 
@@ -178,15 +187,17 @@ def main() -> int:
                 for kind, fig in got.items():
                     figures.setdefault((t, kind), []).append(fig)
                 print(f"round {r + 1} {src}: " + ", ".join(
-                    f"{k} {w:.2f} s wall ({c if c is None else round(c, 2)} s CPU)"
-                    for k, (w, c) in got.items()), flush=True)
+                    f"{k} {w:.2f} s wall ({c and round(c[0], 2)} s CPU, main thread "
+                    f"{c and round(c[1], 2)})" for k, (w, c) in got.items()), flush=True)
             loads.append(os.getloadavg()[0])
-    print(f"machine: {os.cpu_count()} CPUs, load average {min(loads):.1f}–{max(loads):.1f} "
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    print(f"machine: {cores} CPUs, load average {min(loads):.1f}–{max(loads):.1f} "
           f"over the rounds; --limit {args.limit}")
     for t, src in enumerate(trees):
         cold, warm = figures[(t, "cold")], figures[(t, "warm")]
         ratio = statistics.median(c[0] for c in cold) / statistics.median(w[0] for w in warm)
-        print(f"{src}\n  " + _line("cold", cold) + "\n  " + _line("warm", warm)
+        print(f"{src}\n  " + _line("cold", cold, cores or 1) + "\n  "
+              + _line("warm", warm, cores or 1)
               + f"\n  cold / warm (wall medians): {ratio:.2f}   (target <= 1.5)")
     return 0
 
