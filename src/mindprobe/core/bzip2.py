@@ -51,7 +51,7 @@ def one_block_streams(data: bytes) -> list[bytes] | None:
     when `data` is not exactly one well-formed stream whose blocks are found unambiguously: the
     block CRCs found must combine into the stream's stored CRC, which a magic found inside the
     compressed data, or a missed one, would break."""
-    if len(data) < 14 or data[:3] != b"BZh" or data[3:4] not in b"123456789" or len(data[3:4]) != 1:
+    if len(data) < 14 or data[:3] != b"BZh" or data[3] not in b"123456789":
         return None
     starts = _find_magic(data, _BLOCK_MAGIC)
     ends = _find_magic(data, _END_MAGIC)
