@@ -88,6 +88,17 @@ def test_unusual_files_are_bz2_decompress(monkeypatch):
     assert b"".join(bzip2.decompress_pieces(packed)) == data
 
 
+def test_no_threads_to_be_had_is_the_plain_way(monkeypatch):
+    data = _content("text", 1, seed=5)
+
+    class NoThreads(bzip2.ThreadPoolExecutor):
+        def map(self, *args, **kwargs):
+            raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(bzip2, "ThreadPoolExecutor", NoThreads)
+    assert b"".join(bzip2.decompress_pieces(bz2.compress(data, 1))) == data
+
+
 def test_jsonl_across_blocks_keeps_line_numbers(tmp_path):
     rng = random.Random(11)
     records = [{"i": i, "t": "é\u65e5" * rng.randrange(1, 40), "n": rng.random()}

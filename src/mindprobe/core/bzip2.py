@@ -97,8 +97,8 @@ def decompress_pieces(data: bytes, threads: int | None = None) -> Iterator[bytes
             done += len(piece)
             yield piece
         return
-    except (OSError, EOFError, ValueError):  # a block misframed: the plain way, from here
-        pass
+    except (OSError, EOFError, ValueError, RuntimeError):  # a block misframed, or no thread
+        pass  # to be had (a limit, interpreter shutdown): the plain way, from here
     finally:  # a caller that stops early (a bad line) does not wait for the blocks left
         pool.shutdown(wait=True, cancel_futures=True)
     yield bz2.decompress(data)[done:]
