@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from mindprobe.core import decoded as decoded_module
 from mindprobe.core.data import Grouped, decoded, decoded_groups
+from mindprobe.core.decoded import finish_writes
 
 
 @pytest.fixture
@@ -90,6 +93,7 @@ def test_damage_inside_a_group_is_repaired_on_load(tmp_path, source):
     decode = decode_with(lambda path: _records(3, 2))
 
     decoded_groups(src, None, "d", decode, lambda r: r["g"])
+    finish_writes()  # the memo is written behind the first caller
     (entry,) = (tmp_path / "cache" / "decoded").glob("d-grouped-*")
     blob = bytearray(entry.read_bytes())
     blob[-3:] = b"\xff\xff\xff"  # the last group's bytes, the header untouched
@@ -110,6 +114,7 @@ def test_a_flipped_byte_is_never_read_as_data(tmp_path, source):
     decode = decode_with(lambda path: recs)
     assert decoded(src, None, "f", decode) == recs
     decoded_groups(src, None, "f", decode, lambda r: r["g"])
+    finish_writes()
     assert len(calls) == 2
     entries = sorted((tmp_path / "cache" / "decoded").iterdir())
     for entry in entries:
@@ -120,3 +125,29 @@ def test_a_flipped_byte_is_never_read_as_data(tmp_path, source):
     assert decoded_groups(src, None, "f", decode, lambda r: r["g"]).all() == recs
     assert len(calls) == 4  # each decoded again once, and its entry rewritten
     assert decoded(src, None, "f", decode) == recs and len(calls) == 4
+
+
+def test_a_first_load_does_not_wait_for_its_memo(tmp_path, source, monkeypatch):
+    """A miss hands out its groups as soon as they are marshalled; the memo is written behind
+    it (a 70 MB write is off a first run's way to its first request). What it hands out are
+    fresh objects, so a caller changing a record changes neither the memo nor a later load."""
+    src, decode_with, calls = source
+    src.write_text("v1")
+    decode = decode_with(lambda path: _records(4, 2))
+    release, real_write = threading.Event(), decoded_module.write_file
+
+    def slow_write(*args, **kwargs):
+        assert release.wait(30)
+        return real_write(*args, **kwargs)
+
+    monkeypatch.setattr(decoded_module, "write_file", slow_write)
+    g = decoded_groups(src, None, "w", decode, lambda r: r["g"])  # returns, the write blocked
+    assert not list((tmp_path / "cache" / "decoded").glob("w-grouped-*"))
+    first = g.load(["t001"])
+    assert first == _records(4, 2)[2:4]
+    first[0]["i"] = "changed"
+    assert g.load(["t001"]) == _records(4, 2)[2:4]
+    release.set()
+    again = decoded_groups(src, None, "w", decode, lambda r: r["g"])  # waits for the writer
+    assert again.all() == _records(4, 2) and len(calls) == 1
+    assert list((tmp_path / "cache" / "decoded").glob("w-grouped-*"))

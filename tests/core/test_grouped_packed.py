@@ -4,6 +4,7 @@ file for repeated long texts, and a damaged group still found out."""
 from __future__ import annotations
 
 from mindprobe.core.data import decoded_groups
+from mindprobe.core.decoded import finish_writes
 
 
 def test_packed_groups_round_trip_and_shrink(tmp_path, monkeypatch):
@@ -20,6 +21,7 @@ def test_packed_groups_round_trip_and_shrink(tmp_path, monkeypatch):
     assert again.keys == plain.keys == list(range(7))
     assert again.load([3, 5]) == plain.load([3, 5]) == [r for g in (3, 5) for r in records
                                                          if r["g"] == g]
+    finish_writes()  # memos are written behind their first load
     sizes = {p.name.split("-")[0]: p.stat().st_size
              for p in (tmp_path / "cache" / "decoded").iterdir()}
     assert sizes["packed"] * 20 < sizes["plain"]

@@ -241,24 +241,53 @@ def read_jsonl_bz2(path: Path, what: str, parse: Callable[[dict[str, Any]], Any]
     """`parse(record)` for every line of a JSON Lines file, bz2 or plain; a line that is not JSON
     or that `parse` rejects (KeyError/ValueError/TypeError) is a DataError naming file:line.
 
-    The file is decompressed whole (bz2 in C, not a text stream read line by line) and each
-    line parsed by orjson (json where orjson refuses a line: an integer past 64 bits, NaN):
-    WorldSense's test set (71 MB of JSON) is decoded at a first run, where seconds show."""
-    import bz2
+    bzip2 is decompressed block by block on every core (`core.bzip2`, libbz2 in threads) while
+    this thread parses each block's lines with orjson (json where orjson refuses a line: an
+    integer past 64 bits, NaN): WorldSense's test set (71 MB of JSON) is decoded at a first
+    run, where seconds show."""
+    out: list[Any] = []
+    lineno = 0
+    for lines in _whole_lines(path, what):
+        lineno = _parse_lines(path, what, lines, lineno, parse, out)
+    return out
+
+
+def _whole_lines(path: Path, what: str) -> Iterator[bytes]:
+    """The file's text in pieces of whole lines (bzip2 decompressed as it goes, each piece
+    checked as UTF-8, which a piece cut at a line end cannot split); an unreadable file is one
+    DataError."""
+    from mindprobe.core.bzip2 import decompress_pieces
+
+    pending = b""
+    try:
+        raw = path.read_bytes()
+        for piece in decompress_pieces(raw) if is_bz2(path) else (raw,):
+            data = pending + piece if pending else piece
+            cut = data.rfind(b"\n")
+            if cut < 0:
+                pending = data
+                continue
+            text, pending = data[:cut], data[cut + 1:]
+            text.decode("utf-8")  # text that is not UTF-8 is one message
+            yield text
+        pending.decode("utf-8")
+    except (OSError, EOFError, ValueError) as exc:  # ValueError: a cut file, or not UTF-8
+        raise DataError(f"{path}: cannot read the {what} file: neither bzip2 nor UTF-8 JSON "
+                        f"Lines ({exc})") from None
+    yield pending
+
+
+def _parse_lines(path: Path, what: str, text: bytes, lineno: int,
+                 parse: Callable[[dict[str, Any]], Any], out: list[Any]) -> int:
+    """Parse the lines of `text` (the first is line `lineno + 1`) onto `out`; returns the last
+    line's number."""
     import json
 
     import orjson
 
-    try:
-        raw = path.read_bytes()
-        if is_bz2(path):
-            raw = bz2.decompress(raw)
-        raw.decode("utf-8")  # checked whole: text that is not UTF-8 is one message
-    except (OSError, EOFError, UnicodeDecodeError) as exc:
-        raise DataError(f"{path}: cannot read the {what} file: neither bzip2 nor UTF-8 JSON "
-                        f"Lines ({exc})") from None
-    out = []
-    for lineno, line in enumerate(raw.split(b"\n"), 1):
+    lines = text.split(b"\n")
+    first = lineno + 1
+    for n, line in enumerate(lines, first):
         if not line.strip():
             continue
         try:
@@ -268,5 +297,5 @@ def read_jsonl_bz2(path: Path, what: str, parse: Callable[[dict[str, Any]], Any]
                 record = json.loads(line)
             out.append(parse(record))
         except (ValueError, KeyError, TypeError) as exc:
-            raise DataError(f"{path}:{lineno}: malformed {what} ({exc})") from None
-    return out
+            raise DataError(f"{path}:{n}: malformed {what} ({exc})") from None
+    return first + len(lines) - 1

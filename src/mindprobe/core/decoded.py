@@ -7,6 +7,7 @@ import hashlib
 import marshal
 import mmap
 import os
+import threading
 import zlib
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -43,32 +44,77 @@ def _entry(digest: str, kind: str) -> Path:
 
 def is_memoised(sha256: str, kind: str) -> bool:
     """Whether `decoded_groups` holds an entry of `kind` for `sha256` (made by an earlier
-    call): a caller may then skip what making it would cost, e.g. a dry run's build."""
-    return _entry(sha256, f"{kind}-grouped").is_file()
+    call, or being written behind one in this process): a caller may then skip what making
+    it would cost, e.g. a dry run's build."""
+    entry = _entry(sha256, f"{kind}-grouped")
+    return entry in _WRITERS or entry.is_file()
+
+
+def _cache_path(path: Path, sha256: str | None, kind: str) -> Path:
+    return _entry(sha256 or hashlib.sha256(path.read_bytes()).hexdigest(), kind)
+
+
+def _hit(cache: Path, magic: bytes) -> memoryview | None:
+    """The memo's body, mapped, not read (a caller that needs a few groups of a 70 MB entry
+    pays for those); None when it is missing, unreadable or not ours. A write of it still
+    under way in this process is waited for first."""
+    writer = _WRITERS.get(cache)
+    if writer is not None:
+        writer.join()
+    try:
+        with open(cache, "rb") as f:
+            mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        if mapped[:len(magic)] == magic:
+            return memoryview(mapped)[len(magic):]
+        mapped.close()  # (Windows cannot replace a mapped file)
+    except (OSError, ValueError):  # missing, unreadable or empty
+        pass
+    return None
+
+
+def _store(cache: Path, chunks: Iterable[bytes]) -> None:
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        write_file(cache, chunks, replace=True)
+    except (OSError, UsageError, DiskFull):  # a read-only or full cache only costs speed
+        pass  # and keeps no partial copy (core.files)
+
+
+#: Memos being written behind the caller, by path (`_write_behind`).
+_WRITERS: dict[Path, threading.Thread] = {}
+
+
+def _write_behind(cache: Path, make: Callable[[], list[bytes]]) -> None:
+    """Store `make()`'s chunks as `cache` in a thread of its own, so a first run's requests
+    do not wait for 70 MB to be framed, hashed and written (hashing and writing release the
+    GIL). The thread is not a daemon: the process ends after the memo is whole, and
+    core.files never leaves a partial one."""
+    def work() -> None:
+        try:
+            _store(cache, make())
+        finally:
+            _WRITERS.pop(cache, None)
+
+    thread = threading.Thread(target=work, name=f"mindprobe-memo-{cache.name[:24]}")
+    _WRITERS[cache] = thread
+    thread.start()
+
+
+def finish_writes() -> None:
+    """Wait for every memo still being written (a test, a benchmark that reads the file)."""
+    for thread in list(_WRITERS.values()):
+        thread.join()
 
 
 def _memoised(path: Path, sha256: str | None, kind: str, magic: bytes,
               encode: Callable[[], bytes], fresh: bool = False) -> memoryview:
-    """The bytes `encode()` makes of `path`, memoised on disk by the source's sha256; a hit is
-    mapped, not read, so a caller that needs a few groups of a 70 MB entry pays for those.
-    `fresh`: the entry was found corrupt; encode and write it again."""
-    digest = sha256 or hashlib.sha256(path.read_bytes()).hexdigest()
-    cache = _entry(digest, kind)
-    try:
-        if not fresh:
-            with open(cache, "rb") as f:
-                mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-            if mapped[:len(magic)] == magic:
-                return memoryview(mapped)[len(magic):]
-            mapped.close()  # (Windows cannot replace a mapped file)
-    except (OSError, ValueError):  # missing, unreadable or empty
-        pass
+    """The bytes `encode()` makes of `path`, memoised on disk by the source's sha256 (a hit
+    is mapped: `_hit`). `fresh`: the entry was found corrupt; encode and write it again."""
+    cache = _cache_path(path, sha256, kind)
+    if not fresh and (hit := _hit(cache, magic)) is not None:
+        return hit
     body = encode()
-    try:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        write_file(cache, [magic, body], replace=True)
-    except (OSError, UsageError, DiskFull):  # a read-only or full cache only costs speed
-        pass  # and keeps no partial copy (core.files)
+    _store(cache, [magic, body])
     return memoryview(body)
 
 
@@ -184,18 +230,21 @@ def _compressed(blobs: Iterable[bytes], batch: int = 64) -> list[bytes]:
     return out
 
 
-def _encode_groups(records: Iterable[Any], key: Callable[[Any], Any], packed: bool = False
-                   ) -> bytes:
-    groups = _group(records, key)
+def _encode_groups(groups: dict[Any, list[Any]], packed: bool = False) -> list[bytes]:
+    """Each group marshalled (and compressed where `packed`, on every core), in order."""
     dumped = (marshal.dumps(g) for g in groups.values())
-    parts = _compressed(dumped) if packed else list(dumped)
+    return _compressed(dumped) if packed else list(dumped)
+
+
+def _framed(keys: list[Any], sizes: list[int], parts: list[bytes], packed: bool) -> list[bytes]:
+    """A grouped memo's body as chunks: the header's length and digest, the header (keys,
+    sizes, each part's span and digest), then the parts (never joined: 70 MB copied once less)."""
     spans, at = [], 0
     for p in parts:
         spans.append((at, at + len(p)))
         at += len(p)
-    header = marshal.dumps((list(groups), [len(g) for g in groups.values()], spans,
-                            [_digest(p) for p in parts], packed))
-    return len(header).to_bytes(8, "little") + _digest(header) + header + b"".join(parts)
+    header = marshal.dumps((keys, sizes, spans, [_digest(p) for p in parts], packed))
+    return [len(header).to_bytes(8, "little") + _digest(header) + header, *parts]
 
 
 def decoded_groups(path: Path, sha256: str | None, kind: str,
@@ -204,16 +253,31 @@ def decoded_groups(path: Path, sha256: str | None, kind: str,
     """`decode(path)` grouped by `key`, memoised on disk like `decoded` (same key, same
     verification), so later loads read only the groups they use. `packed`: each group
     compressed (zlib, fastest level), for long texts a load touches a few of (SORT's
-    excerpts: 290 MB of text, a quick plan reads 3)."""
-    def encode() -> bytes:
-        return _encode_groups(decode(path), key, packed)
+    excerpts: 290 MB of text, a quick plan reads 3).
 
+    A miss returns as soon as each group is marshalled: its groups are served from those
+    bytes (fresh objects at each load, as from the file, so a caller that changes a record
+    never changes the memo) while the memo is framed, hashed and written behind it."""
     kind = f"{kind}-grouped"
+    cache = _cache_path(path, sha256, kind)
+
+    def encode() -> bytes:
+        groups = _group(decode(path), key)
+        return b"".join(_framed(list(groups), [len(g) for g in groups.values()],
+                                _encode_groups(groups, packed), packed))
 
     def rebuild() -> Grouped:
         return Grouped._parse(_memoised(path, sha256, kind, _GROUPED_MAGIC, encode, fresh=True))
 
-    body = _memoised(path, sha256, kind, _GROUPED_MAGIC, encode)
+    body = _hit(cache, _GROUPED_MAGIC)
+    if body is None:
+        groups = _group(decode(path), key)
+        keys, sizes = list(groups), [len(g) for g in groups.values()]
+        parts = _encode_groups(groups, packed)
+        del groups
+        _write_behind(cache, lambda: [_GROUPED_MAGIC, *_framed(keys, sizes, parts, packed)])
+        return Grouped(keys, sizes, lambda i: marshal.loads(
+            zlib.decompress(parts[i]) if packed else parts[i]))
     try:
         grouped = Grouped._parse(body)
     except (EOFError, ValueError, TypeError, IndexError):  # a corrupt entry: made anew
