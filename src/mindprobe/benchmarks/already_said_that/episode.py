@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import random
 import re
+from bisect import bisect, bisect_left, insort
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
+from itertools import accumulate
 from typing import Any
 
 from mindprobe.core.fit import ENDED_UNFIT, DoesNotFit
@@ -45,6 +48,13 @@ ReplyFn = Callable[[list[dict[str, str]]], Awaitable["str | Reply"]]
 ANSWER_RE = re.compile(r"\[answer: ([^\]]+)\]")
 _WORD_RE = re.compile(r"[A-Za-z]+(?:['`][A-Za-z]+)*")
 _DISTRACTOR_WEIGHTS = [1 / 3, 2 / 3]
+#: What `rng.choices([True, False], weights=_DISTRACTOR_WEIGHTS)` computes at every call (its
+#: cumulative weights and their float total), made once: `_is_distractor` then draws exactly as
+#: it does, one `random()` placed among them (tests/already_said_that/test_oracle_replay.py
+#: holds the two equal).
+_CUM_WEIGHTS = list(accumulate(_DISTRACTOR_WEIGHTS))
+_TOTAL_WEIGHT = _CUM_WEIGHTS[-1] + 0.0
+_COIN = (True, False)
 #: `end` of a chat whose next turn could not fit the model's context window (not sent).
 DOES_NOT_FIT = "does_not_fit"
 
@@ -110,9 +120,129 @@ class Turn:
         return cls("distractor", question, tuple(alpha_words(question)), ideal)
 
 
+def _is_distractor(rng: random.Random) -> bool:
+    """`rng.choices([True, False], weights=_DISTRACTOR_WEIGHTS, k=1)[0]`, the same draw."""
+    return bisect(_CUM_WEIGHTS, rng.random() * _TOTAL_WEIGHT, 0, 1) == 0
+
+
+class SortedWords:
+    """A set of words also kept in sorted order: the generator picks by position in the
+    sorted set (spec §5), and sorting the sets anew at every turn was most of a plan's 10,000
+    oracle turns."""
+
+    __slots__ = ("_set", "items")
+
+    def __init__(self, words: Iterable[str] = ()) -> None:
+        self._set = set(words)
+        self.items = sorted(self._set)
+
+    def __contains__(self, word: object) -> bool:
+        return word in self._set
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def add(self, word: str) -> None:
+        if word not in self._set:
+            self._set.add(word)
+            insort(self.items, word)
+
+    def update(self, words: Iterable[str]) -> None:
+        for word in words:
+            self.add(word)
+
+    def discard(self, word: str) -> None:
+        if word in self._set:
+            self._set.remove(word)
+            del self.items[bisect_left(self.items, word)]
+
+
+@lru_cache(maxsize=4096)
+def _distractor_turn(question: str, ideal: str) -> Turn:
+    """The turn of a pool item (frozen, so shared): its words are parsed once, not at every
+    time the cycling pool asks it again."""
+    return Turn.distractor(question, ideal)
+
+
 def sample_rng(variant: str, idx: int, seed: int) -> random.Random:
     """The per-sample RNG of spec §3, seeded with the UTF-8 bytes of its name."""
     return random.Random(f"already_said_that.{variant}.{idx}:{seed}".encode())
+
+
+def _check_words(idx: int, words: Sequence[str], max_turns: int) -> None:
+    if len(set(words)) < max_turns:
+        raise ValueError(
+            f"sample {idx} has {len(set(words))} distinct words; at least max_turns="
+            f"{max_turns} are needed so that a new word can always be shown"
+        )
+
+
+class Draws:
+    """The turn generator of one chat (spec §5) and the word sets it draws from (updated as
+    spec §8 says): what `Episode` plays and `oracle_turns` replays."""
+
+    def __init__(self, variant: str, idx: int, seed: int, words: Sequence[str],
+                 pool: Sequence[tuple[str, str]]) -> None:
+        self.rng = sample_rng(variant, idx, seed)
+        # First RNG call of every sample (spec §4): the distractor queue order.
+        self.queue = deque(self.rng.sample(list(pool), k=len(pool)))
+        self.unseen = SortedWords(words)
+        self.seen = SortedWords()
+        #: The solver's words and the distractors' (spec §5: the two sets' union).
+        self.distracting = SortedWords()
+
+    def draw(self) -> Turn:
+        rng = self.rng
+        if _is_distractor(rng) and self.queue:
+            question, ideal = self.queue[0]
+            self.queue.rotate(-1)  # asked items move to the tail: the pool cycles
+            return _distractor_turn(question, ideal)
+        if rng.choice(_COIN) and self.distracting:
+            return Turn.main(rng.choice(self.distracting.items))
+        chosen = rng.choice([self.unseen, self.seen])
+        return Turn.main(rng.choice((chosen or self.unseen).items))
+
+    def expected(self, turn: Turn) -> str:
+        """The correct answer to `turn`, drawn last (what an always-correct solver says)."""
+        if turn.kind == "distractor":
+            return (turn.ideal or "").strip().lower()
+        return "yes" if turn.words[0] in self.seen else "no"
+
+    def update(self, turn: Turn, answer: str | None) -> None:
+        """`turn` was shown and answered `answer` (the parsed reply, None without one)."""
+        if turn.kind == "distractor":
+            self.distracting.update(turn.words)
+        else:
+            self.seen.add(turn.words[0])
+            self.unseen.discard(turn.words[0])
+        if answer is not None:
+            self.distracting.update(_answer_words(answer))
+
+
+@lru_cache(maxsize=4096)
+def _parsed(reply: str) -> str | None:
+    return parse_reply(reply)
+
+
+@lru_cache(maxsize=4096)
+def _answer_words(answer: str) -> tuple[str, ...]:
+    return tuple(alpha_words(answer))
+
+
+def oracle_turns(variant: str, idx: int, seed: int, words: Sequence[str],
+                 pool: Sequence[tuple[str, str]], max_turns: int
+                 ) -> Iterator[tuple[str, str]]:
+    """(user message, reply) of each turn of the chat an always-correct solver plays, which
+    lasts all `max_turns` turns: what `Episode` gives for replies `[answer: <expected>]`,
+    without the chat, transcript and scoring a plan's token count does not need (a quick
+    plan replays 10,000 such turns)."""
+    _check_words(idx, words, max_turns)
+    draws = Draws(resolve_variant(variant), idx, seed, words, pool)
+    for _ in range(max_turns):
+        turn = draws.draw()
+        reply = f"[answer: {draws.expected(turn)}]"
+        yield turn.message, reply
+        draws.update(turn, _parsed(reply))
 
 
 class Episode:
@@ -142,18 +272,9 @@ class Episode:
         self.idx, self.seed, self.max_turns = idx, seed, max_turns
         self._drive_all = drive_all_turns
         self._script = iter(turns) if turns is not None else None
-        if self._script is None and len(set(words)) < max_turns:
-            raise ValueError(
-                f"sample {idx} has {len(set(words))} distinct words; at least max_turns="
-                f"{max_turns} are needed so that a new word can always be shown"
-            )
-        self._rng = sample_rng(self.variant, idx, seed)
-        # First RNG call of every sample (spec §4): the distractor queue order.
-        self._queue = deque(self._rng.sample(list(pool), k=len(pool)))
-        self._unseen: set[str] = set(words)
-        self._seen: set[str] = set()
-        self._solver_words: set[str] = set()
-        self._distractor_words: set[str] = set()
+        if self._script is None:
+            _check_words(idx, words, max_turns)
+        self._draws = Draws(self.variant, idx, seed, words, pool)
         self._messages: list[dict[str, str]] = [{"role": "system", "content": system}]
         self._pending: Turn | None = None
         self.transcript: list[dict[str, Any]] = []
@@ -188,10 +309,7 @@ class Episode:
     @property
     def expected(self) -> str:
         """The correct answer to the pending turn (what an always-correct solver says)."""
-        turn = self.pending
-        if turn.kind == "distractor":
-            return (turn.ideal or "").strip().lower()
-        return "yes" if turn.words[0] in self._seen else "no"
+        return self._draws.expected(self.pending)
 
     def next_user_message(self) -> str:
         """Draw the next turn (spec §5), append it to the chat and return its text."""
@@ -200,7 +318,7 @@ class Episode:
         if self.finished:
             raise RuntimeError("the episode is finished")
         script = self._script
-        self._pending = self._draw_turn() if script is None else self._scripted_turn(script)
+        self._pending = self._draws.draw() if script is None else self._scripted_turn(script)
         self._messages.append({"role": "user", "content": self._pending.message})
         return self._pending.message
 
@@ -211,19 +329,6 @@ class Episode:
         except StopIteration:
             raise ValueError("the scripted turns ran out before the episode ended") from None
 
-    def _draw_turn(self) -> Turn:
-        rng = self._rng
-        distracting = self._solver_words | self._distractor_words
-        is_distractor = rng.choices([True, False], weights=_DISTRACTOR_WEIGHTS, k=1)[0]
-        if is_distractor and self._queue:
-            question, ideal = self._queue[0]
-            self._queue.rotate(-1)  # asked items move to the tail: the pool cycles
-            return Turn.distractor(question, ideal)
-        if rng.choice([True, False]) and distracting:
-            return Turn.main(rng.choice(sorted(distracting)))
-        chosen = rng.choice([self._unseen, self._seen])
-        return Turn.main(rng.choice(sorted(chosen or self._unseen)))
-
     def observe(self, reply: str | Reply) -> dict[str, Any]:
         """Score the reply to the pending turn, update the state (spec §8); the transcript row."""
         r = reply if isinstance(reply, Reply) else Reply(reply)
@@ -233,7 +338,7 @@ class Episode:
         if turn.kind == "distractor":
             verdict = judge_distractor(text, turn.ideal or "")
         else:
-            verdict = judge_main(text, turn.words[0] in self._seen)
+            verdict = judge_main(text, turn.words[0] in self._draws.seen)
         self._messages.append({"role": "assistant", "content": text})
         scored = self.end is None
         entry = {
@@ -260,7 +365,9 @@ class Episode:
         self.transcript.append(entry)
         if scored:
             self._score(turn, verdict)
-        self._update_state(turn, verdict)
+        # After a scored error this only matters with drive_all_turns; the shown word is then
+        # "seen" as well, so that later expected answers stay truthful.
+        self._draws.update(turn, verdict.answer)
         return entry
 
     def stop_unfit(self, reason: str) -> None:
@@ -292,17 +399,6 @@ class Episode:
         self.num_turns += 1
         if self.num_turns >= self.max_turns:
             self.end = "survived"
-
-    def _update_state(self, turn: Turn, verdict: Verdict) -> None:
-        # After a scored error this only matters with drive_all_turns; the shown word is then
-        # "seen" as well, so that later expected answers stay truthful.
-        if turn.kind == "distractor":
-            self._distractor_words.update(turn.words)
-        else:
-            self._seen.add(turn.words[0])
-            self._unseen.discard(turn.words[0])
-        if verdict.answer is not None:
-            self._solver_words.update(alpha_words(verdict.answer))
 
     def record(self) -> dict[str, Any]:
         """The JSON-serialisable per-sample record (spec §10; NaN accuracy as None)."""

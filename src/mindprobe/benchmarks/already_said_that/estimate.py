@@ -21,7 +21,7 @@ from typing import Any
 
 from mindprobe.core.estimate import message_tokens, text_tokens
 
-from .episode import Episode
+from .episode import oracle_turns
 
 #: Assumed reasoning tokens of one chain-of-thought turn (its first call's reply).
 COT_REASONING_TOKENS = 100
@@ -60,46 +60,42 @@ def estimate_tokens(
     over = message_tokens(1) if per_message is None else per_message
     reason_msg = count_tokens(cot_messages["reason"]) + over if cot else 0
     answer_msg = count_tokens(cot_messages["answer"]) + over if cot else 0
+    # what one turn adds besides its chat: the CoT call's messages and reasoning
+    cot_prompt = 2 * reason_msg + cot_reasoning_tokens + answer_msg
+    cot_prefill = reason_msg + cot_reasoning_tokens + answer_msg
     keys = ("turns", "requests", "prompt_tokens", "prefill_tokens", "completion_tokens")
     totals = dict.fromkeys(keys, 0)
     early = dict.fromkeys(keys, 0)  # within each chat's first `also_turns` turns
-    reasoning_total = 0
     max_prompt = 0
     for idx, words in enumerate(samples):
-        episode = Episode(
-            variant=variant, idx=idx, seed=seed, words=words, pool=pool, system=system,
-            max_turns=max_turns,
-        )
         context = count_tokens(system) + over
         new_tokens = context  # not yet prefilled
-        turn = 0
-        while not episode.finished:
-            user = count_tokens(episode.next_user_message()) + over
+        # per turn: the chat sent (context), what is not prefilled yet, the answer's tokens
+        contexts, fresh, tags = [], [], []
+        for message, answer in oracle_turns(variant, idx, seed, words, pool, max_turns):
+            user = count_tokens(message) + over
             context += user
-            new_tokens += user
-            answer = f"[answer: {episode.expected}]"
+            contexts.append(context)
+            fresh.append(new_tokens + user)
             tag = count_tokens(answer)
-            if cot:
-                first = context + reason_msg
-                second = first + cot_reasoning_tokens + answer_msg
-                step = (1, 2, first + second, new_tokens + reason_msg + cot_reasoning_tokens
-                        + answer_msg, cot_reasoning_tokens + tag)
-                max_prompt = max(max_prompt, second)
-                reasoning_total += cot_reasoning_tokens
-            else:
-                step = (1, 1, context, new_tokens, tag)
-                max_prompt = max(max_prompt, context)
-            for k, v in zip(keys, step, strict=True):
-                totals[k] += v
-                if turn < also_turns:
-                    early[k] += v
-            turn += 1
-            episode.observe(answer)
+            tags.append(tag)
             context += tag + over  # the answer enters the history, with either solver
             new_tokens = tag + over  # next turn re-reads the answer before the new message
+        if contexts:  # the largest prompt: the last turn's (its second call's with CoT)
+            max_prompt = max(max_prompt, contexts[-1] + (cot_prefill if cot else 0))
+        for part, n in ((totals, len(contexts)), (early, min(also_turns, len(contexts)))):
+            part["turns"] += n
+            part["requests"] += 2 * n if cot else n
+            # CoT: two calls, the first with the reasoning message, the second with the
+            # reasoning and the answer message too (module docstring)
+            part["prompt_tokens"] += 2 * sum(contexts[:n]) + cot_prompt * n if cot \
+                else sum(contexts[:n])
+            part["prefill_tokens"] += sum(fresh[:n]) + (cot_prefill * n if cot else 0)
+            part["completion_tokens"] += sum(tags[:n]) + (cot_reasoning_tokens * n if cot
+                                                          else 0)
     out = {"samples": len(samples), **totals, "max_prompt_tokens": max_prompt}
     if also_turns:
         out["within"] = early
     if cot:
-        out.update(solver="cot", reasoning_tokens=reasoning_total)
+        out.update(solver="cot", reasoning_tokens=cot_reasoning_tokens * totals["turns"])
     return out
