@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from mindprobe.benchmarks.sort.cell import distance_edges
 from mindprobe.benchmarks.sort.export import (
@@ -26,6 +24,9 @@ from mindprobe.benchmarks.sort.export import (
 )
 from mindprobe.errors import DataError, UsageError
 
+if TYPE_CHECKING:  # imported where the Book-SORT files are read: a warm plan reads its memo
+    import pandas as pd
+
 SPLIT_CHOICES: tuple[str, ...] = ("test", "validation", "all")
 _CSV_RE = re.compile(r"segments_(\d+)-s(\d+)-n(\d+)\.csv$")
 _INT_COLUMNS = ("book_idx", "excerpt_idx", "segment_idx", "excerpt_length", "segment_length",
@@ -35,6 +36,8 @@ _TEXT_COLUMNS = ("excerpt_text", "segment_1", "segment_2", "book_title")
 
 def _read_parquet(path: Path) -> pd.DataFrame:
     """Read with pyarrow (the one Parquet engine, a core dependency)."""
+    import pandas as pd
+
     try:
         frame = pd.read_parquet(path, engine="pyarrow")
     except Exception as exc:  # corrupt files raise many types
@@ -46,6 +49,8 @@ def _read_parquet(path: Path) -> pd.DataFrame:
 
 
 def _read_csv(path: Path, columns: tuple[str, ...]) -> pd.DataFrame:
+    import pandas as pd
+
     try:
         frame = pd.read_csv(path, index_col=0, keep_default_na=False,
                             dtype={c: str for c in _TEXT_COLUMNS})
@@ -62,6 +67,8 @@ def _read_csv(path: Path, columns: tuple[str, ...]) -> pd.DataFrame:
 
 def _check(frame: pd.DataFrame, path: Path | str, columns: tuple[str, ...]) -> pd.DataFrame:
     """Coerce and validate types; errors name the file, row and column."""
+    import pandas as pd
+
     missing = [c for c in columns if c not in frame.columns]
     if missing:
         raise DataError(f"{path}: missing column(s) {missing}; found {list(frame.columns)}")
@@ -145,6 +152,8 @@ def load_booksort(root: str | Path, split: str = "test",
 
     ``layout`` is ``auto`` (Parquet when present, else CSV), ``parquet`` or ``csv``.
     """
+    import pandas as pd
+
     if split not in SPLIT_CHOICES:
         raise UsageError(f"unknown split {split!r}; choose from {', '.join(SPLIT_CHOICES)}")
     found = find_files(root)
