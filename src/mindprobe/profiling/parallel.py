@@ -1,7 +1,7 @@
 """The benchmarks of a profile planned at once, each in a thread of its own, heard in order.
 
-A cold plan spends most of its time where the GIL is released (WorldSense's bz2 decode, zlib
-compressing the data memos, SORT's Book-SORT build in worker processes, files read), so the
+A cold plan spends most of its time where the GIL is released (bz2 decoding an official
+file, zlib compressing the data memos, a build in worker processes, files read), so the
 benchmarks planned side by side take about as long as the slowest one, where one after
 another took the sum. What each plan says (its loading lines, warnings and notes) is held
 back and replayed, benchmark by benchmark, in the profile's order, when its turn comes: the
