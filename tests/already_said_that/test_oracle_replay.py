@@ -18,13 +18,13 @@ from mindprobe.benchmarks.already_said_that import (
     select_samples,
 )
 from mindprobe.benchmarks.already_said_that.data import VARIANTS
-from mindprobe.benchmarks.already_said_that.episode import (
+from mindprobe.benchmarks.already_said_that.estimate import estimate_tokens
+from mindprobe.benchmarks.already_said_that.turns import (
     _DISTRACTOR_WEIGHTS,
     SortedWords,
     _is_distractor,
     oracle_turns,
 )
-from mindprobe.benchmarks.already_said_that.estimate import estimate_tokens
 
 COT = {"reason": "Think it over.", "answer": "Now answer."}
 #: (seed, samples, max turns, CoT, also_turns): a quick profile's setting and a CoT one.

@@ -22,7 +22,7 @@ from typing import Any
 from mindprobe.core.estimate import message_tokens, text_tokens
 from mindprobe.core.results import Results
 
-from .episode import oracle_turns
+from .turns import oracle_turns
 
 #: Assumed reasoning tokens of one chain-of-thought turn (its first call's reply).
 COT_REASONING_TOKENS = 100
