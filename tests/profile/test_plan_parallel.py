@@ -95,6 +95,27 @@ def test_an_unexpected_error_is_raised_in_its_turn():
     assert heard.said == [("note", "one"), ("note", "two")]  # the third is not heard yet
 
 
+def test_ctrl_c_ends_the_wait_at_once():
+    """Ctrl-C while a plan is loading: the command stops now, the plan's thread (a daemon)
+    is left behind, not waited for."""
+    import _thread
+
+    release = threading.Event()
+    outcomes = planned_at_once([lambda r: release.wait(60)], Heard())
+    planning = [t for t in threading.enumerate() if t.name == "mindprobe-plan"]
+    assert planning and all(t.daemon for t in planning)
+    timer = threading.Timer(0.3, _thread.interrupt_main)
+    timer.start()
+    t0 = time.monotonic()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            outcomes[0]()
+        assert time.monotonic() - t0 < 5
+    finally:
+        release.set()
+        timer.join()
+
+
 def test_plans_see_the_callers_context():
     """A plan made inside `counting(...)` counts with that counter, in its thread too."""
     from mindprobe.core.estimate import TokenCounter, counting, text_tokens

@@ -68,7 +68,8 @@ class _Job(Generic[T]):
             self.done.set()
 
     def outcome(self, reporter: Reporter) -> T:
-        self.done.wait()
+        while not self.done.wait(0.2):  # in short waits: Ctrl-C is heard at once, whichever
+            pass  # thread the signal reached
         self.held.replay(reporter)
         if self.error is not None:
             error, self.error = self.error, None
