@@ -5,7 +5,7 @@ cannot run for this model (with the reason and what enables it)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, partial
 from pathlib import Path
 from typing import Any
 
@@ -130,9 +130,9 @@ def plan_profile(size: str, settings: RunSettings, facts: ModelFacts, reporter: 
                              "data_dir": data_root / name if data_root else None,
                              "retry_errors": True})
         jobs.append((name, ps, bench, sub))
-    planned = planned_at_once(
-        [lambda r, n=name, ps=ps, sub=sub: _plan_one(n, ps, sub, facts, r, options)
-         for name, ps, _, sub in jobs], reporter)
+    # all at once, each in a thread; heard and handled below in the profile's order
+    planned = planned_at_once([partial(_plan_one, name, ps, sub, facts, options=options)
+                               for name, ps, _, sub in jobs], reporter)
     for (name, ps, bench, sub), outcome in zip(jobs, planned, strict=True):
         entry = Entry(name, ps)
         entries.append(entry)
