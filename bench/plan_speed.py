@@ -19,7 +19,7 @@ change, say: `git archive HEAD~1 | tar -x -C /tmp/old`, then `--compare /tmp/old
 the same rounds (this tree, the other, this, the other…), warm on a cache of its own.
 
     python bench/plan_speed.py [--data-dir ../shared/data] [--rounds 5] [--size quick]
-                               [--prebuilt-sort] [--compare SRC] [--warm-only]
+                               [--prebuilt-sort] [--compare SRC] [--warm-only [--cache DIR]]
 """
 
 from __future__ import annotations
@@ -95,7 +95,12 @@ def main() -> int:
                         help="another checkout's src folder, run in the same rounds")
     parser.add_argument("--warm-only", action="store_true",
                         help="warm rounds only (one cold plan first fills the cache)")
+    parser.add_argument("--cache", type=Path, metavar="DIR",
+                        help="with --warm-only: start from a copy (hard links) of DIR, a "
+                        "cache a dry run filled, instead of filling one")
     args = parser.parse_args()
+    if args.cache and (not args.warm_only or args.prebuilt_sort):
+        parser.error("--cache goes with --warm-only (and holds its own Book-SORT build)")
     trees: list[tuple[str, Path | None]] = [("this tree", None)]
     if args.compare:
         trees.append((str(args.compare), args.compare.resolve()))
@@ -115,6 +120,8 @@ def main() -> int:
                 if not cache.exists() and args.prebuilt_sort:
                     shutil.copytree(built / "sort-built", cache / "sort-built")
                 if args.warm_only and r == 0:
+                    if args.cache:  # the memos; those keyed by the cache's path are made again
+                        shutil.copytree(args.cache, cache, copy_function=os.link)
                     dry_run(args.data_dir, args.size, cache, runs, src)  # fills the cache
                 elif not args.warm_only:
                     cold[name].append(dry_run(args.data_dir, args.size, cache, runs, src))
