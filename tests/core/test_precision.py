@@ -47,6 +47,29 @@ def test_worldsense_n_counts_every_cell_as_often_as_the_smallest():
     assert stated_precision(_trials(lopsided)).half_width > 10  # the issue's ±11.3 kind
 
 
+def test_worldsense_n_in_closed_form_is_the_analysis_regrouping():
+    """`effective_tuples` counts without pandas what `regroup_equal` (the analysis's own
+    regrouping: sizes within a family, then families) gives for the same cells."""
+    import random
+
+    import pandas as pd
+
+    from mindprobe.benchmarks.worldsense.precision import effective_tuples
+    from mindprobe.core.stats import regroup_equal
+
+    rng = random.Random(4)
+    for _ in range(200):
+        cells = {(f, s): rng.randint(1, 30) for f in rng.sample(FAMILIES, rng.randint(1, 6))
+                 for s in rng.sample((3, 4, 5, 6), rng.randint(1, 4))}
+        leaf = pd.DataFrame({"run": 0, "problemname": [c[0] for c in cells],
+                             "problemsize": [c[1] for c in cells], "n": list(cells.values()),
+                             "mean": 0.0, "var": 0.0, "q": 0.0})
+        by_problem = regroup_equal(leaf, ["run", "problemname"])
+        want = int(regroup_equal(by_problem, ["run"])["n"].iloc[0])
+        assert effective_tuples(c for c, n in cells.items() for _ in range(n)) == want
+    assert effective_tuples([]) == 0
+
+
 def test_worldsense_quick_sample_fills_every_cell_alike():
     """420 trials of the quick profile: 10 tuples in each of the 18 cells, ±4.9 stated; the
     former sample (whole tuples in proportion to each family's trials) left Compl cells with a

@@ -178,11 +178,9 @@ def _paired(prompts: Iterable[tuple[list[dict[str, Any]], list[str]]]
 
 def estimate_results(name: str, est: dict[str, Any]) -> Any:
     """The estimate as Results (its `detail["estimate"]` is what dry runs read)."""
-    import pandas as pd
-
     from mindprobe.core.results import Results
 
     res = Results(name, detail={"estimate": est})
-    res.add_table("estimate", pd.DataFrame([{k: v for k, v in est.items() if k != "note"}]),
+    res.add_table("estimate", [{k: v for k, v in est.items() if k != "note"}],
                   f"estimate ({est.get('note') or HEURISTIC})", index=False)
     return res

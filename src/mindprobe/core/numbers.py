@@ -26,7 +26,11 @@ SIGNIFICANT = 4
 
 @dataclass
 class Table:
-    """A named DataFrame plus how to show it (title; columns formatted as percentages)."""
+    """A named DataFrame plus how to show it (title; columns formatted as percentages).
+
+    `frame` may be given as its rows (a list of dicts): the DataFrame is made when the table
+    is first read, so a table nobody shows (a dry run's estimate, read for its numbers) never
+    imports pandas (a fifth of a warm profile plan's time)."""
 
     frame: pd.DataFrame
     title: str = ""
@@ -55,6 +59,23 @@ class Table:
     #: The table's name for trackers where its name carries the run's identity (a model
     #: label), e.g. `accuracy/basic` for `accuracy/basic/MODEL`. None: its name.
     tracked_as: str | None = None
+
+
+def _made_frame(table: Table) -> pd.DataFrame:
+    frame = table.__dict__["_frame"]
+    if isinstance(frame, list):
+        import pandas as pd
+
+        frame = table.__dict__["_frame"] = pd.DataFrame(frame)
+    return frame
+
+
+def _set_frame(table: Table, frame: pd.DataFrame | list[dict[str, Any]]) -> None:
+    table.__dict__["_frame"] = frame
+
+
+# set after the dataclass is made, so its __init__, __eq__ and __repr__ go through it
+Table.frame = property(_made_frame, _set_frame)  # type: ignore[assignment]
 
 
 def plain(v: Any) -> Any:

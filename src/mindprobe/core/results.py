@@ -102,7 +102,9 @@ class Results:
     #: The per-variant results behind a view over several variants (`name:all`).
     variants: dict[str, Results] = field(default_factory=dict, repr=False, compare=False)
 
-    def add_table(self, name: str, frame: pd.DataFrame, title: str = "", **kw: Any) -> None:
+    def add_table(self, name: str, frame: pd.DataFrame | list[dict[str, Any]], title: str = "",
+                  **kw: Any) -> None:
+        """`frame`: a DataFrame, or its rows (made into one when the table is first read)."""
         self.tables[name] = Table(frame, title or name, **kw)
 
     def headline_dict(self) -> dict[str, Any] | None:

@@ -5,7 +5,7 @@ cannot run for this model (with the reason and what enables it)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, partial
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,7 @@ from mindprobe.core.store import RunStore
 from mindprobe.engine.run import Task, plan_all, prepare, run_dir_for
 from mindprobe.engine.settings import Reporter, RunSettings
 from mindprobe.errors import DataError, UsageError
+from mindprobe.profiling.parallel import planned_at_once
 from mindprobe.registry import BENCHMARKS, get_benchmark
 
 READY, RESUME, DONE, MISSING, CANNOT = "runs", "resumes", "done", "missing data", "cannot run"
@@ -119,9 +120,8 @@ def plan_profile(size: str, settings: RunSettings, facts: ModelFacts, reporter: 
             typed_values(get_benchmark(name).Options, given, benchmark=name)
         except UsageError as exc:
             raise UsageError(f"-O {name}.…: {exc}") from None
+    jobs = []
     for name, ps in profiled(size):
-        entry = Entry(name, ps)
-        entries.append(entry)
         bench = get_benchmark(name)
         roles = {"judge": judge} if judge and "judge" in bench.roles else {}
         # an item that ended in an error is unfinished (the plan counts it so): a re-run
@@ -129,9 +129,15 @@ def plan_profile(size: str, settings: RunSettings, facts: ModelFacts, reporter: 
         sub = RunSettings(**{**settings.__dict__, "roles": roles, "limit": ps.limit,
                              "data_dir": data_root / name if data_root else None,
                              "retry_errors": True})
+        jobs.append((name, ps, bench, sub))
+    # all at once, each in a thread; heard and handled below in the profile's order
+    planned = planned_at_once([partial(_plan_one, name, ps, sub, facts, options=options)
+                               for name, ps, _, sub in jobs], reporter)
+    for (name, ps, bench, sub), outcome in zip(jobs, planned, strict=True):
+        entry = Entry(name, ps)
+        entries.append(entry)
         try:
-            entry.task = prepare(f"{name}:{ps.variant}", _options(name, ps, options), sub)
-            entry.plans = plan_all(entry.task, sub, facts, reporter)
+            entry.task, entry.plans = outcome()
             sub.runs_dir = runs_dir  # checked as the user's folder; the runs go in the profile
         except DataError as exc:
             entry.status = MISSING
@@ -161,6 +167,13 @@ def plan_profile(size: str, settings: RunSettings, facts: ModelFacts, reporter: 
                                f"{entry.items:,} (give the full data file for the rest)")
         entry.estimate = estimate_of(entry)
     return entries
+
+
+def _plan_one(name: str, ps: ProfileSettings, settings: RunSettings, facts: ModelFacts,
+              reporter: Reporter, options: dict[str, dict[str, Any]]
+              ) -> tuple[Task, list[tuple[str, RunPlan]]]:
+    task = prepare(f"{name}:{ps.variant}", _options(name, ps, options), settings)
+    return task, plan_all(task, settings, facts, reporter)
 
 
 def missing_data(name: str, bench: Any, ps: ProfileSettings, exc: DataError,

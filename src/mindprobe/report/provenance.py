@@ -7,10 +7,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from html import escape
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mindprobe.core.inputs import parse_numbers
-from mindprobe.report.collect import ReportData, RunEntry
+
+if TYPE_CHECKING:  # annotations only: a plan reads `parse_price` without the report's modules
+    from mindprobe.report.collect import ReportData, RunEntry
 
 
 @dataclass(frozen=True)

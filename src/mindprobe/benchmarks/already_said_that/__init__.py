@@ -2,8 +2,8 @@
 
 Spec: shared/specs/already_said_that.md; where it paraphrases upstream's wording, upstream's
 files are the authority. Data preparation lives in `data`, the wording and solvers (read
-from upstream's files) in `upstream`, one interaction in `episode`, aggregation in `metrics`,
-cost estimates in `estimate`.
+from upstream's files) in `upstream`, the turns and their generator in `turns`, one
+interaction in `episode`, aggregation in `metrics`, cost estimates in `estimate`.
 
 Names are imported on first use (see `mindprobe.lazy`).
 """
@@ -33,18 +33,15 @@ _MODULES = {
     "episode": [
         "Episode",
         "ReplyFn",
-        "Turn",
         "Verdict",
-        "alpha_words",
         "human_answer",
         "judge_distractor",
         "judge_main",
-        "parse_reply",
         "random_baseline_reply",
         "run_episode",
-        "sample_rng",
     ],
-    "estimate": ["estimate_tokens"],
+    "turns": ["Turn", "alpha_words", "oracle_turns", "parse_reply", "sample_rng"],
+    "estimate": ["estimate_results", "estimate_tokens"],
     "metrics": ["METRIC_NAMES", "aggregate"],
     "upstream": ["MAIN_PREFIX", "TextFormat", "example_word", "solver", "task_description",
                  "templates", "text_format"],

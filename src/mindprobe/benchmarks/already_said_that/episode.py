@@ -1,15 +1,13 @@
-"""One "Already Said That" interaction: turn generation, reply scoring and the stop rules.
+"""One "Already Said That" interaction: reply scoring and the stop rules.
 
-Spec: shared/specs/already_said_that.md §5 (RNG call order), §7 (parsing), §8 (state update
-and ending), §11 (custom solvers). The generator is separate from the model loop (`Episode`)
-so that it can be driven and tested without a model.
+Spec: shared/specs/already_said_that.md §7 (parsing), §8 (state update and ending), §11
+(custom solvers). The turns and their generator (§5) are `turns.py`'s, separate from the
+model loop (`Episode`) so that they can be driven and tested without a model.
 """
 
 from __future__ import annotations
 
 import random
-import re
-from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -17,7 +15,9 @@ from typing import Any
 from mindprobe.core.fit import ENDED_UNFIT, DoesNotFit
 
 from .data import resolve_variant
-from .upstream import MAIN_PREFIX
+from .turns import ANSWER_RE as ANSWER_RE  # where upstream's parser was always found
+from .turns import Draws, Turn, _check_words, parse_reply
+from .turns import sample_rng as sample_rng
 
 
 @dataclass(frozen=True)
@@ -41,23 +41,8 @@ class Reply:
 
 ReplyFn = Callable[[list[dict[str, str]]], Awaitable["str | Reply"]]
 
-#: Upstream's reply parser (spec §7): the first match is the answer.
-ANSWER_RE = re.compile(r"\[answer: ([^\]]+)\]")
-_WORD_RE = re.compile(r"[A-Za-z]+(?:['`][A-Za-z]+)*")
-_DISTRACTOR_WEIGHTS = [1 / 3, 2 / 3]
 #: `end` of a chat whose next turn could not fit the model's context window (not sent).
 DOES_NOT_FIT = "does_not_fit"
-
-
-def alpha_words(text: str) -> list[str]:
-    """ASCII words of `text`, lowercased; words joined by an apostrophe/backtick are dropped."""
-    return [m.lower() for m in _WORD_RE.findall(text) if "'" not in m and "`" not in m]
-
-
-def parse_reply(reply: str) -> str | None:
-    """The first `[answer: ...]` payload, stripped and lowercased; None when there is none."""
-    match = ANSWER_RE.search(reply)
-    return match.group(1).strip().lower() if match else None
 
 
 @dataclass(frozen=True)
@@ -91,30 +76,6 @@ def judge_distractor(reply: str, ideal: str) -> Verdict:
     return Verdict(answer, correct=answer == ideal.strip().lower(), violation=answer is None)
 
 
-@dataclass(frozen=True)
-class Turn:
-    """One user turn: its message, the words it shows, and the ideal for a distractor."""
-
-    kind: str  # "main" or "distractor"
-    message: str
-    words: tuple[str, ...]
-    ideal: str | None = None
-
-    @classmethod
-    def main(cls, word: str) -> Turn:
-        word = word.lower()
-        return cls("main", MAIN_PREFIX + word, (word,))
-
-    @classmethod
-    def distractor(cls, question: str, ideal: str) -> Turn:
-        return cls("distractor", question, tuple(alpha_words(question)), ideal)
-
-
-def sample_rng(variant: str, idx: int, seed: int) -> random.Random:
-    """The per-sample RNG of spec §3, seeded with the UTF-8 bytes of its name."""
-    return random.Random(f"already_said_that.{variant}.{idx}:{seed}".encode())
-
-
 class Episode:
     """State machine of one sample: call `next_user_message()`, then `observe(reply)`, until
     `finished`. `turns` replaces the generator with scripted turns (no RNG draws then).
@@ -142,18 +103,9 @@ class Episode:
         self.idx, self.seed, self.max_turns = idx, seed, max_turns
         self._drive_all = drive_all_turns
         self._script = iter(turns) if turns is not None else None
-        if self._script is None and len(set(words)) < max_turns:
-            raise ValueError(
-                f"sample {idx} has {len(set(words))} distinct words; at least max_turns="
-                f"{max_turns} are needed so that a new word can always be shown"
-            )
-        self._rng = sample_rng(self.variant, idx, seed)
-        # First RNG call of every sample (spec §4): the distractor queue order.
-        self._queue = deque(self._rng.sample(list(pool), k=len(pool)))
-        self._unseen: set[str] = set(words)
-        self._seen: set[str] = set()
-        self._solver_words: set[str] = set()
-        self._distractor_words: set[str] = set()
+        if self._script is None:
+            _check_words(idx, words, max_turns)
+        self._draws = Draws(self.variant, idx, seed, words, pool)
         self._messages: list[dict[str, str]] = [{"role": "system", "content": system}]
         self._pending: Turn | None = None
         self.transcript: list[dict[str, Any]] = []
@@ -188,10 +140,7 @@ class Episode:
     @property
     def expected(self) -> str:
         """The correct answer to the pending turn (what an always-correct solver says)."""
-        turn = self.pending
-        if turn.kind == "distractor":
-            return (turn.ideal or "").strip().lower()
-        return "yes" if turn.words[0] in self._seen else "no"
+        return self._draws.expected(self.pending)
 
     def next_user_message(self) -> str:
         """Draw the next turn (spec §5), append it to the chat and return its text."""
@@ -200,7 +149,7 @@ class Episode:
         if self.finished:
             raise RuntimeError("the episode is finished")
         script = self._script
-        self._pending = self._draw_turn() if script is None else self._scripted_turn(script)
+        self._pending = self._draws.draw() if script is None else self._scripted_turn(script)
         self._messages.append({"role": "user", "content": self._pending.message})
         return self._pending.message
 
@@ -211,19 +160,6 @@ class Episode:
         except StopIteration:
             raise ValueError("the scripted turns ran out before the episode ended") from None
 
-    def _draw_turn(self) -> Turn:
-        rng = self._rng
-        distracting = self._solver_words | self._distractor_words
-        is_distractor = rng.choices([True, False], weights=_DISTRACTOR_WEIGHTS, k=1)[0]
-        if is_distractor and self._queue:
-            question, ideal = self._queue[0]
-            self._queue.rotate(-1)  # asked items move to the tail: the pool cycles
-            return Turn.distractor(question, ideal)
-        if rng.choice([True, False]) and distracting:
-            return Turn.main(rng.choice(sorted(distracting)))
-        chosen = rng.choice([self._unseen, self._seen])
-        return Turn.main(rng.choice(sorted(chosen or self._unseen)))
-
     def observe(self, reply: str | Reply) -> dict[str, Any]:
         """Score the reply to the pending turn, update the state (spec §8); the transcript row."""
         r = reply if isinstance(reply, Reply) else Reply(reply)
@@ -233,7 +169,7 @@ class Episode:
         if turn.kind == "distractor":
             verdict = judge_distractor(text, turn.ideal or "")
         else:
-            verdict = judge_main(text, turn.words[0] in self._seen)
+            verdict = judge_main(text, turn.words[0] in self._draws.seen)
         self._messages.append({"role": "assistant", "content": text})
         scored = self.end is None
         entry = {
@@ -260,7 +196,9 @@ class Episode:
         self.transcript.append(entry)
         if scored:
             self._score(turn, verdict)
-        self._update_state(turn, verdict)
+        # After a scored error this only matters with drive_all_turns; the shown word is then
+        # "seen" as well, so that later expected answers stay truthful.
+        self._draws.update(turn, verdict.answer)
         return entry
 
     def stop_unfit(self, reason: str) -> None:
@@ -292,17 +230,6 @@ class Episode:
         self.num_turns += 1
         if self.num_turns >= self.max_turns:
             self.end = "survived"
-
-    def _update_state(self, turn: Turn, verdict: Verdict) -> None:
-        # After a scored error this only matters with drive_all_turns; the shown word is then
-        # "seen" as well, so that later expected answers stay truthful.
-        if turn.kind == "distractor":
-            self._distractor_words.update(turn.words)
-        else:
-            self._seen.add(turn.words[0])
-            self._unseen.discard(turn.words[0])
-        if verdict.answer is not None:
-            self._solver_words.update(alpha_words(verdict.answer))
 
     def record(self) -> dict[str, Any]:
         """The JSON-serialisable per-sample record (spec §10; NaN accuracy as None)."""

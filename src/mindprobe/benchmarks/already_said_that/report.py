@@ -1,4 +1,5 @@
-"""Already Said That results as tables: one variant, all variants side by side, estimates."""
+"""Already Said That results as tables: one variant, all variants side by side (the
+estimate's: `estimate.py`)."""
 
 from __future__ import annotations
 
@@ -187,52 +188,6 @@ def side_by_side(by_variant: dict[str, Results]) -> Results:
         f"{k}: {v}" for k, v in DEFINITIONS.items() if k != "avg_num_turns"))
     for r in by_variant.values():
         out.warnings += r.warnings
-    return out
-
-
-def estimate_results(variant: str, est: dict[str, Any],
-                     price: tuple[float, ...] | None) -> Results:
-    """Tokens a run would take if the model survived every turn (the upper bound), and what
-    each way of paying for them costs: full re-send per turn (what a chat API bills), provider
-    prompt caching at a discount (with a third price), prefix reuse on a local/vLLM engine."""
-    resend, reuse, completion = est["prompt_tokens"], est["prefill_tokens"], est["completion_tokens"]
-    rows = []
-    ways: list[tuple[str, int, float | None]] = [
-        ("resend every turn (a chat API bills this)", resend, None)]
-    if price and len(price) > 2:
-        ways.append((f"provider prompt caching (cached input at {price[2]:g} USD/M)", resend,
-                     price[2]))
-    ways.append(("prefix reuse on a local / vLLM engine (prefill only)", reuse, None))
-    for label, prompt, cached_price in ways:
-        row: dict[str, Any] = {"": label, "prompt tokens": prompt, "completion tokens": completion}
-        if price:
-            if cached_price is None:
-                cost = prompt * price[0]
-            else:
-                cost = reuse * price[0] + (resend - reuse) * cached_price
-            row["cost (USD)"] = (cost + completion * price[1]) / 1e6  # shown to 4 digits
-        rows.append(row)
-    out = Results("already_said_that")
-    solver = est.get("solver", "direct")
-    out.detail = {"estimate": est, "variant": variant, "solver": solver}
-    out.add_table("estimate", pd.DataFrame(rows),
-                  f"estimate for {variant}, {solver} solver: {est['samples']} samples, "
-                  f"{est['turns']} turns (every chat survives to the end: an upper bound; ~4 "
-                  "characters per token)", index=False)
-    if solver == "cot" and est["turns"]:
-        out.notes.append(
-            f"cot: two requests per turn; assumes {est.get('reasoning_tokens', 0) / est['turns']:.0f}"
-            " reasoning tokens per turn (upstream's CoT gpt-4 runs wrote ~100); only the "
-            "answer stays in the history, so the chat grows as with the direct solver")
-    if price:
-        out.notes.append(f"prices (USD per million tokens): input {price[0]:g}, output "
-                         f"{price[1]:g}" + (f", cached input {price[2]:g}" if len(price) > 2
-                                            else ""))
-    else:
-        out.notes.append("no cost shown: give --price IN[,OUT[,CACHED_IN]] in USD per million "
-                         "tokens")
-    ratio = resend / reuse if reuse else float("nan")
-    out.notes.append(f"prefix reuse prefills {ratio:.1f}x fewer prompt tokens")
     return out
 
 

@@ -32,14 +32,9 @@ from mindprobe.benchmarks.already_said_that.episode import (
     human_answer,
     run_episode,
 )
-from mindprobe.benchmarks.already_said_that.estimate import estimate_tokens
+from mindprobe.benchmarks.already_said_that.estimate import estimate_results, estimate_tokens
 from mindprobe.benchmarks.already_said_that.options import AlreadySaidThatOptions, parse_price
 from mindprobe.benchmarks.already_said_that.precision import WORST_SD
-from mindprobe.benchmarks.already_said_that.report import (
-    estimate_results,
-    results_of_records,
-    side_by_side,
-)
 from mindprobe.core.benchmark import (
     Benchmark,
     Item,
@@ -244,11 +239,15 @@ class AlreadySaidThatBenchmark(Benchmark):
         return record
 
     def results(self, records: list[dict[str, Any]], plan: RunPlan) -> Results:
+        from mindprobe.benchmarks.already_said_that.report import results_of_records
+
         opts: AlreadySaidThatOptions = plan.options
         return results_of_records(records, plan.config.get("variant", "?"), opts.solver,
                                   opts.max_turns, plan.config)
 
     def combine(self, by_variant: dict[str, Results]) -> Results | None:
+        from mindprobe.benchmarks.already_said_that.report import side_by_side
+
         return side_by_side(by_variant)
 
     # -- the report -------------------------------------------------------------------------

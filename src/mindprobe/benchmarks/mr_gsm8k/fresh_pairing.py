@@ -15,8 +15,6 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-import pandas as pd
-
 from mindprobe.core.results import Results
 from mindprobe.core.stats import paired_difference
 
@@ -66,6 +64,8 @@ def contamination(official: list[dict[str, Any]], fresh: list[dict[str, Any]]
 def contamination_results(official: list[dict[str, Any]], fresh: list[dict[str, Any]],
                           model: str) -> Results:
     """The signal as tables, for the terminal, JSON and the report."""
+    import pandas as pd  # here: the task imports this module, and a plan needs no pandas
+
     rows = contamination(official, fresh)
     res = Results("mr_gsm8k")
     res.add_table("contamination", pd.DataFrame(rows).set_index("task"),

@@ -63,7 +63,6 @@ from .metrics import score_item
 from .options import MRGSM8KOptions
 from .prompts import UPSTREAM_SCRIPT, braced, prompts_of, sampling, templates
 from .published import README
-from .report import results_of_doc
 
 #: Expected length of a reply (a step-by-step evaluation and the verdict), for estimates.
 EXPECTED_REPLY_TOKENS = 250
@@ -261,6 +260,8 @@ class MRGSM8KBenchmark(Benchmark):
         cfg = plan.config
         label = cfg.get("judge_label")
         verdicts = runtime_verdicts(records) if label else None
+        from .report import results_of_doc  # pandas: not for a plan
+
         res = results_of_doc(metrics_doc(records, cfg, plan.model_label, label, verdicts))
         res.notes += wording_notes(cfg)
         return res
@@ -343,6 +344,7 @@ class MRGSM8KBenchmark(Benchmark):
         judgements: dict[str, Any], primary: str | None,
     ) -> Results:
         from .judging import collect_judges
+        from .report import results_of_doc
 
         judges = collect_judges(plan.config, records, judgements)
         config = plan.config

@@ -14,8 +14,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-
 from mindprobe.benchmarks.sort.cell import distance_edges
 from mindprobe.benchmarks.sort.export import (
     BOOK_COLUMNS,
@@ -27,7 +25,9 @@ from mindprobe.benchmarks.sort.export import (
 )
 from mindprobe.errors import DataError, UsageError
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # pandas imported where the Book-SORT files are read: a warm plan reads
+    import pandas as pd  # its memo
+
     from mindprobe.benchmarks.sort.cell import CellResult
 
 SPLIT_CHOICES: tuple[str, ...] = ("test", "validation", "all")
@@ -39,6 +39,8 @@ _TEXT_COLUMNS = ("excerpt_text", "segment_1", "segment_2", "book_title")
 
 def _read_parquet(path: Path) -> pd.DataFrame:
     """Read with pyarrow (the one Parquet engine, a core dependency)."""
+    import pandas as pd
+
     try:
         frame = pd.read_parquet(path, engine="pyarrow")
     except Exception as exc:  # corrupt files raise many types
@@ -50,6 +52,8 @@ def _read_parquet(path: Path) -> pd.DataFrame:
 
 
 def _read_csv(path: Path, columns: tuple[str, ...]) -> pd.DataFrame:
+    import pandas as pd
+
     try:
         frame = pd.read_csv(path, index_col=0, keep_default_na=False,
                             dtype={c: str for c in _TEXT_COLUMNS})
@@ -66,6 +70,8 @@ def _read_csv(path: Path, columns: tuple[str, ...]) -> pd.DataFrame:
 
 def _check(frame: pd.DataFrame, path: Path | str, columns: tuple[str, ...]) -> pd.DataFrame:
     """Coerce and validate types; errors name the file, row and column."""
+    import pandas as pd
+
     missing = [c for c in columns if c not in frame.columns]
     if missing:
         raise DataError(f"{path}: missing column(s) {missing}; found {list(frame.columns)}")
@@ -149,6 +155,8 @@ def load_booksort(root: str | Path, split: str = "test",
 
     ``layout`` is ``auto`` (Parquet when present, else CSV), ``parquet`` or ``csv``.
     """
+    import pandas as pd
+
     if split not in SPLIT_CHOICES:
         raise UsageError(f"unknown split {split!r}; choose from {', '.join(SPLIT_CHOICES)}")
     found = find_files(root)

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from mindprobe.benchmarks.sort.cell import N_EXCERPTS, CellResult
 from mindprobe.core.files import write_file
+
+if TYPE_CHECKING:  # imported where a frame is made: a warm plan imports this module
+    import pandas as pd
 
 BOOK_COLUMNS: tuple[str, ...] = ("book_idx", "book_title", "num_words")
 EXCERPT_COLUMNS: tuple[str, ...] = ("book_idx", "excerpt_idx", "excerpt_pos", "excerpt_text")
@@ -45,6 +47,8 @@ def parquet_name(split: str, excerpt_length: int, segment_length: int) -> str:
 def condition_frames(cells: Sequence[CellResult]
                      ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """(books, excerpts, segments) frames of one condition, rows in book, bin, excerpt order."""
+    import pandas as pd
+
     books = pd.DataFrame([{"book_idx": c.book_idx, "book_title": c.book_title,
                            "num_words": c.num_words} for c in cells], columns=list(BOOK_COLUMNS))
     excerpts = pd.DataFrame([row for c in cells for row in c.excerpts],
@@ -61,6 +65,8 @@ def split_frame(books: pd.DataFrame, excerpts: pd.DataFrame, segments: pd.DataFr
     Each excerpt text is repeated once per distance bin; ``categorical_text`` keeps one copy
     per distinct excerpt (a dictionary-encoded column in Parquet, ~4x smaller and faster).
     """
+    import pandas as pd
+
     ex = excerpts.copy()
     ex["excerpt_length"] = [len(t.split()) for t in ex["excerpt_text"]]
     if categorical_text:  # same book and position ⇔ same text; avoids hashing long strings

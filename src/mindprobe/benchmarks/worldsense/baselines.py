@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from mindprobe.benchmarks.worldsense.metrics import _BIAS, _WEIGHT, is_correct
+from mindprobe.benchmarks.worldsense.answers import _BIAS, _WEIGHT, is_correct
 from mindprobe.core.stats import exact_mean, exact_sum
 
 CHANCE_DEFINITION = (

@@ -16,14 +16,16 @@ import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import orjson
-import pandas as pd
 
 from mindprobe.core.data import decoded, is_bz2
 from mindprobe.errors import DataError
+
+if TYPE_CHECKING:  # imported where a table is made: the plan's modules import this one
+    import pandas as pd
 
 # Gold answers ship obfuscated as author first names; whole-string replacement (spec §1).
 GOLD_DEOBFUSCATION: dict[str, str] = {
@@ -198,6 +200,8 @@ TEXT_FIELDS = ("text", "span", "descr", "query", "objects")
 def load_testset(dir: str | Path = "data/worldsense/test_set",
                  add_extra_fields: bool = False, texts: bool = True) -> pd.DataFrame:
     """Load ``dir/trials.jsonl.bz2`` as the spec §2 table (15 fields + EXPNAME + EXP_i)."""
+    import pandas as pd
+
     directory = Path(dir)
     if not directory.is_dir():
         raise DataFileNotFound(f"{directory}: test-set directory not found; pass the folder that "
@@ -260,6 +264,8 @@ def add_trial_extra_fields(df: pd.DataFrame) -> pd.DataFrame:
 def load_trainset(file: str | Path = "data/worldsense/training_set/trials_100k.jsonl.bz2"
                   ) -> pd.DataFrame:
     """Load a chat-format training file: columns ``dialog_history`` and ``target_message``."""
+    import pandas as pd
+
     path = Path(file)
     if not path.is_file():
         raise DataFileNotFound(f"{path}: training file not found; check the path")

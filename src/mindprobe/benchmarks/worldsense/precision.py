@@ -11,12 +11,11 @@ allowed answers (`TUPLE_VARIANCE`, measured by bench/worldsense_design_effect.py
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-import pandas as pd
-
-from mindprobe.core.stats import Z95, Precision, regroup_equal
+from mindprobe.core.stats import Z95, Precision
 
 #: The largest pooled variance of a tuple's accuracy on the full test set: a uniform guess's
 #: 0.1110 (seeded; GPT3.5 0.1055, GPT4 0.0788, Llama2-FT+1M 0.0669, Llama2-chat 0.0427).
@@ -27,15 +26,15 @@ TUPLE_VARIANCE = 0.1110
 def effective_tuples(cells: Iterable[tuple[Any, Any]]) -> int:
     """N of the analysis for tuples in these (problem family, size) cells (one entry per
     tuple): sizes regrouped within a family, then families, each counted as often as the
-    smallest (the very `regroup_equal` the analysis uses)."""
-    counts = pd.Series(list(cells), dtype=object).value_counts()
-    if counts.empty:
-        return 0
-    leaf = pd.DataFrame({"run": 0, "problemname": [c[0] for c in counts.index],
-                         "problemsize": [c[1] for c in counts.index], "n": counts.to_numpy(),
-                         "mean": 0.0, "var": 0.0, "q": 0.0})
-    by_problem = regroup_equal(leaf, ["run", "problemname"])
-    return int(regroup_equal(by_problem, ["run"])["n"].iloc[0])
+    smallest. That is what `regroup_equal` (the analysis's) gives for cells of n tuples, in
+    closed form: a family of k sizes counts k × its smallest size's n, the whole F × its
+    smallest family's (tests/core/test_precision.py holds the two equal), so a plan does not
+    import pandas for it."""
+    sizes: dict[Any, list[int]] = {}
+    for (family, _), n in Counter(cells).items():
+        sizes.setdefault(family, []).append(n)
+    by_family = [len(ns) * min(ns) for ns in sizes.values()]
+    return len(by_family) * min(by_family) if by_family else 0
 
 
 def stated_precision(trials: Iterable[dict[str, Any]]) -> Precision:
