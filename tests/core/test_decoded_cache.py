@@ -151,3 +151,36 @@ def test_a_first_load_does_not_wait_for_its_memo(tmp_path, source, monkeypatch):
     again = decoded_groups(src, None, "w", decode, lambda r: r["g"])  # waits for the writer
     assert again.all() == _records(4, 2) and len(calls) == 1
     assert list((tmp_path / "cache" / "decoded").glob("w-grouped-*"))
+
+
+def test_a_memo_begun_in_a_daemon_thread_is_whole_before_the_process_ends(tmp_path):
+    """A profile plans its benchmarks in daemon threads; a thread they start is a daemon too
+    unless told otherwise, and the interpreter does not wait for daemons: the memo written
+    behind such a plan was lost at exit, so every "warm" plan decoded again."""
+    import subprocess
+    import sys
+    import textwrap
+
+    src = tmp_path / "data.txt"
+    src.write_text("x")
+    code = textwrap.dedent(f"""
+        import threading, time
+        from pathlib import Path
+        from mindprobe.core import decoded as d
+        real = d.write_file
+        def slow(*a, **k):
+            time.sleep(0.5)
+            return real(*a, **k)
+        d.write_file = slow
+        def plan():
+            d.decoded_groups(Path({str(src)!r}), None, "w",
+                             lambda p: [{{"g": i % 3, "i": i}} for i in range(30)],
+                             lambda r: r["g"])
+        t = threading.Thread(target=plan, daemon=True)
+        t.start()
+        t.join()
+    """)
+    env = {"MINDPROBE_CACHE_DIR": str(tmp_path / "cache"), "PATH": "/usr/bin:/bin",
+           "HOME": str(tmp_path)}
+    subprocess.run([sys.executable, "-c", code], env=env, check=True, timeout=60)
+    assert list((tmp_path / "cache" / "decoded").glob("w-grouped-*"))

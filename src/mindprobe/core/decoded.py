@@ -95,7 +95,10 @@ def _write_behind(cache: Path, make: Callable[[], list[bytes]]) -> None:
         finally:
             _WRITERS.pop(cache, None)
 
-    thread = threading.Thread(target=work, name=f"mindprobe-memo-{cache.name[:24]}")
+    # daemon=False even when started from a daemon thread (a profile plans in those): the
+    # process then exits only once the memo is whole
+    thread = threading.Thread(target=work, name=f"mindprobe-memo-{cache.name[:24]}",
+                              daemon=False)
     _WRITERS[cache] = thread
     thread.start()
 
