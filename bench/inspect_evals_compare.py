@@ -21,13 +21,14 @@ process's wall time (start-up, data loading, scoring and logs included: what a u
   `trials.jsonl.bz2` from `INSPECT_EVALS_CACHE_DIR` when the file there has the pinned sha256
   (no internet here: the bench puts the local official file there, as its download would).
 - The trials: those a `mindprobe run --limit N` samples (whole tuples, balanced across problem
-  families), read from that untimed run's records; both tools are then checked to have sent
-  exactly that many requests.
+  families), read from the first run's records; every run is checked to have sent exactly
+  that many requests.
 - "First run": each tool with empty caches (mindprobe: a new `MINDPROBE_CACHE_DIR`, so the
   official file is decoded into its memo; inspect_evals: a new cache folder holding just the
-  official file, new inspect_ai data and log folders). "Later runs": the caches the untimed
-  runs left. Rounds interleave the four (mindprobe first, inspect first, mindprobe later,
-  inspect later; the order alternates each round) so each sees the same machine load.
+  official file, new inspect_ai data and log folders). "Later run": the same command again,
+  on the caches its first run left. Each round has the four, interleaved (mindprobe first,
+  inspect first, mindprobe later, inspect later; inspect's before mindprobe's every other
+  round), so both tools see the same machine load.
 
 Every child gets a home, cache, data and config folder of the bench's own (nothing is read or
 written in the user's), and runs without PYTHONDONTWRITEBYTECODE: an installed package has its
@@ -185,41 +186,30 @@ def main() -> None:
     try:
         with tempfile.TemporaryDirectory() as d:
             tmp = Path(d)
-            mp_home = tmp / "mindprobe-later"
-            mp_env = child_env(mp_home, MINDPROBE_CACHE_DIR=str(mp_home / "mp"))
-            # untimed: picks the trials and warms mindprobe's data memo for the later runs
-            timed(mindprobe_cmd(server.url, a.trials, a.concurrency, data_dir, tmp / "runs-0",
-                                tmp / "cache-0.sqlite"), mp_env)
-            ids = trial_ids(tmp / "runs-0")
             ids_file = tmp / "ids.json"
-            ids_file.write_text(json.dumps(ids))
-            ie_home, ie_extra = inspect_home(tmp / "inspect-later", data_dir)
-            ie_env = child_env(ie_home, **ie_extra)
-            timed(inspect_cmd(server.url, ids_file, a.concurrency, tmp / "logs-0"), ie_env)
+            ids: list[str] = []
             rows: dict[str, list[tuple[float, float, int]]] = {k: [] for k in KINDS}
             loads = [os.getloadavg()[0]]
             for r in range(1, a.rounds + 1):
-                fresh_mp = tmp / f"mindprobe-first-{r}"
-                fresh_ie, fresh_ie_extra = inspect_home(tmp / f"inspect-first-{r}", data_dir)
-                runs = {
-                    "mindprobe first": (mindprobe_cmd(
-                        server.url, a.trials, a.concurrency, data_dir, tmp / f"runs-f{r}",
-                        tmp / f"cache-f{r}.sqlite"),
-                        child_env(fresh_mp, MINDPROBE_CACHE_DIR=str(fresh_mp / "mp"))),
-                    "inspect_evals first": (inspect_cmd(
-                        server.url, ids_file, a.concurrency, tmp / f"logs-f{r}"),
-                        child_env(fresh_ie, **fresh_ie_extra)),
-                    "mindprobe later": (mindprobe_cmd(
-                        server.url, a.trials, a.concurrency, data_dir, tmp / f"runs-l{r}",
-                        tmp / f"cache-l{r}.sqlite"), mp_env),
-                    "inspect_evals later": (inspect_cmd(
-                        server.url, ids_file, a.concurrency, tmp / f"logs-l{r}"), ie_env),
-                }
-                order = KINDS if r % 2 else KINDS[::-1]
+                # each round's first runs start from empty caches; its later runs reuse them
+                mp_home = tmp / f"mindprobe-{r}"
+                mp_env = child_env(mp_home, MINDPROBE_CACHE_DIR=str(mp_home / "mp"))
+                ie_home, ie_extra = inspect_home(tmp / f"inspect-{r}", data_dir)
+                ie_env = child_env(ie_home, **ie_extra)
+                runs = {f"mindprobe {when}": (mindprobe_cmd(
+                    server.url, a.trials, a.concurrency, data_dir, tmp / f"runs-{when}{r}",
+                    tmp / f"cache-{when}{r}.sqlite"), mp_env) for when in ("first", "later")}
+                runs.update({f"inspect_evals {when}": (inspect_cmd(
+                    server.url, ids_file, a.concurrency, tmp / f"logs-{when}{r}"), ie_env)
+                    for when in ("first", "later")})
+                order = KINDS if r % 2 else (KINDS[1], KINDS[0], KINDS[3], KINDS[2])
                 for kind in order:
                     server.reset()
                     wall, cpu, _ = timed(*runs[kind])
                     sent = server.chat_requests()
+                    if not ids:  # the first run, mindprobe's: its trials are the trials
+                        ids = trial_ids(tmp / "runs-first1")
+                        ids_file.write_text(json.dumps(ids))
                     if sent != len(ids):
                         raise SystemExit(f"{kind} sent {sent} requests, not {len(ids)}")
                     rows[kind].append((wall, cpu, sent))
