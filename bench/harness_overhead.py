@@ -3,14 +3,23 @@
 2,000 single-turn items at concurrency 32 against the instant test server (a subprocess, so its
 CPU is not counted), cache on (fresh file: every request is a miss and is written), records
 written. Target: runner >= 70% of the bare loop's items/s and < 0.6 ms CPU per item.
-`--whole-process` times `mindprobe run worldsense:test_set --limit N --reasks 0` as a subprocess
-(start-up, data loading, analysis and exit included) against the bare loop (bench/bare_loop.py)
-sending the same requests: the bodies the run sends, planned beforehand with mindprobe's own
-WorldSense plan (target >= 0.65: the median of the rounds' ratios, each mindprobe run against
-the bare loop just before it); it also prints the bare loop run as a program of its own.
+
+`--whole-process` follows issue #44's method: `mindprobe run worldsense:test_set --limit N
+--reasks 0` as a subprocess (start-up, plan, records, results and exit included) against the
+bare loop (bench/bare_loop.py) sending **the same request bodies, read from mindprobe's own
+records** (a first run, untimed, writes them and warms the data memo), with the data memo warm
+(a cache folder of the bench's own, so the user's is neither read nor touched) and the
+response cache fresh (a new, empty file each round: every request a miss, and written). Target
+>= 0.65: the median of the rounds' ratios, each mindprobe run against the bare loop just before
+it (min and max printed). It also prints the bare loop run as a program of its own.
+
+The children run without PYTHONDONTWRITEBYTECODE (a development shell may set it): an
+installed package has its bytecode, and recompiling every module at each start is not what a
+user's run pays.
 
     python bench/harness_overhead.py [--items 2000] [--concurrency 32] [--repeat 3]
-    python bench/harness_overhead.py --whole-process --items 20000 --data-dir ../shared/data/worldsense
+    python bench/harness_overhead.py --whole-process --items 20000 --repeat 5 \
+        --data-dir ../shared/data/worldsense
 """
 
 from __future__ import annotations
@@ -18,6 +27,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import resource
 import statistics
 import subprocess
@@ -37,7 +47,7 @@ from mindprobe.core.runner import PassSettings, execute
 from mindprobe.core.session import Session
 from mindprobe.core.store import RunStore, base_manifest
 from mindprobe.models import parse_model_spec
-from mindprobe.models.base import CallContext, Completion, Model, Request
+from mindprobe.models.base import Request
 
 
 async def echo_item(item: Item, session: Session) -> dict[str, Any]:
@@ -57,43 +67,40 @@ def echo_bodies(n: int) -> list[dict[str, Any]]:
              "max_tokens": 8, "temperature": 0.0} for i in range(n)]
 
 
-class _Recorder(Model):
-    """Answers at once, as the test server does ("OK"), and keeps the body each request would
-    have sent to `wire`: the episode itself says what the run sends."""
-
-    def __init__(self, wire: Model) -> None:
-        self.wire, self.bodies = wire, []
-        self.spec, self.label, self.capabilities = wire.spec, wire.label, wire.capabilities
-
-    async def complete(self, request: Request, ctx: CallContext) -> Completion:
-        self.bodies.append(self.wire.build_body(request)[1])
-        return Completion(text="OK")
+def child_env(cache_dir: Path) -> dict[str, str]:
+    """The environment of a timed child: the bench's own mindprobe cache folder (the user's is
+    not touched), and bytecode allowed, as in a user's install."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["MINDPROBE_CACHE_DIR"] = str(cache_dir)
+    return env
 
 
-def worldsense_bodies(url: str, n: int, data_dir: str) -> list[dict[str, Any]]:
-    """The bodies `mindprobe run worldsense:test_set --limit n --reasks 0` sends (same plan,
-    same episode): the bare loop sends the same requests as the run."""
-    from mindprobe.core.benchmark import ModelFacts, PlanContext
-    from mindprobe.core.options import build_options
-    from mindprobe.registry import get_benchmark
+def mindprobe_run(url: str, n: int, concurrency: int, runs_dir: Path, data_dir: str,
+                  cache: Path, env: dict[str, str]) -> list[str]:
+    """The command line of `mindprobe run worldsense:test_set`, one request per trial."""
+    return [sys.executable, "-m", "mindprobe.cli", "run", "worldsense:test_set", "--model",
+            f"openai:test-model@{url}", "--limit", str(n), "--concurrency", str(concurrency),
+            "--runs-dir", str(runs_dir), "--cache", str(cache), "--data-dir", data_dir,
+            "--reasks", "0"]
 
-    bench = get_benchmark("worldsense")
-    model = _Recorder(parse_model_spec(f"openai:test-model@{url}"))
-    ctx = PlanContext(variant="test_set", seed=None, data_dir=Path(data_dir), limit=n,
-                      max_tokens=None, model=ModelFacts(model.spec, model.label,
-                                                        model.capabilities, None),
-                      roles={}, warn=print, info=print)
-    opts = build_options(bench.Options, {"reasks": 0}, benchmark="worldsense")
-    plan = bench.plan(ctx, opts)
 
-    async def play_all() -> None:
-        for it in plan.items:
-            await bench.run_item(it, Session({"model": model}, it.id, seed=0, cache=None,
-                                             identities={}, config=plan.config,
-                                             options=opts, prompting=plan.prompting))
+def records_file(runs_dir: Path) -> Path:
+    """The one run's records.jsonl under `runs_dir`."""
+    found = list(runs_dir.rglob("records.jsonl"))
+    if len(found) != 1:
+        raise SystemExit(f"expected one run under {runs_dir}, found {len(found)}")
+    return found[0]
 
-    asyncio.run(play_all())
-    return model.bodies
+
+def bodies_from_records(path: Path, model: str = "test-model") -> list[dict[str, Any]]:
+    """The chat bodies mindprobe sent, rebuilt from its own records (`request`: the messages
+    and the sampling parameters), in the order it recorded them."""
+    bodies = []
+    with path.open() as f:
+        for line in f:
+            req = json.loads(line)["request"]
+            bodies.append({"model": model, "messages": req["messages"], **req["params"]})
+    return bodies
 
 
 async def runner_loop(url: str, n: int, concurrency: int, tmp: Path) -> None:
@@ -113,25 +120,21 @@ async def runner_loop(url: str, n: int, concurrency: int, tmp: Path) -> None:
         await model.close()
 
 
-async def whole_process(url: str, n: int, concurrency: int, tmp: Path, data_dir: str) -> None:
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "mindprobe.cli", "run", "worldsense:test_set", "--model",
-        f"openai:test-model@{url}", "--limit", str(n), "--concurrency", str(concurrency),
-        "--runs-dir", str(tmp / f"runs-{time.monotonic_ns()}"), "--no-cache",
-        "--data-dir", data_dir, "--reasks", "0",  # one request per item, as the bare loop
-        stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.DEVNULL)
+async def whole_process(cmd: list[str], env: dict[str, str]) -> None:
+    proc = await asyncio.create_subprocess_exec(*cmd, env=env, stdout=asyncio.subprocess.DEVNULL,
+                                                stderr=asyncio.subprocess.DEVNULL)
     if await proc.wait() not in (0, 1):
-        raise SystemExit("mindprobe run failed")
+        raise SystemExit(f"mindprobe run failed: {' '.join(cmd)}")
 
 
-async def bare_process(url: str, bodies_file: Path, concurrency: int) -> None:
+async def bare_process(url: str, bodies_file: Path, concurrency: int,
+                       env: dict[str, str]) -> None:
     """The bare loop as a program of its own (interpreter start, aiohttp import and reading the
     bodies included), for a like-for-like view of the whole-process number; the target uses
     `bare_loop` in this process."""
     proc = await asyncio.create_subprocess_exec(
         sys.executable, str(Path(__file__).with_name("bare_loop.py")), url, str(bodies_file),
-        str(concurrency))
+        str(concurrency), env=env)
     if await proc.wait() != 0:
         raise SystemExit("the bare loop process failed")
 
@@ -165,26 +168,42 @@ def main() -> None:
         line = srv.stdout.readline().split()
         url = line[1]
         with tempfile.TemporaryDirectory() as d:
-            bodies = (worldsense_bodies(url, a.items, a.data_dir) if a.whole_process
-                      else echo_bodies(a.items))
-            bodies_file = Path(d) / "bodies.json"
+            tmp = Path(d)
+            env = child_env(tmp / "mindprobe-cache")
+            if a.whole_process:  # untimed: writes the bodies and warms the data memo
+                first = tmp / "runs-first"
+                asyncio.run(whole_process(mindprobe_run(
+                    url, a.items, a.concurrency, first, a.data_dir, tmp / "cache-first.sqlite",
+                    env), env))
+                bodies = bodies_from_records(records_file(first))
+            else:
+                bodies = echo_bodies(a.items)
+            bodies_file = tmp / "bodies.json"
             bodies_file.write_text(json.dumps(bodies))
             asyncio.run(bare_loop(url, bodies[:200], a.concurrency))  # warm-up
             rows, procs = [], []
-            for _ in range(a.repeat):  # interleave so both see the same machine load
+            for r in range(a.repeat):  # interleave so both see the same machine load
                 bw, bc = measure(bare_loop, url, bodies, a.concurrency)
                 if a.whole_process:  # CPU: the child's (the test server's is not counted)
-                    rw, rc = measure(whole_process, url, a.items, a.concurrency, Path(d),
-                                     a.data_dir)
-                    procs.append(measure(bare_process, url, bodies_file, a.concurrency)[0])
+                    cmd = mindprobe_run(url, a.items, a.concurrency, tmp / f"runs-{r}",
+                                        a.data_dir, tmp / f"cache-{r}.sqlite", env)
+                    rw, rc = measure(whole_process, cmd, env)
+                    if len(bodies_from_records(records_file(tmp / f"runs-{r}"))) != len(bodies):
+                        raise SystemExit("a timed run sent another number of requests")
+                    procs.append(measure(bare_process, url, bodies_file, a.concurrency,
+                                         env)[0])
                 else:
                     # on the loop `mindprobe run` uses (uvloop where installed)
-                    rw, rc = measure(runner_loop, url, a.items, a.concurrency, Path(d),
+                    rw, rc = measure(runner_loop, url, a.items, a.concurrency, tmp,
                                      run=run_async)
                 rows.append((bw, bc, rw, rc))
+                print(f"round {r + 1}: bare {bw:.2f} s wall {bc:.2f} s CPU, mindprobe "
+                      f"{rw:.2f} s wall {rc:.2f} s CPU, ratio {bw / rw:.2f}, load "
+                      f"{os.getloadavg()[0]:.1f}", flush=True)
         bw, bc, rw, rc = (min(r[i] for r in rows) for i in range(4))
         n = len(bodies)  # WorldSense --limit rounds up to whole tuples
-        print(f"items={n} concurrency={a.concurrency} (best of {a.repeat})")
+        print(f"items={n} concurrency={a.concurrency} (best of {a.repeat}), load average "
+              f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}")
         print(f"bare aiohttp : {n / bw:8.0f} items/s  {1000 * bc / n:.3f} ms CPU/item")
         print(f"mindprobe    : {n / rw:8.0f} items/s  {1000 * rc / n:.3f} ms CPU/item")
         target = 0.65 if a.whole_process else 0.7

@@ -86,3 +86,25 @@ def test_a_transcript_gives_a_cut_replys_full_length():
     assert "more of its 30 characters" in page and "keeps its first 20" in page
     whole = conversation({"id": "1", "request": {"prompt": "q"}, "reply": "y" * 20})
     assert "more of its" not in whole
+
+
+def test_the_size_check_is_exact_at_the_cap():
+    """A record whose JSON fits the cap holds no text over it (the fast path: no walk over its
+    fields); one byte more and a text at the cap still passes, one over it is cut."""
+    from mindprobe.core.stored_replies import within
+
+    assert within({"a": "x" * 10}, 20) and not within({"a": "x" * 20}, 20)
+    rec = {"id": "1", "reply": "x" * 20, "usage": {"n": 1}}
+    assert store_once(dict(rec), limit=20) == rec  # JSON over 20 bytes, text at the cap
+    cut = store_once({"id": "1", "reply": "x" * 21}, limit=20)
+    assert cut["reply"] == "x" * 20 and cut["reply_chars"] == 21
+    assert fits_cache({"text": "x" * 20}, limit=20) and not fits_cache({"t": "x" * 21}, 20)
+    assert fits_cache({"text": [object()]}, limit=5)  # not JSON: walked, no text over
+
+
+def test_a_reply_is_dropped_once_even_in_a_small_record_and_not_inside_what_was_sent():
+    rec = {"id": "1", "reply": None, "request": [{"prompt": "a", "reply": None}],
+           "messages": [{"request": [{"reply": "B"}], "reply": "B"}]}
+    store_once(rec)
+    assert rec["request"] == [{"prompt": "a"}]  # equal to the holder's (null) reply
+    assert rec["messages"][0]["request"] == [{"reply": "B"}]  # what was sent: untouched

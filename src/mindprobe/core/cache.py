@@ -259,7 +259,8 @@ class ResponseCache:
         a reply over it is asked again, never served cut)."""
         if not self.writable or self._db is None:
             return
-        if not fits_cache(value):
+        raw = orjson.dumps(value)
+        if len(raw) > MAX_STORED_CHARS and not fits_cache(value):  # short JSON: no long text
             self.oversized += 1
             if self.oversized == 1:
                 self._warn(f"a reply over {MAX_STORED_CHARS:,} characters was not cached "
@@ -267,7 +268,7 @@ class ResponseCache:
             return
         if not self._buffer:
             self._since = time.monotonic()
-        self._buffer[key] = redact_known(orjson.dumps(value))
+        self._buffer[key] = redact_known(raw)
         if len(self._buffer) >= self._batch or time.monotonic() - self._since > self._max_age:
             self.flush()
 

@@ -16,29 +16,68 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
+
 #: Characters of one text field a record stores (1 MiB of ASCII), documented in
 #: docs/concepts.md ("What a record holds").
 MAX_STORED_CHARS = 1 << 20
 #: Fields holding what was sent, never cut (a request must be rebuildable from its record).
 _SENT = frozenset({"content", "prompt", "messages"})
+_SIZE_OPTS = orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
 
 
 def store_once(record: dict[str, Any], limit: int = MAX_STORED_CHARS) -> dict[str, Any]:
     """`record` bounded in place (and returned): a text field over `limit` characters cut,
     with its full length and a flag beside it; a last call's reply that its holder keeps as
     `reply` dropped from the call."""
-    _walk(record, limit)
+    _drop_replies(record)
+    if within(record, limit):  # no text can be over the cap: nothing to look for
+        return record
+    _cut(record, limit)
     return record
 
 
-def _walk(obj: Any, limit: int) -> None:
+def within(value: Any, limit: int) -> bool:
+    """True when `value`'s JSON is at most `limit` bytes, so no text in it can be over
+    `limit` characters (a character is at least one byte, quotes aside): one C-speed encode
+    answers for nearly every record and reply, sparing a walk over each of its fields."""
+    try:
+        return len(orjson.dumps(value, default=str, option=_SIZE_OPTS)) <= limit
+    except (TypeError, orjson.JSONEncodeError):  # not encodable as is: walk it
+        return False
+
+
+def _drop_replies(obj: dict[str, Any] | list[Any]) -> None:
+    """Every `X_request` list (and `request`) whose last call's reply is the holder's
+    `X_reply` (`reply`) keeps it once, in the holder; into dicts and lists only (never into
+    what was sent), so a record's scalars cost no call each."""
     if isinstance(obj, list):
         for v in obj:
-            _walk(v, limit)
+            if isinstance(v, dict | list):
+                _drop_replies(v)
+        return
+    for key, value in obj.items():
+        if isinstance(value, list):
+            if isinstance(key, str) and key.endswith("request") and value:
+                last = value[-1]
+                answer = obj.get(key[: -len("request")] + "reply")
+                if isinstance(last, dict) and "reply" in last and last["reply"] == answer:
+                    del last["reply"]
+            if key not in _SENT:
+                _drop_replies(value)
+        elif isinstance(value, dict) and key not in _SENT:
+            _drop_replies(value)
+
+
+def _cut(obj: Any, limit: int) -> None:
+    """Every text field over `limit` characters (not what was sent) cut, its full length and
+    a flag beside it."""
+    if isinstance(obj, list):
+        for v in obj:
+            _cut(v, limit)
         return
     if not isinstance(obj, dict):
         return
-    _drop_repeated_reply(obj)
     for key in list(obj):
         value = obj[key]
         if isinstance(value, str):
@@ -47,27 +86,21 @@ def _walk(obj: Any, limit: int) -> None:
                 obj[f"{key}_chars"] = len(value)
                 obj[f"{key}_truncated"] = True
         elif key not in _SENT:
-            _walk(value, limit)
-
-
-def _drop_repeated_reply(holder: dict[str, Any]) -> None:
-    """Every `X_request` list (and `request`) whose last call's reply is the holder's `X_reply`
-    (`reply`) keeps it once, in the holder."""
-    for key, calls in holder.items():
-        if not (isinstance(key, str) and key.endswith("request") and isinstance(calls, list)):
-            continue
-        answer = key[: -len("request")] + "reply"
-        last = calls[-1] if calls else None
-        if isinstance(last, dict) and "reply" in last and last["reply"] == holder.get(answer):
-            del last["reply"]
+            _cut(value, limit)
 
 
 def fits_cache(value: Any, limit: int = MAX_STORED_CHARS) -> bool:
     """Whether a reply (its cached form) may be cached: no text in it over the cap."""
+    if within(value, limit):
+        return True
+    return _fits(value, limit)
+
+
+def _fits(value: Any, limit: int) -> bool:
     if isinstance(value, str):
         return len(value) <= limit
     if isinstance(value, dict):
-        return all(fits_cache(v, limit) for v in value.values())
+        return all(_fits(v, limit) for v in value.values())
     if isinstance(value, list | tuple):
-        return all(fits_cache(v, limit) for v in value)
+        return all(_fits(v, limit) for v in value)
     return True
