@@ -111,8 +111,12 @@ def test_dry_run_estimates_then_the_run_builds(cli, tmp_path, sort_data):
         assert abs(est["tokens"][key] / exact["tokens"][key] - 1) < TOKEN_TOLERANCE, key
 
 
-def test_an_estimated_plan_cannot_run(sort_data):
+def test_an_estimated_plan_cannot_run(sort_data, tmp_path, monkeypatch):
+    """A plan a dry run estimated (no Book-SORT built: a cache of its own, since another test
+    may have built this book's cell in the session's) refuses to run."""
     import asyncio
+
+    monkeypatch.setenv("MINDPROBE_CACHE_DIR", str(tmp_path / "cache"))
 
     from mindprobe.core.benchmark import ModelFacts, PlanContext, RunPlan
     from mindprobe.errors import UsageError
