@@ -53,6 +53,8 @@ import urllib.request
 from importlib.util import find_spec
 from pathlib import Path
 
+from mindprobe.core.files import write_file
+
 OFFICIAL = Path("test_set") / "trials.jsonl.bz2"
 KINDS = ("mindprobe first", "inspect_evals first", "mindprobe later", "inspect_evals later")
 
@@ -209,7 +211,7 @@ def main() -> None:
                     sent = server.chat_requests()
                     if not ids:  # the first run, mindprobe's: its trials are the trials
                         ids = trial_ids(tmp / "runs-first1")
-                        ids_file.write_text(json.dumps(ids))
+                        write_file(ids_file, json.dumps(ids), replace=True)
                     if sent != len(ids):
                         raise SystemExit(f"{kind} sent {sent} requests, not {len(ids)}")
                     rows[kind].append((wall, cpu, sent))
