@@ -11,9 +11,10 @@ block that fails, trailing bytes) falls back to plain `bz2.decompress`, which ra
 from __future__ import annotations
 
 import bz2
-import os
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+
+from mindprobe.core.process import usable_cpus
 
 _BLOCK_MAGIC = 0x314159265359
 _END_MAGIC = 0x177245385090
@@ -73,14 +74,6 @@ def one_block_streams(data: bytes) -> list[bytes] | None:
     return out if combined == stored else None
 
 
-def workers() -> int:
-    """The cores this process may use."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
-
-
 def decompress_pieces(data: bytes, threads: int | None = None) -> Iterator[bytes]:
     """The decompressed bytes of `data` (one or more bzip2 streams) in order, in pieces whose
     concatenation equals `bz2.decompress(data)`: a block per piece, decoded `threads` at a time
@@ -91,7 +84,7 @@ def decompress_pieces(data: bytes, threads: int | None = None) -> Iterator[bytes
         yield bz2.decompress(data)
         return
     done = 0
-    pool = ThreadPoolExecutor(max_workers=max(1, min(threads or workers(), len(blocks))))
+    pool = ThreadPoolExecutor(max_workers=max(1, min(threads or usable_cpus(), len(blocks))))
     try:
         for piece in pool.map(bz2.decompress, blocks):
             done += len(piece)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import hashlib
 import marshal
 import mmap
-import os
 import threading
 import zlib
 from collections.abc import Callable, Iterable
@@ -16,7 +15,7 @@ from typing import Any
 
 from mindprobe.core.files import write_file
 from mindprobe.core.paths import cache_dir
-from mindprobe.core.process import gc_paused
+from mindprobe.core.process import gc_paused, usable_cpus
 from mindprobe.errors import DiskFull, UsageError
 
 _DECODED_MAGIC = b"mindprobe-decoded-v2\n"
@@ -222,7 +221,7 @@ def _compressed(blobs: Iterable[bytes], batch: int = 64) -> list[bytes]:
     """Each blob zlib-compressed at the fastest level, on every core (zlib releases the GIL),
     a batch at a time so the uncompressed copies do not pile up."""
     out: list[bytes] = []
-    with ThreadPoolExecutor(max(1, min(8, os.cpu_count() or 1))) as pool:
+    with ThreadPoolExecutor(min(8, usable_cpus())) as pool:
         chunk: list[bytes] = []
         for blob in blobs:
             chunk.append(blob)

@@ -43,6 +43,16 @@ def tune_gc() -> None:
     gc.set_threshold(*GC_THRESHOLD)
 
 
+def usable_cpus() -> int:
+    """The cores this process may run on (its affinity, not the machine's count: a container
+    or `taskset` gives fewer), at least 1: the one answer every pool and thread count sizes
+    itself from."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def exit_now(code: int) -> NoReturn:
     """End the process with `code` once everything the command wrote is out, without the
     interpreter's teardown: atexit handlers still run (stopping an embedded server, say), and

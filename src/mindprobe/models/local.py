@@ -11,7 +11,6 @@ import asyncio
 import atexit
 import contextlib
 import json
-import os
 import secrets
 import tempfile
 from pathlib import Path
@@ -21,6 +20,7 @@ from mindprobe.core.data import file_sha256
 from mindprobe.core.files import write_file
 from mindprobe.core.model import NO_REASONING, Reasoning
 from mindprobe.core.paths import cache_dir
+from mindprobe.core.process import usable_cpus
 from mindprobe.errors import ModelError
 from mindprobe.models.embedded import GEMMA, Embedded, ensure, pinned_sha256
 from mindprobe.models.gguf import read_gguf_info
@@ -39,11 +39,7 @@ def default_threads() -> int:
     OS deschedules stalls them all: on a 2-core machine shared with other work (load average
     15, bench/engine_threads.py) 1 thread generated 11.8 tokens/s and 2 threads 1.4-1.9; on
     idle cores more threads are faster (`--threads`)."""
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cpus = os.cpu_count() or 1
-    return max(1, cpus // 2)
+    return max(1, usable_cpus() // 2)
 
 
 def default_gguf() -> Path:

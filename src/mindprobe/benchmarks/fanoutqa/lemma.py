@@ -16,6 +16,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
+from mindprobe.core.process import usable_cpus
 from mindprobe.errors import MindprobeError
 
 OFFICIAL = "en_core_web_sm"
@@ -68,7 +69,7 @@ def fork_workers() -> int:
     env = os.environ.get(WORKERS_VAR, "").strip()
     if env.isdigit():
         return max(1, int(env))
-    return max(1, min(4, len(os.sched_getaffinity(0))))
+    return min(4, usable_cpus())
 
 
 #: A child gets this many times the parent's own time for a share (at least CHILD_GRACE_S)

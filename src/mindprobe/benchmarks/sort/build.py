@@ -8,7 +8,6 @@ cells are independent, each with its own seed.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -42,6 +41,7 @@ from mindprobe.benchmarks.sort.cell import (
 )
 from mindprobe.benchmarks.sort.export import write_condition
 from mindprobe.benchmarks.sort.preprocess import Book, preprocess_text
+from mindprobe.core.process import usable_cpus
 from mindprobe.errors import DataError, UsageError
 
 __all__ = [
@@ -199,7 +199,7 @@ def build_books(books: Iterable[Book], conditions: Iterable[tuple[int, int]] = C
 
 def default_workers() -> int:
     """Processes a build uses: the CPUs, at most 4 (cells are independent)."""
-    return max(1, min(4, os.cpu_count() or 1))
+    return min(4, usable_cpus())
 
 
 def build_booksort(data_dir: str | Path, out_dir: str | Path, *,
