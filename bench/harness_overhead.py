@@ -40,9 +40,9 @@ from typing import Any
 from bare_loop import bare_loop
 from rich.console import Console
 
-from mindprobe.core.benchmark import Item
 from mindprobe.core.cache import ResponseCache
 from mindprobe.core.loop import loop_name, run_async
+from mindprobe.core.plan import Item
 from mindprobe.core.runner import PassSettings, execute
 from mindprobe.core.session import Session
 from mindprobe.core.store import RunStore, base_manifest

@@ -25,8 +25,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from mindprobe.core.benchmark import Item, ModelFacts, PlanContext
 from mindprobe.core.options import build_options
+from mindprobe.core.plan import Item, ModelFacts, PlanContext
 from mindprobe.core.session import Session
 from mindprobe.models import parse_model_spec
 from mindprobe.models.base import CallContext, Completion, Model, Request

@@ -37,8 +37,8 @@ from typing import Any
 
 from rich.console import Console
 
-from mindprobe.core.benchmark import ModelFacts, PlanContext
 from mindprobe.core.options import build_options
+from mindprobe.core.plan import ModelFacts, PlanContext
 from mindprobe.core.runner import PassSettings, execute
 from mindprobe.core.store import RunStore
 from mindprobe.models.base import Request

@@ -100,7 +100,8 @@ def _command(parser: argparse.ArgumentParser, title: str, level: int) -> list[st
 
 def cli_reference() -> str:
     """The whole CLI as Markdown, from the parsers `mindprobe` itself builds."""
-    from mindprobe.cli import build_parser, declared_verbs
+    from mindprobe.cli import build_parser
+    from mindprobe.commands.verb_parsers import declared_verbs
     from mindprobe.registry import BENCHMARKS
 
     top = build_parser([])

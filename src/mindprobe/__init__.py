@@ -23,7 +23,8 @@ __all__ = [
 
 __getattr__ = lazy_exports("mindprobe", {
     "api": ["evaluate", "judge", "list_benchmarks", "load_run", "profile", "Run"],
-    "core.benchmark": ["Benchmark", "Item", "PlanContext", "RunPlan"],
+    "core.benchmark": ["Benchmark"],
+    "core.plan": ["Item", "PlanContext", "RunPlan"],
     "core.results": ["Headline", "Results"],
     "core.session": ["Session"],
     "core.options": ["option"],

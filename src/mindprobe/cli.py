@@ -3,29 +3,22 @@ any model: an OpenAI-compatible server, the OpenAI API, a local GGUF, or the emb
 Gemma 3 270M. Runs resume after any interruption, replies are cached, and every number comes
 with its confidence interval.
 
-The only module that knows argparse: it resolves the benchmark first, then offers exactly that
-benchmark's options, and turns user errors into one line and exit code 2.
+The front door: it resolves the benchmark first, then builds a parser offering exactly that
+benchmark's options (each verb's flags are declared beside its command in `commands/`), and turns
+user errors into one line and exit code 2.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-import textwrap
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import Any, NoReturn
 
-from mindprobe.commands.run_options import (
-    add_benchmark_options,
-    add_common_run_options,
-    add_verbose,
-    ranged,
-)
+from mindprobe.commands.run_options import add_benchmark_options, add_common_run_options
+from mindprobe.commands.verb_parsers import add_benchmark_verbs, declared_verbs
 from mindprobe.errors import MindprobeError, did_you_mean
 from mindprobe.version import __version__
-
-if TYPE_CHECKING:
-    from mindprobe.core.verbs import Verb
 
 DESCRIPTION = (
     "Run published LLM cognition benchmarks faithfully against any model: resumable, cached, "
@@ -35,37 +28,6 @@ DESCRIPTION = (
 #: Built-in verbs whose first argument is a benchmark (its options are added once it is
 #: known); benchmarks add verbs of their own (`mindprobe.core.verbs`).
 BENCH_VERBS = ("run", "analyse", "analyze", "export")
-#: Commands a benchmark's verb may not be named like (`analyse` and `export` it may extend).
-BUILT_IN = ("run", "analyse", "analyze", "report", "profile", "data", "list", "runs", "models",
-            "published")
-EXPORT_HELP = ("export a run: any run as an Inspect log (--format inspect), or in a "
-               "benchmark's own format")
-
-
-def declared_verbs(warn: bool = False) -> dict[str, dict[str, str]]:
-    """verb -> {benchmark: its one line of help}: the verbs the benchmarks declare (`warn`:
-    about those that cannot be offered)."""
-    from mindprobe.registry import BENCHMARKS
-
-    out: dict[str, dict[str, str]] = {}
-    for name, bench in BENCHMARKS.items():
-        for verb, text in bench.verbs.items():
-            if verb in BUILT_IN or not verb.isidentifier():
-                if warn:
-                    sys.stderr.write(f"warning: benchmark {name}: its verb {verb!r} is ignored "
-                                     "(the name of a built-in command, or not a word)\n")
-                continue
-            out.setdefault(verb, {})[name] = text
-    return out
-
-
-class _EpilogAsIs(argparse.HelpFormatter):
-    """Wraps the description as usual; prints an epilog's lines as they are."""
-
-    def _fill_text(self, text: str, width: int, indent: str) -> str:
-        if "\n" in text:
-            return "".join(indent + line for line in text.splitlines(keepends=True))
-        return super()._fill_text(text, width, indent)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -103,25 +65,6 @@ class _Parser(argparse.ArgumentParser):
         return super()._get_values(action, arg_strings)
 
 
-#: `export --format F` for any run, whatever its benchmark: F -> what --out is.
-GENERIC_FORMATS = {
-    "inspect": "the .eval file to write",
-    "parquet": "the .parquet file to write",
-    "hf": "the folder to save the Hugging Face dataset in (save_to_disk)",
-    "mlflow": None,
-    "wandb": None,
-}
-
-
-def _generic_format(argv: list[str]) -> str | None:
-    """`export --format F` (or --format=F) where F exports any run (not the benchmark's own)."""
-    for i, a in enumerate(argv):
-        value = a.split("=", 1)[1] if a.startswith("--format=") else (
-            argv[i + 1] if a == "--format" and i + 1 < len(argv) else None)
-        if value in GENERIC_FORMATS:
-            return value
-    return None
-
 
 def _bench_in_argv(argv: list[str]) -> str | None:
     """The benchmark named after a bench verb, if any and if registered."""
@@ -139,108 +82,6 @@ def _bench_in_argv(argv: list[str]) -> str | None:
             return None
     return None
 
-
-def add_verb_arguments(p: argparse.ArgumentParser, verb: Verb, bench: str) -> None:
-    """A benchmark's verb's declared flags (and the run flags, where it takes them)."""
-    if verb.run_options:
-        add_benchmark_options(p, bench)
-        add_common_run_options(p.add_argument_group("common options"), bench)
-    groups: dict[str, Any] = {}
-    for arg in verb.arguments:
-        target: Any = p
-        if arg.one_of:
-            if arg.one_of not in groups:
-                groups[arg.one_of] = p.add_mutually_exclusive_group(
-                    required=arg.one_of in verb.required_one_of)
-            target = groups[arg.one_of]
-        options = dict(arg.options)
-        if arg.range is not None:
-            options["type"] = ranged(arg.flags[0], options["type"], *arg.range)
-        target.add_argument(*arg.flags, **options)
-
-
-def add_generic_export(v: argparse.ArgumentParser, fmt: str) -> None:
-    """The flags of `export --format F` for any run (F in GENERIC_FORMATS)."""
-    tracker = GENERIC_FORMATS[fmt] is None
-    v.add_argument("--run", required=True, help="the run directory to export" + (
-        " (or a profile folder: one parent run, one nested run per benchmark)" if tracker
-        else ""))
-    if tracker:
-        v.add_argument("--to", metavar="URI" if fmt == "mlflow" else "PROJECT",
-                       help="the MLflow tracking URI (default: MLFLOW_TRACKING_URI, else "
-                       "MLflow's default)" if fmt == "mlflow" else "the W&B project (default "
-                       "mindprobe; WANDB_MODE=offline writes files for `wandb sync`)")
-        add_verbose(v)
-        return
-    v.add_argument("--out", required=fmt != "hf", help=GENERIC_FORMATS[fmt])
-    v.add_argument("--force", action="store_true", help="replace an existing --out (the "
-                   "previous one stays whole until the new one is complete)")
-    if fmt == "hf":
-        v.add_argument("--push", metavar="REPO", help="also push the dataset to the Hugging "
-                       "Face Hub as REPO (needs HF_TOKEN)")
-
-
-def generic_export_epilog() -> str:
-    """What `export --format F` takes for any run, format by format (read from the parsers
-    `add_generic_export` builds): `export --help` lists what its errors point to."""
-    lines = ["any run, by --format (`mindprobe export --format F --help` for each):"]
-    for fmt in GENERIC_FORMATS:
-        p = argparse.ArgumentParser(add_help=False)
-        add_generic_export(p, fmt)
-        flags = []
-        for a in p._actions:
-            flag = a.option_strings[0] + ("" if a.nargs == 0 else
-                                          f" {a.metavar or a.dest.upper()}")
-            flags.append(flag if a.required else f"[{flag}]")
-        lines += textwrap.wrap(f"--format {fmt}: {' '.join(flags)}", 78,
-                               initial_indent="  ", subsequent_indent="      ")
-    return "\n".join(lines)
-
-
-def add_benchmark_verbs(sub: Any, analyse: argparse.ArgumentParser, bench: str | None,
-                        command: str | None, argv: list[str]) -> None:
-    """`export` and the verbs benchmarks declare; the named benchmark's flags for the command
-    given (and for `analyse`)."""
-    from mindprobe.commands import verbs_of
-
-    declared = declared_verbs(warn=True)
-    for verb in dict.fromkeys(["export", *declared]):
-        by_bench = declared.get(verb, {})
-        offered = ", ".join(by_bench)
-        texts = list(dict.fromkeys(by_bench.values()))
-        summary = EXPORT_HELP if verb == "export" else (
-            texts[0] if len(texts) == 1 else "a benchmark's own verb")
-        own = by_bench.get(bench or "", summary)
-        v = sub.add_parser(verb, help=f"{summary} ({offered})", description=f"{own[0].upper()}"
-                           f"{own[1:]}; offered by {offered}. `mindprobe {verb} BENCH --help` "
-                           "lists its options.")
-        v.add_argument("benchmark", nargs="?" if verb == "export" else None,
-                       help=f"one of {offered}"
-                       + (" (not needed with a --format other than upstream)" if verb == "export" else ""))
-        if verb == "export" and not bench and not _generic_format(argv):
-            v.epilog = generic_export_epilog()
-            v.formatter_class = _EpilogAsIs
-        if verb == "export":
-            v.add_argument("--format", choices=["upstream", *GENERIC_FORMATS],
-                           default="upstream",
-                           help="upstream: the benchmark's own result format (default); any "
-                           "run: inspect (an Inspect log for `inspect view`), parquet and hf "
-                           "(one row per record), mlflow and wandb (a run or a profile, to "
-                           "the tracker)")
-            fmt = _generic_format(argv)
-            if fmt and verb == command:
-                add_generic_export(v, fmt)
-                continue
-        if bench and verb == command:
-            if bench not in by_bench:
-                any_run = ("; any run exports as --format inspect, parquet, hf, mlflow or "
-                           "wandb: mindprobe export --format parquet --run DIR --out "
-                           "FILE.parquet") if verb == "export" else ""
-                raise MindprobeError(f"{bench} has no `{verb}`; benchmarks that do: "
-                                     f"{offered}{any_run}")
-            add_verb_arguments(v, verbs_of(bench)[verb], bench)
-    if bench and command in ("analyse", "analyze") and "analyse" in verbs_of(bench):
-        add_verb_arguments(analyse, verbs_of(bench)["analyse"], bench)
 
 
 _ARGV: list[str] = []

@@ -12,7 +12,7 @@ import pytest
 from mindprobe.benchmarks.already_said_that import load_distractors, load_samples
 from mindprobe.benchmarks.already_said_that.episode import Episode, random_baseline_reply
 from mindprobe.benchmarks.already_said_that.precision import chance_moments, chance_spread
-from mindprobe.core.benchmark import Item, RunPlan
+from mindprobe.core.plan import Item, RunPlan
 
 
 def test_the_law_in_closed_form():

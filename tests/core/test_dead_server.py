@@ -17,7 +17,7 @@ import aiohttp
 import pytest
 from rich.console import Console
 
-from mindprobe.core.benchmark import Item
+from mindprobe.core.plan import Item
 from mindprobe.core.retry import RetryPolicy
 from mindprobe.core.runner import PassSettings, execute
 from mindprobe.core.session import Session

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from mindprobe.core.benchmark import Item
+from mindprobe.core.plan import Item
 from mindprobe.core.runner import PassSettings, execute
 from mindprobe.core.store import RunStore, base_manifest, read_records
 from mindprobe.models.random import RandomModel

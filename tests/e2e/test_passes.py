@@ -14,7 +14,7 @@ from rich.console import Console
 
 from mindprobe.benchmarks.mr_gsm8k import templates
 from mindprobe.benchmarks.mr_gsm8k.prompts import braced
-from mindprobe.core.benchmark import Item
+from mindprobe.core.plan import Item
 from mindprobe.core.runner import PassSettings, execute
 from mindprobe.core.store import RunStore, base_manifest, read_records
 from mindprobe.models.random import RandomModel

@@ -8,7 +8,7 @@ import pytest
 from mindprobe.benchmarks.fanoutqa import lemma
 from mindprobe.benchmarks.fanoutqa.options import FanOutQAOptions
 from mindprobe.benchmarks.fanoutqa.task import FanOutQABenchmark
-from mindprobe.core.benchmark import PlanContext
+from mindprobe.core.plan import PlanContext
 from mindprobe.errors import MindprobeError
 
 

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from mindprobe.core.benchmark import ModelFacts
 from mindprobe.core.estimate import counting
 from mindprobe.core.loop import run_blocking
+from mindprobe.core.plan import ModelFacts
 from mindprobe.engine.run import plan_all, prepare, run_task
 from mindprobe.engine.settings import Reporter, RunSettings
 from mindprobe.models.endpoint_client import LlamaEndpointClient

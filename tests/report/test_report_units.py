@@ -8,8 +8,8 @@ import pytest
 from scipy import stats
 
 from mindprobe.benchmarks.already_said_that.options import AlreadySaidThatOptions
-from mindprobe.core.benchmark import RunPlan
 from mindprobe.core.options import NoOptions
+from mindprobe.core.plan import RunPlan
 from mindprobe.core.results import Headline, Results
 from mindprobe.core.stats import paired_bootstrap
 from mindprobe.errors import UsageError

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from mindprobe.core.benchmark import Item
+from mindprobe.core.plan import Item
 from mindprobe.core.runner import PassSettings, execute, prefix_runs
 from mindprobe.core.session import Session
 from mindprobe.core.store import RunStore

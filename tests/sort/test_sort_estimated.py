@@ -118,7 +118,7 @@ def test_an_estimated_plan_cannot_run(sort_data, tmp_path, monkeypatch):
 
     monkeypatch.setenv("MINDPROBE_CACHE_DIR", str(tmp_path / "cache"))
 
-    from mindprobe.core.benchmark import ModelFacts, PlanContext, RunPlan
+    from mindprobe.core.plan import ModelFacts, PlanContext, RunPlan
     from mindprobe.errors import UsageError
     from mindprobe.registry import get_benchmark
 

@@ -10,7 +10,7 @@ from mindprobe.benchmarks.worldsense import strategies as st
 from mindprobe.benchmarks.worldsense.generate import deobfuscate, generate_trials
 from mindprobe.benchmarks.worldsense.options import WorldSenseOptions
 from mindprobe.benchmarks.worldsense.task import WorldSenseBenchmark
-from mindprobe.core.benchmark import ModelFacts, PlanContext
+from mindprobe.core.plan import ModelFacts, PlanContext
 
 
 @pytest.fixture(scope="module", autouse=True)

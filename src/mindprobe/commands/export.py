@@ -5,14 +5,75 @@ wandb). The benchmark's own upstream format stays `mindprobe export BENCH`."""
 from __future__ import annotations
 
 import argparse
+import textwrap
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from mindprobe.commands.run_options import add_verbose
 from mindprobe.errors import UsageError
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+#: `export --format F` for any run, whatever its benchmark: F -> what --out is.
+GENERIC_FORMATS = {
+    "inspect": "the .eval file to write",
+    "parquet": "the .parquet file to write",
+    "hf": "the folder to save the Hugging Face dataset in (save_to_disk)",
+    "mlflow": None,
+    "wandb": None,
+}
+
+
+def generic_format(argv: list[str]) -> str | None:
+    """`export --format F` (or --format=F) where F exports any run (not the benchmark's own):
+    read from the command line before parsing, since F decides which flags there are."""
+    for i, a in enumerate(argv):
+        value = a.split("=", 1)[1] if a.startswith("--format=") else (
+            argv[i + 1] if a == "--format" and i + 1 < len(argv) else None)
+        if value in GENERIC_FORMATS:
+            return value
+    return None
+
+
+def add_generic_export(v: argparse.ArgumentParser, fmt: str) -> None:
+    """The flags of `export --format F` for any run (F in GENERIC_FORMATS)."""
+    tracker = GENERIC_FORMATS[fmt] is None
+    v.add_argument("--run", required=True, help="the run directory to export" + (
+        " (or a profile folder: one parent run, one nested run per benchmark)" if tracker
+        else ""))
+    if tracker:
+        v.add_argument("--to", metavar="URI" if fmt == "mlflow" else "PROJECT",
+                       help="the MLflow tracking URI (default: MLFLOW_TRACKING_URI, else "
+                       "MLflow's default)" if fmt == "mlflow" else "the W&B project (default "
+                       "mindprobe; WANDB_MODE=offline writes files for `wandb sync`)")
+        add_verbose(v)
+        return
+    v.add_argument("--out", required=fmt != "hf", help=GENERIC_FORMATS[fmt])
+    v.add_argument("--force", action="store_true", help="replace an existing --out (the "
+                   "previous one stays whole until the new one is complete)")
+    if fmt == "hf":
+        v.add_argument("--push", metavar="REPO", help="also push the dataset to the Hugging "
+                       "Face Hub as REPO (needs HF_TOKEN)")
+
+
+def generic_export_epilog() -> str:
+    """What `export --format F` takes for any run, format by format (read from the parsers
+    `add_generic_export` builds): `export --help` lists what its errors point to."""
+    lines = ["any run, by --format (`mindprobe export --format F --help` for each):"]
+    for fmt in GENERIC_FORMATS:
+        p = argparse.ArgumentParser(add_help=False)
+        add_generic_export(p, fmt)
+        flags = []
+        for a in p._actions:
+            flag = a.option_strings[0] + ("" if a.nargs == 0 else
+                                          f" {a.metavar or a.dest.upper()}")
+            flags.append(flag if a.required else f"[{flag}]")
+        lines += textwrap.wrap(f"--format {fmt}: {' '.join(flags)}", 78,
+                               initial_indent="  ", subsequent_indent="      ")
+    return "\n".join(lines)
+
 
 
 def cmd_export_any(args: argparse.Namespace, err: Console) -> int:

@@ -13,9 +13,9 @@ from typing import Any
 from rich.console import Console
 
 from mindprobe.commands.output import print_dry_run
-from mindprobe.core.benchmark import ModelFacts, RunPlan
 from mindprobe.core.options import parse_assignments
 from mindprobe.core.output import emit_json, tables_console
+from mindprobe.core.plan import ModelFacts, RunPlan
 from mindprobe.core.results import render_results
 from mindprobe.core.secrets import command_line
 from mindprobe.engine.run import Task, build_model, envelope, plan_all, prepare, run_task

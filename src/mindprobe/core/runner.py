@@ -18,10 +18,10 @@ from typing import Any
 
 from rich.console import Console
 
-from mindprobe.core.benchmark import Item
 from mindprobe.core.cache import ResponseCache
 from mindprobe.core.fit import DOES_NOT_FIT, ENDED_UNFIT, DoesNotFit, unfit_count
 from mindprobe.core.model import Model, TransientError, Usage
+from mindprobe.core.plan import Item
 from mindprobe.core.progress import RunProgress
 from mindprobe.core.retry import RetryPolicy
 from mindprobe.core.secrets import redact_value

@@ -36,7 +36,7 @@ from mindprobe.errors import DataError, UsageError
 from mindprobe.version import __version__
 
 if TYPE_CHECKING:
-    from mindprobe.core.benchmark import RunPlan
+    from mindprobe.core.plan import RunPlan
     from mindprobe.core.results import Results
 
 #: What other modules import from here: the writer (`core.run_store`) and the reading side.
@@ -116,8 +116,8 @@ class Run:
         """What `results()` needs of a finished run, rebuilt from its manifest alone: its
         typed options, config, data provenance and labels (no items). The one place that
         does it, for analyse, judge, report and the Python API."""
-        from mindprobe.core.benchmark import RunPlan
         from mindprobe.core.options import NoOptions, rebuild_options
+        from mindprobe.core.plan import RunPlan
         from mindprobe.registry import options_class
 
         m = self.manifest

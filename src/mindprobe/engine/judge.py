@@ -11,10 +11,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mindprobe.core.benchmark import Benchmark, Item, RunPlan
+from mindprobe.core.benchmark import Benchmark
 from mindprobe.core.data import benchmark_folder
 from mindprobe.core.loop import run_blocking
 from mindprobe.core.paths import is_disk_full, path_component
+from mindprobe.core.plan import Item, RunPlan
 from mindprobe.core.results import Results
 from mindprobe.core.runner import PassSettings, execute
 from mindprobe.core.store import base_manifest, judgement_store, load_run, read_judgements

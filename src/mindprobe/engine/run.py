@@ -17,20 +17,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mindprobe.core.benchmark import (
-    Benchmark,
-    ModelFacts,
-    PlanContext,
-    RunPlan,
-    prompt_file_for,
-    with_prompt_file,
-)
+from mindprobe.core.benchmark import Benchmark, prompt_file_for, with_prompt_file
 from mindprobe.core.cache import ResponseCache
 from mindprobe.core.data import benchmark_folder
 from mindprobe.core.fit import score_fitting
 from mindprobe.core.loop import run_blocking
 from mindprobe.core.options import build_options, options_dict
 from mindprobe.core.paths import folder_name, is_disk_full, response_cache_path
+from mindprobe.core.plan import ModelFacts, PlanContext, RunPlan
 from mindprobe.core.process import gc_paused
 from mindprobe.core.results import Results, failed_results
 from mindprobe.core.run_state import derive, document, label_subset

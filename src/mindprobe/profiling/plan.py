@@ -9,10 +9,11 @@ from functools import cached_property, partial
 from pathlib import Path
 from typing import Any
 
-from mindprobe.core.benchmark import ModelFacts, ProfileSettings, RunPlan
+from mindprobe.core.benchmark import ProfileSettings
 from mindprobe.core.data import data_dir_for, fetchable
 from mindprobe.core.model import FREE_TEXT
 from mindprobe.core.options import typed_values
+from mindprobe.core.plan import ModelFacts, RunPlan
 from mindprobe.core.run_state import RunState
 from mindprobe.core.stats import Precision
 from mindprobe.core.store import RunStore

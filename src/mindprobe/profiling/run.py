@@ -13,11 +13,11 @@ import platform
 from pathlib import Path
 from typing import Any
 
-from mindprobe.core.benchmark import ModelFacts
 from mindprobe.core.estimate import HEURISTIC
 from mindprobe.core.files import write_file
 from mindprobe.core.loop import run_blocking
 from mindprobe.core.paths import data_root as cache_data_root
+from mindprobe.core.plan import ModelFacts
 from mindprobe.core.progress import progress_display
 from mindprobe.core.results import Results
 from mindprobe.core.run_state import RunState

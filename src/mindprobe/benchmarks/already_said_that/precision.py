@@ -15,7 +15,7 @@ given chats replayed many times differs from this by chance; the interval is ove
 
 from __future__ import annotations
 
-from mindprobe.core.benchmark import RunPlan
+from mindprobe.core.plan import RunPlan
 from mindprobe.core.stats import Z95, Precision
 
 #: The largest spread (population sd, turns) of turns survived when each main-task turn fails

@@ -35,16 +35,10 @@ from mindprobe.benchmarks.already_said_that.episode import (
 from mindprobe.benchmarks.already_said_that.estimate import estimate_results, estimate_tokens
 from mindprobe.benchmarks.already_said_that.options import AlreadySaidThatOptions, parse_price
 from mindprobe.benchmarks.already_said_that.precision import WORST_SD
-from mindprobe.core.benchmark import (
-    Benchmark,
-    Item,
-    PairedScore,
-    PlanContext,
-    ProfileSettings,
-    RunPlan,
-)
+from mindprobe.core.benchmark import Benchmark, PairedScore, ProfileSettings
 from mindprobe.core.data import data_dir_for
 from mindprobe.core.model import Completion, Request
+from mindprobe.core.plan import Item, PlanContext, RunPlan
 from mindprobe.core.prompt_file import DEVIATIONS, apply_prompt_file
 from mindprobe.core.results import Results
 from mindprobe.core.session import Session

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from mindprobe.core.benchmark import RunPlan
+from mindprobe.core.plan import RunPlan
 from mindprobe.core.results import Headline, Results
 from mindprobe.errors import DataError
 from mindprobe.report.plots import bars_from, frame_of

@@ -21,9 +21,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from mindprobe.core.benchmark import Benchmark, Item, PlanContext, ProfileSettings, RunPlan
+from mindprobe.core.benchmark import Benchmark, ProfileSettings
 from mindprobe.core.judges import primary_judge
 from mindprobe.core.model import FREE_TEXT, Request, TransientError
+from mindprobe.core.plan import Item, PlanContext, RunPlan
 from mindprobe.core.published import PublishedRow
 from mindprobe.core.results import Results
 from mindprobe.core.session import Session

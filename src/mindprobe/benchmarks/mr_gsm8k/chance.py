@@ -7,7 +7,7 @@ import random
 
 import numpy as np
 
-from mindprobe.core.benchmark import RunPlan
+from mindprobe.core.plan import RunPlan
 from mindprobe.core.stats import Precision, proportion_precision
 
 from .interval import kind_of, mr_scores

@@ -22,17 +22,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from mindprobe.core.benchmark import (
-    Benchmark,
-    Item,
-    ItemFields,
-    PairedScore,
-    PlanContext,
-    ProfileSettings,
-    RunPlan,
-)
+from mindprobe.core.benchmark import Benchmark, ItemFields, PairedScore, ProfileSettings
 from mindprobe.core.judges import primary_judge
 from mindprobe.core.model import Request, TransientError
+from mindprobe.core.plan import Item, PlanContext, RunPlan
 from mindprobe.core.prompt_file import DEVIATIONS, apply_prompt_file, wording_notes
 from mindprobe.core.published import PublishedRow
 from mindprobe.core.results import Results

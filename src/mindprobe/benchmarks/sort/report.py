@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from mindprobe.core.benchmark import RunPlan
+from mindprobe.core.plan import RunPlan
 from mindprobe.core.results import Headline, Results
 from mindprobe.core.stats import Interval, chance_of, strata_interval
 from mindprobe.report.plots import bars_from, frame_of

@@ -16,8 +16,9 @@ from typing import Any
 
 from mindprobe.benchmarks.sort import sources, upstream
 from mindprobe.benchmarks.sort.options import NO_EXCERPT, SortOptions
-from mindprobe.core.benchmark import Benchmark, Item, PlanContext, ProfileSettings, RunPlan
+from mindprobe.core.benchmark import Benchmark, ProfileSettings
 from mindprobe.core.model import Model, Request
+from mindprobe.core.plan import Item, PlanContext, RunPlan
 from mindprobe.core.prompt_file import DEVIATIONS, wording_notes
 from mindprobe.core.results import Results
 from mindprobe.core.session import Session

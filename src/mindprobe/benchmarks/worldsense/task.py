@@ -28,15 +28,7 @@ from mindprobe.benchmarks.worldsense.answers import is_correct
 from mindprobe.benchmarks.worldsense.generate import deobfuscate
 from mindprobe.benchmarks.worldsense.options import WorldSenseOptions
 from mindprobe.benchmarks.worldsense.sampling import read_trials, sample_tuples, tuple_of
-from mindprobe.core.benchmark import (
-    Benchmark,
-    Item,
-    ItemFields,
-    PairedScore,
-    PlanContext,
-    ProfileSettings,
-    RunPlan,
-)
+from mindprobe.core.benchmark import Benchmark, ItemFields, PairedScore, ProfileSettings
 from mindprobe.core.data import (
     DataFile,
     Grouped,
@@ -48,6 +40,7 @@ from mindprobe.core.data import (
 )
 from mindprobe.core.inputs import check_regular
 from mindprobe.core.model import Request
+from mindprobe.core.plan import Item, PlanContext, RunPlan
 from mindprobe.core.published import PublishedRow
 from mindprobe.core.results import Results
 from mindprobe.core.session import Session
