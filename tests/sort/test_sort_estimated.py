@@ -8,7 +8,12 @@ import pytest
 
 from mindprobe.benchmarks.sort.build import build_books, plan_cells
 from mindprobe.benchmarks.sort.cell import BUILD_FAILURES, CONDITIONS
-from mindprobe.benchmarks.sort.estimated import ESTIMATED_NOTE, estimated_groups, pinned
+from mindprobe.benchmarks.sort.estimated import (
+    ESTIMATED_NOTE,
+    ESTIMATED_NUMBERS,
+    estimated_groups,
+    pinned,
+)
 from mindprobe.benchmarks.sort.planned import conditions_of, planned_rows, row_groups
 
 #: The estimate's prompt tokens against the built data's: the excerpts are the books' own
@@ -111,6 +116,24 @@ def test_dry_run_estimates_then_the_run_builds(cli, tmp_path, sort_data):
         assert abs(est["tokens"][key] / exact["tokens"][key] - 1) < TOKEN_TOLERANCE, key
 
 
+def test_the_dry_runs_json_says_which_numbers_are_estimated(cli, sort_data, shared_data):
+    """`run --dry-run --json` names, per variant, why its numbers are estimates and which of
+    the document's keys they are: SORT planned from the books has it (its console says so
+    too); a plan from the data itself (WorldSense) says `null`."""
+    code, doc, err = cli("run", "sort", "--model", "random", "--data-dir", sort_data,
+                         "--excerpts", "1", "--dry-run", "--json")
+    assert code == 0, err
+    assert doc["items"] == 332 and doc["estimated"] == {
+        "why": ESTIMATED_NOTE, "what": ["prompt_tokens", "prefill_tokens"]}
+    assert set(ESTIMATED_NUMBERS) <= set(doc["tokens"]) and set(ESTIMATED_NUMBERS) <= set(
+        doc["endpoints"][0])  # each key it names is one the document has
+    assert "Book-SORT is not built yet" in " ".join(err.split())
+    code, doc, err = cli("run", "worldsense", "--model", "random", "--data-dir",
+                         shared_data("worldsense"), "--limit", "20", "--dry-run", "--json")
+    assert code == 0, err
+    assert doc["tokens"] and "estimated" in doc and doc["estimated"] is None
+
+
 def test_an_estimated_plan_cannot_run(sort_data, tmp_path, monkeypatch):
     """A plan a dry run estimated (no Book-SORT built: a cache of its own, since another test
     may have built this book's cell in the session's) refuses to run."""
@@ -126,7 +149,7 @@ def test_an_estimated_plan_cannot_run(sort_data, tmp_path, monkeypatch):
     opts = bench.Options(books="73017")
     plan = bench.plan(PlanContext("250-20", data_dir=sort_data, model=ModelFacts("random"),
                                   info=lambda _: None, dry_run=True), opts)
-    assert isinstance(plan, RunPlan) and plan.provenance["estimated"] == ESTIMATED_NOTE
+    assert isinstance(plan, RunPlan) and plan.estimated.why == ESTIMATED_NOTE
     plan.options = opts
     with pytest.raises(UsageError, match="estimated for a dry run"):
         asyncio.run(bench.prepare(plan, None))
@@ -168,4 +191,6 @@ def test_a_profile_dry_run_estimates_sort_and_says_so(cli, tmp_path, sort_data):
     (row,) = [r for r in plan["plan"] if r["benchmark"] == "sort"]
     assert row["status"] == "runs" and row["items"] == 332
     assert ESTIMATED_NOTE in row["assumes"]
+    assert row["estimated"] == {"why": ESTIMATED_NOTE, "what": list(ESTIMATED_NUMBERS)}
+    assert all(r["estimated"] is None for r in plan["plan"] if r["benchmark"] != "sort")
     assert not list((cache_dir() / "decoded").glob("sort-built-rows*"))

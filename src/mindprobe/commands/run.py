@@ -159,7 +159,8 @@ def _dry_run(args: argparse.Namespace, task: Task, plans: list[tuple[str, RunPla
                          "concurrency": concurrency, "endpoints": rows,
                          "stated_half_width": stated.half_width if stated else None,
                          "unit": stated.unit.strip() if stated else None,
-                         "precision": stated.basis if stated else None}
+                         "precision": stated.basis if stated else None,
+                         "estimated": _estimated(plan)}
     emit_json(args.json and not embedded, envelope(bench.name, docs))
     return 0
 
@@ -178,6 +179,11 @@ def _estimate(args: argparse.Namespace, task: Task, settings: RunSettings,
         docs[v] = {"variant": v, **res.to_json()}
     emit_json(args.json, envelope(task.name, docs))
     return 0
+
+
+def _estimated(plan: RunPlan) -> dict[str, Any] | None:
+    """Why the plan's numbers are estimates and which (`RunPlan.estimated`); None: exact."""
+    return plan.estimated.to_json() if plan.estimated is not None else None
 
 
 class _QuietNotes(Reporter):

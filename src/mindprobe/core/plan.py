@@ -79,10 +79,23 @@ class PlanContext:
     info: Callable[[str], None] = print
     #: `--prompt-file`: other wording for the benchmark's templates (`apply_prompt_file`).
     prompt_file: PromptFile | None = None
-    #: The plan is for a dry run (`run --dry-run`, `profile --dry-run`): a benchmark may
-    #: estimate what a run would first have to prepare (a dataset it builds, say) instead of
-    #: preparing it, and must say so in its estimate's note.
+    #: The plan is for a dry run (`run --dry-run`, `profile --dry-run`, `--estimate`): a
+    #: benchmark may estimate what a run would first have to prepare (a dataset it builds,
+    #: say) instead of preparing it, and must say so in `RunPlan.estimated`.
     dry_run: bool = False
+
+
+@dataclass(frozen=True)
+class Estimated:
+    """Why a dry run's plan is not exactly the run's (what the run prepares first was
+    estimated, not prepared) and which of its numbers that makes estimates: keys of the
+    dry run's JSON document (`run --dry-run --json`), e.g. ("prompt_tokens",)."""
+
+    why: str
+    what: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"why": self.why, "what": list(self.what)}
 
 
 @dataclass
@@ -125,3 +138,7 @@ class RunPlan:
     #: `core.data.benchmark_folder`; None: the data cache). Recorded in the manifest, so the
     #: run is scored, analysed and reported from the same files.
     data_dir: Path | None = None
+    #: Set only by a plan for a dry run (`PlanContext.dry_run`) whose numbers are estimates
+    #: (None: exact): the dry run's JSON (`run --dry-run --json`, the profile's plan) says
+    #: so, and the benchmark refuses to run such a plan (in `prepare`).
+    estimated: Estimated | None = None

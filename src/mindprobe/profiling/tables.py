@@ -30,6 +30,8 @@ def plan_rows(entries: list[Entry], price: tuple[float, float] | None) -> list[d
             "expected prefill": est.get("expected_prefill_tokens", est.get("prefill_tokens")),
             "expected seconds": est.get("expected_seconds"),
             "assumes": est.get("expected_assumes") or est.get("note"),
+            "estimated": next((p.estimated.to_json() for _, p in e.plans
+                               if p.estimated is not None), None),
             "tokens counted": est.get("counted", HEURISTIC) if est else None,
             "±95% stated": e.half_width, "unit": e.unit.strip(),
             "precision": e.precision.basis if e.precision is not None else None,

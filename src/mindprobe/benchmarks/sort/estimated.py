@@ -36,6 +36,9 @@ ESTIMATED_NOTE = ("Book-SORT is not built yet: SORT's items are counted and its 
                   "estimated from the books (excerpts of their own words); the first run builds "
                   "it (the whole grid: about 40 s of CPU, spread over up to 4 processes) and "
                   "states exact numbers")
+#: The dry run's numbers that are estimates: the items, their order and the requests are the
+#: build's, the texts only as long as its (`tests/sort/test_sort_estimated.py`).
+ESTIMATED_NUMBERS = ("prompt_tokens", "prefill_tokens")
 
 _SPLITS = {"test": [range(0, TEST_EXCERPTS)],
            "validation": [range(TEST_EXCERPTS, N_EXCERPTS)],

@@ -18,7 +18,7 @@ from mindprobe.benchmarks.sort import sources, upstream
 from mindprobe.benchmarks.sort.options import NO_EXCERPT, SortOptions
 from mindprobe.core.benchmark import Benchmark, ProfileSettings
 from mindprobe.core.model import Model, Request
-from mindprobe.core.plan import Item, PlanContext, RunPlan
+from mindprobe.core.plan import Estimated, Item, PlanContext, RunPlan
 from mindprobe.core.prompt_file import DEVIATIONS, wording_notes
 from mindprobe.core.results import Results
 from mindprobe.core.session import Session
@@ -96,7 +96,12 @@ class SortBenchmark(Benchmark):
 
     def plan(self, ctx: PlanContext, opts: SortOptions) -> RunPlan:
         from mindprobe.benchmarks.sort.cell import CONDITIONS
-        from mindprobe.benchmarks.sort.estimated import ESTIMATED_NOTE, estimated_groups, pinned
+        from mindprobe.benchmarks.sort.estimated import (
+            ESTIMATED_NOTE,
+            ESTIMATED_NUMBERS,
+            estimated_groups,
+            pinned,
+        )
         from mindprobe.benchmarks.sort.planned import (
             conditions_of,
             planned_rows,
@@ -177,9 +182,10 @@ class SortBenchmark(Benchmark):
                        provenance={"source": origin, "dataset": "Book-SORT", "prompt": {
                            "file": upstream.PROMPTS_DIR + prompt.name + ".yaml",
                            "sha256": prompt.sha256, "repository": upstream.REPO,
-                           "commit": upstream.COMMIT},
-                                   **({"estimated": ESTIMATED_NOTE} if estimated else {})},
-                       requires=requires)
+                           "commit": upstream.COMMIT}},
+                       requires=requires,
+                       estimated=Estimated(ESTIMATED_NOTE, ESTIMATED_NUMBERS) if estimated
+                       else None)
 
     @staticmethod
     def _fitting(conditions: list[tuple[int, int]], in_context: bool, condition: str,
@@ -215,7 +221,7 @@ class SortBenchmark(Benchmark):
         from mindprobe.benchmarks.sort.prompts import needs_space
 
         cfg, opts = plan.config, plan.options
-        if plan.provenance.get("estimated"):  # only a dry run makes one, and runs nothing
+        if plan.estimated is not None:  # only a dry run makes one, and runs nothing
             raise UsageError("a SORT plan estimated for a dry run cannot run: plan again "
                              "without --dry-run (Book-SORT is then built from the books)")
         rule = None
@@ -308,8 +314,8 @@ class SortBenchmark(Benchmark):
                                  code=code).template_messages() for it in plan.items)
         cap = 1 if opts.scoring == "logprob" else 8
         note = "the answer letter: 1 token expected"
-        if plan.provenance.get("estimated"):  # a dry run's plan from the books, not built
-            note += f"; {plan.provenance['estimated']}"
+        if plan.estimated is not None:  # a dry run's plan from the books, not built
+            note += f"; {plan.estimated.why}"
         return estimate_results(self.name, single_request_estimate(
             prompts, completion_expected=1, completion_max=cap, note=note))
 
