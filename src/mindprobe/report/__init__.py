@@ -73,24 +73,24 @@ def build_report(paths: Iterable[str | Path] = (), *, runs_dir: str | Path | Non
         raise UsageError(f"--data-dir {data_dir}: no such folder")
     data = collect(dirs, warn=warn, extra=extra, title=title, reference_dirs=ref_dirs,
                    data_dir=data_dir, not_run=not_run)
-    cmps, how = comparisons(data, tuple(compare) if compare else None)
+    cmps, how, left_out = comparisons(data, tuple(compare) if compare else None)
     local = prefixes([e.run.dir for e in data.entries], [e.run.manifest for e in data.entries],
                      ref_dirs)
     if fmt == "md":
         from mindprobe.report.formats import render_markdown
 
-        return scrub(render_markdown(data, cmps), local)
+        return scrub(render_markdown(data, cmps, left_out), local)
     if fmt == "latex":
         from mindprobe.report.formats import render_latex
 
-        return scrub(render_latex(data, cmps), local)
+        return scrub(render_latex(data, cmps, left_out), local)
     from html import escape
 
     from mindprobe.report.html import render_html
 
     # a page shows `<data cache>` as text: escaped, never read as a tag
     return scrub(render_html(data, cmps, how, unit_price,
-                             MAX_ITEMS if max_items is None else max_items),
+                             MAX_ITEMS if max_items is None else max_items, left_out),
                  [(escape(p), escape(s)) for p, s in local])
 
 

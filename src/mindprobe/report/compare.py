@@ -90,7 +90,9 @@ def compare(a: RunEntry, b: RunEntry) -> Comparison:
     pairs = [(i, x, y) for i, x, y in pairs if x is not None and y is not None]
     cmp.n = len(pairs)
     if not pairs:
-        cmp.note = "no shared item with a score in both runs"
+        cmp.note = (f"no shared item: their {len(ra):,} and {len(rb):,} answered items have no "
+                    "id in common" if not ids else f"none of the {len(ids):,} shared items has "
+                    f"a {paired.label} score in both runs")
         return cmp
     xa = np.array([x for _, x, _ in pairs])
     xb = np.array([y for _, _, y in pairs])
@@ -162,18 +164,87 @@ def requested_pairs(data: ReportData, a: str, b: str) -> list[tuple[RunEntry, Ru
     return pairs
 
 
+def _setting_text(e: RunEntry) -> str:
+    return ", ".join(f"{k}={v}" for k, v in sorted(e.setting.items())) or "default setting"
+
+
+def not_compared(data: ReportData, a: str, b: str,
+                 pairs: list[tuple[RunEntry, RunEntry]]) -> list[str]:
+    """`--compare A B`: each run of A or B left out, and why: the other side has no run of its
+    benchmark and variant, or only runs of another setting or dataset version."""
+    paired = {id(e) for pair in pairs for e in pair}
+    sides = ([e for e in data.entries if _matches(e, a)],
+             [e for e in data.entries if _matches(e, b)])
+    out = []
+    for mine, other, name in ((sides[0], sides[1], b), (sides[1], sides[0], a)):
+        for e in mine:
+            if id(e) in paired:
+                continue
+            what = f"{e.benchmark} · {e.run.variant}"
+            same = [o for o in other if (o.benchmark, o.run.variant)
+                    == (e.benchmark, e.run.variant) and o.run.dir != e.run.dir]
+            if not same:
+                why = f"{name} has no run of {what}"
+            else:
+                settings = sorted({_setting_text(o) for o in same if o.setting != e.setting})
+                versions = sorted({str(o.dataset_version) for o in same
+                                   if o.dataset_version != e.dataset_version})
+                why = f"{name}'s runs of it differ: " + "; ".join(
+                    ([f"setting {' / '.join(settings)}"] if settings else [])
+                    + ([f"dataset version {' / '.join(versions)} (this run: "
+                        f"{e.dataset_version})"] if versions else []))
+                why += " (only like-for-like runs are compared)"
+            out.append(f"not compared: {e.model}'s {what} ({_setting_text(e)}): {why}")
+    return out
+
+
 def comparisons(data: ReportData, requested: tuple[str, str] | None = None
-                ) -> tuple[list[Comparison], str]:
-    """The comparisons of the report and a line about how they were chosen."""
+                ) -> tuple[list[Comparison], str, list[str]]:
+    """The comparisons of the report, a line about how they were chosen, and the runs
+    `--compare A B` leaves out, each with why."""
+    left_out: list[str] = []
     if requested:
         pairs = requested_pairs(data, *requested)
         how = f"requested: {requested[0]} vs {requested[1]}"
+        left_out = not_compared(data, *requested, pairs)
     else:
         pairs, total = auto_pairs(data)
         how = ("automatic: runs of two models with the same benchmark, variant, prompting / "
                "solver and dataset version that share item ids"
                + (f" (first {len(pairs)} of {total} pairs)" if total > len(pairs) else ""))
-    return [compare(x, y) for x, y in pairs], how
+    return [compare(x, y) for x, y in pairs], how, left_out
+
+
+def blank_reason(c: Comparison) -> str:
+    """Why some of the pair's cells are "–" ("": none is): too few shared scored items for an
+    interval or a test (`Comparison.note`), or a score that is a number, where McNemar's test
+    of right/wrong answers does not apply."""
+    if c.note:
+        return c.note
+    if not c.binary:
+        return (f"{c.score_name} is a number per item, not right/wrong: McNemar's test "
+                "(discordant items, p) does not apply; the CI is the paired bootstrap's")
+    return ""
+
+
+def footnotes(cs: list[Comparison], inline_notes: bool = False
+              ) -> tuple[list[int | None], list[str]]:
+    """Each pair's footnote number for its "–" cells (None: it has none) and the footnotes,
+    one per reason, naming the pairs (`inline_notes`: a pair with a note shows it in its row
+    instead)."""
+    reasons: dict[str, list[str]] = {}
+    marks: list[int | None] = []
+    for c in cs:
+        why = "" if inline_notes and c.note else blank_reason(c)
+        if not why:
+            marks.append(None)
+            continue
+        a, b = _names(c)
+        reasons.setdefault(why, []).append(f"{c.a.benchmark} · {c.a.run.variant} ({a} vs {b})")
+        marks.append(list(reasons).index(why) + 1)
+    notes = [f"[{i}] – in {', '.join(pairs)}: {why}"
+             for i, (why, pairs) in enumerate(reasons.items(), 1)]
+    return marks, notes
 
 
 def _f(v: float | None, digits: int = 3) -> str:
@@ -199,8 +270,11 @@ def _diff_text(c: Comparison) -> str:
     return f"{_f(c.diff)} [{_f(c.ci[0])}, {_f(c.ci[1])}]" if c.ci else _f(c.diff)
 
 
-def comparisons_html(cs: list[Comparison], anchors: dict[str, str]) -> str:
-    """A summary table (one row per pair), then each pair's discordant items, folded."""
+def comparisons_html(cs: list[Comparison], anchors: dict[str, str],
+                     left_out: list[str] | None = None) -> str:
+    """A summary table (one row per pair; a "–" names its footnote, under the table), the runs
+    `--compare` left out, then each pair's discordant items, folded."""
+    marks, notes = footnotes(cs, inline_notes=True)
     head = ("<tr><th>benchmark · variant (score per item)</th><th>A</th><th>B</th>"
             '<th class="num">items</th><th class="num">mean A</th><th class="num">mean B</th>'
             '<th class="num">A − B [95% CI]</th><th class="num" title="items only A got right '
@@ -216,8 +290,10 @@ def comparisons_html(cs: list[Comparison], anchors: dict[str, str]) -> str:
                         f'<td class="model">{escape(b)}</td>'
                         f'<td colspan="7" class="muted">{escape(c.note)}</td></tr>')
             continue
-        disc = f"{c.a_only_right} / {c.b_only_right}" if c.binary else "–"
-        p = _p(c.p_exact) if c.binary else "–"
+        blank = "–" if marks[i] is None else (
+            f'–<sup><a href="#cmp-note-{marks[i]}">{marks[i]}</a></sup>')
+        disc = f"{c.a_only_right} / {c.b_only_right}" if c.binary else blank
+        p = _p(c.p_exact) if c.binary else blank
         rows.append(
             f'<tr><td>{escape(bench)} <span class="muted">({escape(c.score_name)})</span></td>'
             f'<td class="model">{escape(a)}</td><td class="model">{escape(b)}</td>'
@@ -228,6 +304,9 @@ def comparisons_html(cs: list[Comparison], anchors: dict[str, str]) -> str:
             "</a></td></tr>")
     parts = [f'<div class="tablewrap"><table class="data cmp-summary"><thead>{head}</thead>'
              f"<tbody>{''.join(rows)}</tbody></table></div>",
+             *(f'<p class="note" id="cmp-note-{i}">{escape(n)}</p>'
+               for i, n in enumerate(notes, 1)),
+             *(f'<p class="note">{escape(line)}</p>' for line in left_out or ()),
              f'<p class="note">CI: {N_RESAMPLES} paired-bootstrap resamples of the items '
              f"(seed {SEED}). For right/wrong scores, McNemar's test on the discordant items: "
              "exact binomial p above; χ² with continuity correction in each pair's details.</p>"]
@@ -272,12 +351,16 @@ def _short(text: str, n: int = 80) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-def comparison_rows(cs: list[Comparison]) -> tuple[list[str], list[list[str]]]:
-    """The comparisons as a text table (Markdown / LaTeX)."""
+def comparison_rows(cs: list[Comparison]) -> tuple[list[str], list[list[str]], list[str]]:
+    """The comparisons as a text table (Markdown / LaTeX) and its footnotes: a "–" cell names
+    the one that says why."""
     header = ["benchmark", "A", "B", "items", "A − B [95% CI]", "McNemar p"]
+    marks, notes = footnotes(cs)
     rows = []
-    for c in cs:
-        diff = f"{_f(c.diff)} [{_f(c.ci[0])}, {_f(c.ci[1])}]" if c.ci else "–"
+    for c, mark in zip(cs, marks, strict=True):
+        blank = "–" if mark is None else f"– [{mark}]"
+        diff = f"{_f(c.diff)} [{_f(c.ci[0])}, {_f(c.ci[1])}]" if c.ci else blank
         rows.append([f"{c.a.benchmark} · {c.a.run.variant}", _label(c.a), _label(c.b),
-                     str(c.n), diff, _p(c.p_exact) if c.binary and c.n else "–"])
-    return header, rows
+                     str(c.n), diff, _p(c.p_exact) if c.binary and c.p_exact is not None
+                     else blank])
+    return header, rows, notes

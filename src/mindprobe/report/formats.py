@@ -16,7 +16,7 @@ from mindprobe.report.tables import table_cells
 from mindprobe.version import __version__
 
 
-def _sections(data: ReportData, comparisons: list[Comparison]
+def _sections(data: ReportData, comparisons: list[Comparison], left_out: Sequence[str] = ()
               ) -> list[tuple[int, str, list[tuple[str, list[str], list[list[str]],
                                                  list[bool]]], list[str]]]:
     """(level, heading, [(caption, header, rows, numeric)], notes) in page order."""
@@ -44,10 +44,12 @@ def _sections(data: ReportData, comparisons: list[Comparison]
             if res.benchmark == bench:
                 out.append((3, name, _tables(res), _notes(res)))
     if comparisons:
-        h, r = comparison_rows(comparisons)
-        out.append((2, "Paired comparisons", [("paired bootstrap 95% CI (2000 resamples, seed "
-                                                "0); McNemar exact p for right/wrong scores", h,
-                                                r, [False] * 3 + [True] * 3)], []))
+        h, r, blanks = comparison_rows(comparisons)
+        # the footnotes of its "–" cells in the caption: typeset with the table in LaTeX too
+        caption = " ".join(["paired bootstrap 95% CI (2000 resamples, seed 0); McNemar exact p "
+                            "for right/wrong scores.", *blanks])
+        out.append((2, "Paired comparisons", [(caption, h, r, [False] * 3 + [True] * 3)],
+                    list(left_out)))
     return out
 
 
@@ -100,10 +102,11 @@ def md_table(header: Sequence[str], rows: Sequence[Sequence[str]],
     return "\n".join(lines)
 
 
-def render_markdown(data: ReportData, comparisons: list[Comparison]) -> str:
+def render_markdown(data: ReportData, comparisons: list[Comparison],
+                    left_out: Sequence[str] = ()) -> str:
     out = [f"# {md_text(data.title)}", "",
            f"{len(data.entries)} run(s), made with mindprobe {__version__}.", ""]
-    for level, heading, tables, notes in _sections(data, comparisons):
+    for level, heading, tables, notes in _sections(data, comparisons, left_out):
         out += ["#" * level + " " + md_text(heading), ""]
         for caption, header, rows, numeric in tables:
             out += [f"*{md_text(caption)}*", "", md_table(header, rows, numeric), ""]
@@ -140,11 +143,12 @@ def latex_table(caption: str, header: Sequence[str], rows: Sequence[Sequence[str
     return "\n".join(lines)
 
 
-def render_latex(data: ReportData, comparisons: list[Comparison]) -> str:
+def render_latex(data: ReportData, comparisons: list[Comparison],
+                 left_out: Sequence[str] = ()) -> str:
     """Tables ready to \\input{} (needs \\usepackage{booktabs}); sections as comments+headings."""
     out = [f"% {_tex_comment(data.title)}: made with mindprobe {__version__}; needs \\usepackage{{booktabs}}",
            ""]
-    for level, heading, tables, notes in _sections(data, comparisons):
+    for level, heading, tables, notes in _sections(data, comparisons, left_out):
         cmd = "section" if level == 2 else "subsection"
         out += [rf"\{cmd}*{{{tex(heading)}}}", ""]
         for caption, header, rows, numeric in tables:

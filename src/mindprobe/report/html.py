@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
+from collections.abc import Sequence
 from html import escape
 from typing import Any
 
@@ -18,7 +19,7 @@ from mindprobe.core.results import Results
 from mindprobe.report import plots, profile, transcripts
 from mindprobe.report.assets import CSS, JS
 from mindprobe.report.collect import ReportData, RunEntry, across_runs_of, combined_of
-from mindprobe.report.compare import Comparison, comparisons_html
+from mindprobe.report.compare import Comparison, blank_reason, comparisons_html
 from mindprobe.report.provenance import Price, provenance_html, usage_by_role
 from mindprobe.report.published import published_sections
 from mindprobe.report.tables import table_html
@@ -59,7 +60,7 @@ def data_json(data: ReportData, comparisons: list[Comparison], price: Price | No
             "b": c.b.slug, "score": c.score_name, "n": c.n, "mean_a": c.mean_a,
             "mean_b": c.mean_b, "diff": c.diff, "ci": list(c.ci) if c.ci else None,
             "mcnemar_p_exact": c.p_exact, "mcnemar_chi2": c.chi2, "mcnemar_p_chi2": c.p_chi2,
-            "n_disagree": c.n_disagree,
+            "n_disagree": c.n_disagree, "blank": blank_reason(c) or None,
         } for c in comparisons],
     }
     text = json.dumps(_clean(doc), ensure_ascii=False, default=str, allow_nan=False)
@@ -219,7 +220,7 @@ def _combined(bench: str, entries: list[RunEntry]) -> list[str]:
 
 
 def render_html(data: ReportData, comparisons: list[Comparison], compare_how: str,
-                price: Price | None, max_items: int) -> str:
+                price: Price | None, max_items: int, left_out: Sequence[str] = ()) -> str:
     plots.set_colors(data.color)
     benches = list(dict.fromkeys([*data.benchmarks(),
                                   *(r.benchmark for r in data.extra.values())]))
@@ -235,7 +236,7 @@ def render_html(data: ReportData, comparisons: list[Comparison], compare_how: st
     if n_partial:
         summary += f" · {n_partial} partial run(s)"
     anchors = transcripts.anchors(data, max_items)
-    cmp_html = comparisons_html(comparisons, anchors) if comparisons else (
+    cmp_html = comparisons_html(comparisons, anchors, list(left_out)) if comparisons else (
         '<p class="muted">No two models ran the same benchmark, variant, setting and data on shared items; run a '
         "second model on the same items (or pass --compare A B) to compare them.</p>")
     body = [
