@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 
+from mindprobe.core import cache as cache_module
 from mindprobe.core.cache import ResponseCache, cache_key
 
 
@@ -139,4 +141,58 @@ def test_integrity_options(tmp_path):
     assert c._db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert c._db.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
     assert c._db.execute("PRAGMA cell_size_check").fetchone()[0] == 1
+    c.close()
+
+
+def _queries(cache: ResponseCache) -> list[str]:
+    """The SQL statements `cache` runs from now on (SQLite's own trace hook)."""
+    seen: list[str] = []
+    cache._db.set_trace_callback(seen.append)
+    return seen
+
+
+def test_a_request_never_seen_is_a_miss_without_a_query(tmp_path):
+    """A first run's requests (every one a miss) cost no lookup each: the keys of a cache up
+    to KNOWN_MAX rows are read once, at the first lookup."""
+    path = tmp_path / "c.sqlite"
+    c = ResponseCache(path, batch=1, sync_every=1000)
+    c.put("old", {"v": 0})
+    c.close()
+    c = ResponseCache(path, batch=1, sync_every=1000)
+    assert c.get("new-0") is None  # reads the keys
+    seen = _queries(c)
+    assert [c.get(f"new-{i}") for i in range(1, 50)] == [None] * 49
+    assert seen == [] and c.misses == 50
+    assert c.get("old") == {"v": 0} and len(seen) == 1  # a known key is read from the file
+    c.put("mine", {"v": 1})  # flushed (batch=1): known without a sync
+    assert c.get("mine") == {"v": 1}
+    c.close()
+
+
+def test_another_processes_entries_are_seen_at_the_next_sync(tmp_path):
+    """What another handle wrote since the last sync may be asked again (a miss), never
+    served wrong; after `sync_every` seconds it is found."""
+    path = tmp_path / "c.sqlite"
+    a = ResponseCache(path, batch=1)
+    b = ResponseCache(path, batch=1, sync_every=0.2)
+    assert b.get("x") is None  # b has read the keys: none yet
+    a.put("x", {"v": 1})
+    assert b.get("x") is None  # not synced yet: a miss, asked again
+    time.sleep(0.3)
+    assert b.get("x") == {"v": 1}
+    a.close()
+    b.close()
+
+
+def test_a_large_cache_is_looked_up_row_by_row(tmp_path, monkeypatch):
+    monkeypatch.setattr(cache_module, "KNOWN_MAX", 2)
+    path = tmp_path / "c.sqlite"
+    c = ResponseCache(path, batch=1)
+    for k in "abc":
+        c.put(k, {"v": k})
+    c.close()
+    c = ResponseCache(path, batch=1)
+    assert c.get("a") == {"v": "a"}
+    seen = _queries(c)
+    assert c.get("zz") is None and len(seen) == 1  # asked the file
     c.close()

@@ -108,3 +108,16 @@ def test_a_reply_is_dropped_once_even_in_a_small_record_and_not_inside_what_was_
     store_once(rec)
     assert rec["request"] == [{"prompt": "a"}]  # equal to the holder's (null) reply
     assert rec["messages"][0]["request"] == [{"reply": "B"}]  # what was sent: untouched
+
+
+def test_a_record_is_written_as_store_once_bounds_it():
+    """The records file's line is `store_once`'s record, whether the record is within the
+    cap (encoded once) or over it (cut, then encoded)."""
+    from mindprobe.core.records import encode_record
+
+    small = {"id": "1", "request": [{"prompt": "q", "reply": "a"}], "reply": "a"}
+    big = {"id": "2", "reply": "x" * (MAX_STORED_CHARS + 5), "request": {"prompt": "q"}}
+    for rec in (small, big):
+        expected = store_once(json.loads(json.dumps(rec)))
+        assert json.loads(encode_record(rec)) == expected == rec  # bounded in place too
+    assert big["reply_truncated"] is True and "reply" not in small["request"][0]

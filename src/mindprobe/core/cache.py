@@ -4,7 +4,10 @@ with a reply that is not its own.
 Keys are sha256 over the endpoint identity and the full request (messages, sampling params,
 constraints); API keys never enter them. Writes are batched into short transactions (WAL), so
 several runs may share the file safely; losing the last uncommitted batch to a crash only
-means re-asking those few requests.
+means re-asking those few requests. A cache of up to `KNOWN_MAX` entries keeps their keys in
+memory, so a request it has never seen (every request of a first run) is a miss without a
+query; what another process wrote is picked up every `sync_every` seconds (an entry it wrote
+since then may be asked again, never served wrong).
 
 A cache is trusted with results, so every entry carries a checksum over its key and its value,
 checked on every read: a damaged page that hands back another request's reply, or a flipped
@@ -48,6 +51,9 @@ _DAMAGED = {sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_ERROR,
 #: ... of a file that cannot be written (full disk, read-only folder, I/O errors): read-only.
 _UNWRITABLE = {sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_READONLY,
                sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM}
+#: Caches with at most this many rows keep their keys in memory (a few MB); larger ones are
+#: looked up row by row, as a first run's misses would cost more to load than to ask.
+KNOWN_MAX = 200_000
 
 
 def cache_key(identity: dict[str, Any], payload: dict[str, Any]) -> str:
@@ -78,14 +84,22 @@ class ResponseCache:
     waiting on a model and concurrent runs sharing the file do not block each other.
     `warn` hears, once each, about damage found and a cache that became read-only."""
 
-    def __init__(self, path: Path, batch: int = 64, max_age: float = 1.0,
-                 warn: Callable[[str], None] | None = None) -> None:
+    def __init__(self, path: Path, batch: int = 256, max_age: float = 1.0,
+                 warn: Callable[[str], None] | None = None, sync_every: float = 0.5) -> None:
         self.path = Path(path)
         self._warn = warn or _warn_stderr
         self._buffer: dict[str, bytes] = {}
         self._since = 0.0
         self._batch = batch
         self._max_age = max_age
+        #: The keys in the file as of the last sync (None: not known, every miss is a query),
+        #: the largest rowid read, the file's data_version then, and when that was.
+        self._known: set[str] | None = None
+        self._known_tried = False
+        self._max_rowid = 0
+        self._version: int | None = None
+        self._synced = 0.0
+        self._sync_every = sync_every
         self.hits = 0
         self.misses = 0
         #: Entries found damaged (checksum or key mismatch, undecodable): each asked again.
@@ -181,6 +195,7 @@ class ResponseCache:
             with contextlib.suppress(sqlite3.Error):
                 self._db.close()
             self._db = None
+        self._known, self._known_tried = None, False  # the new file's keys are read anew
         aside = self.path.with_name(
             f"{self.path.name}.damaged-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}")
         try:
@@ -226,7 +241,7 @@ class ResponseCache:
         return value
 
     def _read(self, key: str) -> dict[str, Any] | None:
-        if self._db is None:
+        if self._db is None or self._surely_absent(key):
             return None
         try:
             row = self._db.execute("SELECT key, value, checksum FROM entries WHERE key=?",
@@ -246,6 +261,52 @@ class ResponseCache:
             self._reject(key, "it is not JSON")
             return None
         return value if isinstance(value, dict) else None
+
+    def _surely_absent(self, key: str) -> bool:
+        """True when `key` was in no row at the last sync (at most `sync_every` seconds ago,
+        or this process's own flush since): no query needed. The keys are read at the first
+        lookup, and only when the file has at most `KNOWN_MAX` rows."""
+        if self._known is None:
+            if self._known_tried:
+                return False
+            self._known_tried = True
+            try:
+                assert self._db is not None
+                # the columns a lookup reads, so that a damaged schema is met as a lookup would
+                self._db.execute("SELECT key, value, checksum FROM entries LIMIT 0").fetchall()
+                top = self._db.execute("SELECT MAX(rowid) FROM entries").fetchone()[0] or 0
+                if top > KNOWN_MAX:
+                    return False
+                self._version = self._db.execute("PRAGMA data_version").fetchone()[0]
+                rows = self._db.execute("SELECT rowid, key FROM entries").fetchall()
+            except sqlite3.Error:
+                return False  # the lookup itself will meet the error and handle it
+            self._known = {k for _, k in rows}
+            self._max_rowid = max((r for r, _ in rows), default=0)
+            self._synced = time.monotonic()
+        elif time.monotonic() - self._synced > self._sync_every:
+            self._sync()
+        return self._known is not None and key not in self._known
+
+    def _sync(self) -> None:
+        """Add the keys other processes committed since the last sync (SQLite's data_version
+        changes only for their commits; new rows take rowids above every earlier one)."""
+        self._synced = time.monotonic()
+        try:
+            assert self._db is not None and self._known is not None
+            version = self._db.execute("PRAGMA data_version").fetchone()[0]
+            if version == self._version:
+                return
+            rows = self._db.execute("SELECT rowid, key FROM entries WHERE rowid > ?",
+                                    (self._max_rowid,)).fetchall()
+        except sqlite3.Error:
+            self._known = None  # looked up row by row from now on
+            return
+        self._version = version
+        self._known.update(k for _, k in rows)
+        self._max_rowid = max([self._max_rowid, *(r for r, _ in rows)])
+        if len(self._known) > KNOWN_MAX:
+            self._known = None
 
     def _reject(self, key: str, why: str) -> None:
         self.rejected += 1
@@ -286,6 +347,8 @@ class ResponseCache:
                     db.execute("BEGIN")
                     db.executemany("INSERT OR REPLACE INTO entries (key, value, checksum, "
                                    "created) VALUES (?, ?, ?, ?)", rows)
+                if self._known is not None and db is self._db:
+                    self._known.update(self._buffer)
                 break
             except sqlite3.Error as exc:
                 if _code(exc) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):

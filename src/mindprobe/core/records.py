@@ -18,7 +18,7 @@ import orjson
 from mindprobe.core.files import cut_to
 from mindprobe.core.inputs import check_regular, out_of_range
 from mindprobe.core.secrets import redact_known
-from mindprobe.core.stored_replies import store_once
+from mindprobe.core.stored_replies import encoded_once
 from mindprobe.errors import DataError
 
 
@@ -115,7 +115,11 @@ def encode_record(record: dict[str, Any]) -> bytes:
     a secret this process holds (an API key, say, echoed in an error) is masked, and each
     reply is kept once and bounded (`core.stored_replies`; the record itself is bounded in
     place, so what a run keeps in memory is what its file holds)."""
-    return redact_known(orjson.dumps(store_once(record), default=str, option=_RECORD_OPTS))
+    return redact_known(encoded_once(record, _encode))
+
+
+def _encode(record: dict[str, Any]) -> bytes:
+    return orjson.dumps(record, default=str, option=_RECORD_OPTS)
 
 
 def dedupe(records: list[dict[str, Any]]) -> tuple[dict[str, dict[str, Any]], int]:

@@ -74,6 +74,8 @@ def _kind(value: Any) -> str:
 def usage_count(value: Any) -> int | None:
     """A reported token count: a whole number in 0..USAGE_MAX (0 when absent), else None;
     the range check is the one reader's (`core.inputs.out_of_range`)."""
+    if type(value) is int and 0 <= value <= USAGE_MAX:  # what nearly every reply holds
+        return value
     if value is None:
         return 0
     if out_of_range(value, 0, USAGE_MAX) is not None:
