@@ -5,6 +5,7 @@ log-probabilities from grammar-forced continuations."""
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 import time
 from dataclasses import replace
@@ -31,6 +32,10 @@ def answer_stage(text: str, stages: tuple[tuple[str, ...], ...], stage: int, sta
     return stage + 1, len(text)
 
 
+#: What a llama.cpp client offers only through `POST /apply-template` (`_learn_template`).
+TEMPLATED = frozenset({"template", "prefix"})
+
+
 class LlamaServerTools:
     """llama.cpp's endpoints outside /v1 for any client of a llama.cpp server: its tokenizer
     (`tokenize`, exact `count_tokens`) and its chat template (`apply_template`), used when the
@@ -39,19 +44,78 @@ class LlamaServerTools:
     base_url: str
     _session: aiohttp.ClientSession | None
 
-    async def _post_root(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
-        """POST to a llama.cpp endpoint outside /v1 (tokenize, apply-template)."""
+    async def _root(self, path: str, body: dict[str, Any], timeout: float | None = None
+                    ) -> tuple[int, Any]:
+        """(HTTP status, JSON body or None) of a POST to `path` at the server's root."""
         assert self._session is not None, "model not started"
         url = self.base_url.removesuffix("/v1") + path
+        kw = {"timeout": aiohttp.ClientTimeout(total=timeout)} if timeout else {}
+        async with self._session.post(url, json=body, **kw) as resp:
+            status, raw = resp.status, await resp.read()
         try:
-            async with self._session.post(url, json=body) as resp:
-                payload = await resp.json(content_type=None)
-                status = resp.status
-        except (TimeoutError, OSError, ValueError, aiohttp.ClientError) as exc:
+            return status, json.loads(raw)
+        except ValueError:
+            return status, None
+
+    async def _post_root(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        """POST to a llama.cpp endpoint outside /v1 (tokenize, apply-template)."""
+        try:
+            status, payload = await self._root(path, body)
+        except (TimeoutError, OSError, aiohttp.ClientError) as exc:
             raise TransientError(f"llama.cpp {path} failed: {exc}") from None
         if status != 200 or not isinstance(payload, dict):
-            raise TransientError(f"llama.cpp {path} answered HTTP {status}")
+            raise TransientError(f"llama.cpp {path} answered HTTP {status}"
+                                 + ("" if status != 200 else " without a JSON object"))
         return payload
+
+    #: Why capabilities were dropped at start ({"template": "no POST /apply-template ..."}),
+    #: recorded in the manifest; and what the run should hear once about it (`take_notes`).
+    dropped: dict[str, str]
+    _notes: list[str]
+
+    async def _learn_template(self) -> None:
+        """Whether a llama.cpp server declared "template" really has `POST /apply-template`
+        (llama.cpp has it since January 2025; older builds, some forks and proxies of /v1
+        and /completion do not): one small request at start. A 404 or 405, or a reply
+        without a prompt, is a no; a network error or any other answer says nothing (the
+        requests will tell). Without it, "template" and "prefix" are dropped: llama.cpp's
+        exact prefix continuation renders through it, and a server continues a final
+        assistant turn on /v1/chat/completions only since April 2025, after the endpoint came.
+        Benchmarks then take the path they take for any chat API."""
+        if "template" not in self.capabilities or self.grammar_fixed:  # type: ignore[attr-defined]
+            return  # a llama.cpp engine of our own serves it
+        try:
+            status, payload = await self._root(
+                "/apply-template", {"messages": [{"role": "user", "content": "?"}]}, 15)
+        except (TimeoutError, OSError, aiohttp.ClientError):
+            status, payload = None, None
+        said = isinstance(payload, dict) and isinstance(payload.get("prompt"), str)
+        if status == 200 and said:
+            for cap in TEMPLATED:
+                self.dropped.pop(cap, None)
+            return
+        if status not in (200, 404, 405):  # says nothing: what an earlier answer said holds
+            self.capabilities = self.capabilities - self.dropped.keys()
+            return
+        why = f"HTTP {status}" + ("" if status != 200 else " without a prompt")
+        lost = sorted(self.capabilities & TEMPLATED)
+        self.capabilities = self.capabilities - TEMPLATED
+        self.dropped.update({c: f"the server has no POST /apply-template ({why})" for c in lost})
+        if "tokenize" in self.capabilities:
+            self.token_count_method = ("llama.cpp tokenizer of the server on the messages' "
+                                       "text, its chat template's own tokens not counted "
+                                       "(no /apply-template)")
+        note = (f"the llama.cpp server at {self.base_url.removesuffix('/v1')} has no POST "
+                f"/apply-template ({why}): its chat template cannot be read, so requests go "
+                "to /v1/chat/completions as plain messages (the path for chat APIs) instead of "
+                "the exact templated prompt or a continued answer prefix (capabilities dropped: "
+                f"{', '.join(lost)}; recorded in the manifest)")
+        if note not in self._notes:
+            self._notes.append(note)
+
+    def take_notes(self) -> list[str]:
+        notes, self._notes[:] = list(self._notes), []
+        return notes
 
     async def tokenize(self, text: str, add_special: bool = True) -> list[int]:
         if not self.can("tokenize"):
@@ -97,6 +161,8 @@ class LlamaServerTools:
             n = _token_count(await self._post_root("/tokenize", body))
             if n:  # llama.cpp answers no tokens for a body without "content"
                 return n
+        if "template" in self.dropped:
+            return None  # no chat template to render with: plans count per message
         try:
             prompt = (await self._post_root("/apply-template", {"messages": messages}))["prompt"]
         except (TransientError, KeyError):
@@ -104,10 +170,16 @@ class LlamaServerTools:
         return await self.count_text(str(prompt))
 
     async def count_tokens(self, messages: list[dict[str, str]] | str) -> int:
-        """Tokens of the prompt exactly as the server would build it (chat template applied)."""
+        """Tokens of the prompt exactly as the server would build it (chat template applied);
+        a server without /apply-template: the tokens of its messages' text."""
         if not self.can("tokenize"):
             return await super().count_tokens(messages)  # type: ignore[misc]
-        text = messages if isinstance(messages, str) else await self.apply_template(messages)
+        if isinstance(messages, str):
+            text = messages
+        elif self.can("template"):
+            text = await self.apply_template(messages)
+        else:  # the messages' own tokens (`token_count_method` says so)
+            text = "".join(m.get("content") or "" for m in messages)
         return len(await self.tokenize(text))
 
 

@@ -204,8 +204,13 @@ class RouterModel(Model):
         return {"model": self.model, "endpoint_group": self.group, **self._identity_extra}
 
     def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "endpoint_group": self.group,
-                "endpoints": [e.spec.url for e in self._eps] or [s.url for s in self._specs]}
+        doc = {**super().describe(), "endpoint_group": self.group,
+               "endpoints": [e.spec.url for e in self._eps] or [s.url for s in self._specs]}
+        dropped = {c: f"{e.spec.url}: {why}" for e in self._eps
+                   for c, why in e.client.dropped.items() if c not in self.capabilities}
+        if dropped:  # what some endpoint's server lacks, so the pool does not offer it
+            doc["dropped_capabilities"] = dropped
+        return doc
 
     # -- routing ------------------------------------------------------------------------------
     def _notify(self) -> None:
@@ -347,11 +352,21 @@ class RouterModel(Model):
                 ep.health.probe_failed(str(exc), time.monotonic())
                 self._pool_failed(getattr(exc, "kind", "") == "refused")
                 continue
+            lacks = self._lacks(ep)
+            if lacks:  # the run chose its requests by what the others offer
+                ep.health.probe_failed(lacks, time.monotonic())
+                continue
             ep.health.back()
             self.retry.answered()
             log.warning("endpoint %s answers again; back in rotation", ep.spec.url)
             self._notify()
             return
+
+    def _lacks(self, ep: Endpoint) -> str:
+        """Why an endpoint that answers again cannot serve this run ("": it can): its server
+        lacks what the pool declared when it started (e.g. /apply-template, so "template")."""
+        lost = sorted(self.capabilities & ep.client.dropped.keys())
+        return "; ".join(f"lacks {c}: {ep.client.dropped[c]}" for c in lost)
 
     # -- the Model interface ------------------------------------------------------------------
     async def complete(self, request: Request, ctx: CallContext) -> Completion:
@@ -380,6 +395,9 @@ class RouterModel(Model):
         if not self.can("tokenize"):
             return await super().count_tokens(messages)
         return await self._call(None, lambda c, _: c.count_tokens(messages), lambda _: None)
+
+    def take_notes(self) -> list[str]:
+        return list(dict.fromkeys(n for e in self._eps for n in e.client.take_notes()))
 
     def take_warnings(self) -> list[str]:
         tally = ReplyTally()  # one warning for all endpoints
