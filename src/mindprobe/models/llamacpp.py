@@ -75,13 +75,13 @@ class LlamaServerTools:
 
     async def _learn_template(self) -> None:
         """Whether a llama.cpp server declared "template" really has `POST /apply-template`
-        (llama.cpp has it since January 2025; older builds, some forks and proxies of /v1
-        and /completion do not): one small request at start. A 404 or 405, or a reply
-        without a prompt, is a no; a network error or any other answer says nothing (the
-        requests will tell). Without it, "template" and "prefix" are dropped: llama.cpp's
-        exact prefix continuation renders through it, and a server continues a final
-        assistant turn on /v1/chat/completions only since April 2025, after the endpoint came.
-        Benchmarks then take the path they take for any chat API."""
+        (llama.cpp's since January 2025, PR 11489; older builds, some forks and proxies of
+        /v1 and /completion lack it): one small request at start. A 404 or 405, or a 200
+        without a prompt, is a no; a network error or any other answer says nothing (what an
+        earlier probe learnt holds; the requests will tell). Without it "template" and
+        "prefix" are dropped: llama.cpp's exact prefix continuation renders through it, and
+        llama.cpp continues a final assistant turn on /v1/chat/completions only since PR 13174
+        (spring 2025), later than the endpoint. Benchmarks then take their chat-API path."""
         if "template" not in self.capabilities or self.grammar_fixed:  # type: ignore[attr-defined]
             return  # a llama.cpp engine of our own serves it
         try:
@@ -106,10 +106,10 @@ class LlamaServerTools:
                                        "text, its chat template's own tokens not counted "
                                        "(no /apply-template)")
         note = (f"the llama.cpp server at {self.base_url.removesuffix('/v1')} has no POST "
-                f"/apply-template ({why}): its chat template cannot be read, so requests go "
-                "to /v1/chat/completions as plain messages (the path for chat APIs) instead of "
-                "the exact templated prompt or a continued answer prefix (capabilities dropped: "
-                f"{', '.join(lost)}; recorded in the manifest)")
+                f"/apply-template ({why}), so its chat template cannot be read: benchmarks "
+                "that send the exact templated prompt or continue an answer prefix (SORT) send "
+                "plain messages to /v1/chat/completions instead, their path for chat APIs "
+                f"(capabilities dropped: {', '.join(lost)}; recorded in the manifest)")
         if note not in self._notes:
             self._notes.append(note)
 
@@ -178,8 +178,8 @@ class LlamaServerTools:
             text = messages
         elif self.can("template"):
             text = await self.apply_template(messages)
-        else:  # the messages' own tokens (`token_count_method` says so)
-            text = "".join(m.get("content") or "" for m in messages)
+        else:  # the messages' own tokens, a line apart (`token_count_method` says so)
+            text = "\n".join(m.get("content") or "" for m in messages)
         return len(await self.tokenize(text))
 
 

@@ -365,8 +365,10 @@ class RouterModel(Model):
     def _lacks(self, ep: Endpoint) -> str:
         """Why an endpoint that answers again cannot serve this run ("": it can): its server
         lacks what the pool declared when it started (e.g. /apply-template, so "template")."""
-        lost = sorted(self.capabilities & ep.client.dropped.keys())
-        return "; ".join(f"lacks {c}: {ep.client.dropped[c]}" for c in lost)
+        by_why: dict[str, list[str]] = {}
+        for cap in sorted(self.capabilities & ep.client.dropped.keys()):
+            by_why.setdefault(ep.client.dropped[cap], []).append(cap)
+        return "; ".join(f"lacks {', '.join(caps)}: {why}" for why, caps in by_why.items())
 
     # -- the Model interface ------------------------------------------------------------------
     async def complete(self, request: Request, ctx: CallContext) -> Completion:
