@@ -29,8 +29,13 @@ def words(text: str, add_special: bool) -> list[int]:
 
 
 def _started(url: str) -> OpenAICompatModel:
+    """Started and closed: what it learnt at start stays."""
     model = OpenAICompatModel("test-model", url, None, spec="t", label="t", grammar="llama")
-    asyncio.run(model.start())
+
+    async def go() -> None:
+        await model.start()
+        await model.close()
+    asyncio.run(go())
     return model
 
 
