@@ -47,14 +47,15 @@ def _started(url: str) -> OpenAICompatModel:
 ])
 def test_apply_template_is_asked_once_at_start(server, has_it, why):
     with TestServer(owned_by="llamacpp", tokenizer=words, **server) as srv:
-        model = _started(srv.base_url)
+        model, url = _started(srv.base_url), srv.base_url.removesuffix("/v1")
     notes = model.take_notes()
     assert model.can("template") is has_it and model.can("prefix") is has_it
     assert model.can("tokenize") and model.can("grammar")
     if has_it:
         assert notes == [] and "dropped_capabilities" not in model.describe()
     else:
-        assert len(notes) == 1 and f"has no POST /apply-template ({why})" in notes[0]
+        assert len(notes) == 1
+        assert f"no POST /apply-template at the llama.cpp server {url} ({why})" in notes[0]
         assert "(SORT)" in notes[0] and "/v1/chat/completions" in notes[0]
         dropped = model.describe()["dropped_capabilities"]
         assert set(dropped) == {"template", "prefix"} and why in dropped["template"]
@@ -90,9 +91,11 @@ def test_tokens_are_counted_without_the_template_and_said_so():
 
 
 def test_a_router_offers_the_template_only_when_every_endpoint_has_it():
+    """The pool offers what all its live endpoints offer; one line names every server that
+    lacks /apply-template."""
     with TestServer(owned_by="llamacpp", chat_template=template) as a, \
-            TestServer(owned_by="llamacpp") as b:
-        router = parse_model_spec(f"openai:test-model@{a.base_url},{b.base_url}")
+            TestServer(owned_by="llamacpp") as b, TestServer(owned_by="llamacpp") as c:
+        router = parse_model_spec(f"openai:test-model@{a.base_url},{b.base_url},{c.base_url}")
         assert isinstance(router, RouterModel)
         asyncio.run(router.start())
         try:
@@ -100,11 +103,14 @@ def test_a_router_offers_the_template_only_when_every_endpoint_has_it():
             described = router.describe()
         finally:
             asyncio.run(router.close())
-        url = b.base_url
+        lacking = [s.base_url.removesuffix("/v1") for s in (b, c)]
     assert not router.can("template") and not router.can("prefix") and router.can("grammar")
-    bare = url.removesuffix("/v1")
-    assert len(notes) == 1 and f"server at {bare} has no POST /apply-template" in notes[0]
-    assert described["dropped_capabilities"]["template"].startswith(url)
+    assert len(notes) == 1
+    assert f"no POST /apply-template at the llama.cpp server {', '.join(lacking)} (HTTP 404)" \
+        in notes[0]
+    why = "the server has no POST /apply-template (HTTP 404)"
+    assert described["dropped_capabilities"] == {
+        cap: "; ".join(f"{u}/v1: {why}" for u in lacking) for cap in ("prefix", "template")}
 
 
 def _free_port() -> int:

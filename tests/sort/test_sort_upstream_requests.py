@@ -253,9 +253,11 @@ def test_llamacpp_without_apply_template_takes_the_chat_path(cli, tmp_path, data
                            f"openai:test-model@{srv.base_url}", "--data-dir", data, "--books",
                            BOOK, "--excerpts", 1, "--runs-dir", tmp_path / "runs",
                            "--concurrency", 1, "--no-cache", "--prompt", "prompt_2")
+        url = srv.base_url.removesuffix("/v1")
     assert code == 0, err
     flat = " ".join(err.split())
-    assert flat.count("has no POST /apply-template (HTTP 404)") == 1, err
+    assert flat.count("no POST /apply-template at the llama.cpp server") == 1, err
+    assert f"server {url} (HTTP 404)" in flat
     assert "send plain messages to /v1/chat/completions instead" in flat
     recs = [r for p in (tmp_path / "runs").rglob("records.jsonl") for r in read_records(p)]
     assert len(recs) == len(bodies) >= 3 and not any("error" in r for r in recs)

@@ -71,7 +71,7 @@ class LlamaServerTools:
     #: Why capabilities were dropped at start ({"template": "no POST /apply-template ..."}),
     #: recorded in the manifest; and what the run should hear once about it (`take_notes`).
     dropped: dict[str, str]
-    _notes: list[str]
+    _notes: list[tuple[str, str]]
 
     async def _learn_template(self) -> None:
         """Whether a llama.cpp server declared "template" really has `POST /apply-template`
@@ -105,17 +105,23 @@ class LlamaServerTools:
             self.token_count_method = ("llama.cpp tokenizer of the server on the messages' "
                                        "text, its chat template's own tokens not counted "
                                        "(no /apply-template)")
-        note = (f"the llama.cpp server at {self.base_url.removesuffix('/v1')} has no POST "
-                f"/apply-template ({why}), so its chat template cannot be read: benchmarks "
-                "that send the exact templated prompt or continue an answer prefix (SORT) send "
-                "plain messages to /v1/chat/completions instead, their path for chat APIs "
-                f"(capabilities dropped: {', '.join(lost)}; recorded in the manifest)")
-        if note not in self._notes:
-            self._notes.append(note)
+        note = (f"no POST /apply-template at the llama.cpp server {{where}} ({why}), so its "
+                "chat template cannot be read: benchmarks that send the exact templated prompt "
+                "or continue an answer prefix (SORT) send plain messages to "
+                "/v1/chat/completions instead, their path for chat APIs (capabilities dropped: "
+                f"{', '.join(lost)}; recorded in the manifest)")
+        part = (note, self.base_url.removesuffix("/v1"))
+        if part not in self._notes:
+            self._notes.append(part)
+
+    def take_note_parts(self) -> list[tuple[str, str]]:
+        """The notes as (text with a `{where}` for the server, the server): a pool of servers
+        says one line for all those that lack the same (`RouterModel.take_notes`)."""
+        parts, self._notes[:] = list(self._notes), []
+        return parts
 
     def take_notes(self) -> list[str]:
-        notes, self._notes[:] = list(self._notes), []
-        return notes
+        return [text.replace("{where}", where) for text, where in self.take_note_parts()]
 
     async def tokenize(self, text: str, add_special: bool = True) -> list[int]:
         if not self.can("tokenize"):

@@ -111,7 +111,7 @@ class OpenAICompatModel(LlamaServerTools, Model):
         self.replies = ReplyTally()
         #: Capabilities dropped once the server was asked, and why (`_learn_template`).
         self.dropped: dict[str, str] = {}
-        self._notes: list[str] = []
+        self._notes: list[tuple[str, str]] = []
 
     # -- lifecycle -------------------------------------------------------------------------
     async def start(self) -> None:

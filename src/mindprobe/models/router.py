@@ -206,8 +206,12 @@ class RouterModel(Model):
     def describe(self) -> dict[str, Any]:
         doc = {**super().describe(), "endpoint_group": self.group,
                "endpoints": [e.spec.url for e in self._eps] or [s.url for s in self._specs]}
-        dropped = {c: f"{e.spec.url}: {why}" for e in self._eps
-                   for c, why in e.client.dropped.items() if c not in self.capabilities}
+        dropped: dict[str, str] = {}
+        for e in self._eps:
+            for cap, why in e.client.dropped.items():
+                if cap not in self.capabilities:
+                    dropped[cap] = "; ".join(filter(None, (dropped.get(cap),
+                                                           f"{e.spec.url}: {why}")))
         if dropped:  # what some endpoint's server lacks, so the pool does not offer it
             doc["dropped_capabilities"] = dropped
         return doc
@@ -399,7 +403,12 @@ class RouterModel(Model):
         return await self._call(None, lambda c, _: c.count_tokens(messages), lambda _: None)
 
     def take_notes(self) -> list[str]:
-        return list(dict.fromkeys(n for e in self._eps for n in e.client.take_notes()))
+        """One line for all endpoints that taught the same (each named)."""
+        where: dict[str, list[str]] = {}
+        for e in self._eps:
+            for text, server in e.client.take_note_parts():
+                where.setdefault(text, []).append(server)
+        return [text.replace("{where}", ", ".join(servers)) for text, servers in where.items()]
 
     def take_warnings(self) -> list[str]:
         tally = ReplyTally()  # one warning for all endpoints
