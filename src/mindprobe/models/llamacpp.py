@@ -14,6 +14,15 @@ from typing import Any
 import aiohttp
 
 from mindprobe.core.model import CallContext, ChoiceScores, Completion, Request, TransientError
+from mindprobe.models.apply_template import (
+    PATH,
+    PROBE,
+    TEMPLATED,
+    UNTEMPLATED_COUNT,
+    answer_says,
+    note,
+    why_not,
+)
 from mindprobe.models.slots import SlotPool, prompt_parts
 
 
@@ -30,10 +39,6 @@ def answer_stage(text: str, stages: tuple[tuple[str, ...], ...], stage: int, sta
     if stage == len(stages) - 1 and pattern is not None and not pattern.search(text):
         return stage, stage_start
     return stage + 1, len(text)
-
-
-#: What a llama.cpp client offers only through `POST /apply-template` (`_learn_template`).
-TEMPLATED = frozenset({"template", "prefix"})
 
 
 class LlamaServerTools:
@@ -74,43 +79,29 @@ class LlamaServerTools:
     _notes: list[tuple[str, str]]
 
     async def _learn_template(self) -> None:
-        """Whether a llama.cpp server declared "template" really has `POST /apply-template`
-        (llama.cpp's since January 2025, PR 11489; older builds, some forks and proxies of
-        /v1 and /completion lack it): one small request at start. A 404 or 405, or a 200
-        without a prompt, is a no; a network error or any other answer says nothing (what an
-        earlier probe learnt holds; the requests will tell). Without it "template" and
-        "prefix" are dropped: llama.cpp's exact prefix continuation renders through it, and
-        llama.cpp continues a final assistant turn on /v1/chat/completions only since PR 13174
-        (spring 2025), later than the endpoint. Benchmarks then take their chat-API path."""
+        """Whether a server declared "template" really has `POST /apply-template`
+        (`models.apply_template`): one small request at start; without it "template" and
+        "prefix" are dropped, recorded (`dropped`) and said once (`take_notes`)."""
         if "template" not in self.capabilities or self.grammar_fixed:  # type: ignore[attr-defined]
             return  # a llama.cpp engine of our own serves it
         try:
-            status, payload = await self._root(
-                "/apply-template", {"messages": [{"role": "user", "content": "?"}]}, 15)
+            status, payload = await self._root(PATH, PROBE, 15)
         except (TimeoutError, OSError, aiohttp.ClientError):
             status, payload = None, None
-        said = isinstance(payload, dict) and isinstance(payload.get("prompt"), str)
-        if status == 200 and said:
+        has = answer_says(status, payload)
+        if has:
             for cap in TEMPLATED:
                 self.dropped.pop(cap, None)
             return
-        if status not in (200, 404, 405):  # says nothing: what an earlier answer said holds
+        if has is None:  # says nothing: what an earlier answer said holds
             self.capabilities = self.capabilities - self.dropped.keys()
             return
-        why = f"HTTP {status}" + ("" if status != 200 else " without a prompt")
         lost = sorted(self.capabilities & TEMPLATED)
         self.capabilities = self.capabilities - TEMPLATED
-        self.dropped.update({c: f"the server has no POST /apply-template ({why})" for c in lost})
+        self.dropped.update(dict.fromkeys(lost, why_not(status)))
         if "tokenize" in self.capabilities:
-            self.token_count_method = ("llama.cpp tokenizer of the server on the messages' "
-                                       "text, its chat template's own tokens not counted "
-                                       "(no /apply-template)")
-        note = (f"no POST /apply-template at the llama.cpp server {{where}} ({why}), so its "
-                "chat template cannot be read: benchmarks that send the exact templated prompt "
-                "or continue an answer prefix (SORT) send plain messages to "
-                "/v1/chat/completions instead, their path for chat APIs (capabilities dropped: "
-                f"{', '.join(lost)}; recorded in the manifest)")
-        part = (note, self.base_url.removesuffix("/v1"))
+            self.token_count_method = UNTEMPLATED_COUNT
+        part = (note(status, lost), self.base_url.removesuffix("/v1"))
         if part not in self._notes:
             self._notes.append(part)
 

@@ -65,6 +65,9 @@ from mindprobe.models.endpoint_pool import (
     capacity_weights,
     down_list,
     endpoint_stats,
+    lacking,
+    pool_dropped,
+    pool_notes,
     probe_all,
 )
 from mindprobe.models.endpoints import EndpointSpec
@@ -204,17 +207,10 @@ class RouterModel(Model):
         return {"model": self.model, "endpoint_group": self.group, **self._identity_extra}
 
     def describe(self) -> dict[str, Any]:
-        doc = {**super().describe(), "endpoint_group": self.group,
-               "endpoints": [e.spec.url for e in self._eps] or [s.url for s in self._specs]}
-        dropped: dict[str, str] = {}
-        for e in self._eps:
-            for cap, why in e.client.dropped.items():
-                if cap not in self.capabilities:
-                    dropped[cap] = "; ".join(filter(None, (dropped.get(cap),
-                                                           f"{e.spec.url}: {why}")))
-        if dropped:  # what some endpoint's server lacks, so the pool does not offer it
-            doc["dropped_capabilities"] = dropped
-        return doc
+        dropped = pool_dropped(self._eps, self.capabilities)  # some endpoint's server lacks
+        return {**super().describe(), "endpoint_group": self.group,
+                "endpoints": [e.spec.url for e in self._eps] or [s.url for s in self._specs],
+                **({"dropped_capabilities": dropped} if dropped else {})}
 
     # -- routing ------------------------------------------------------------------------------
     def _notify(self) -> None:
@@ -356,7 +352,7 @@ class RouterModel(Model):
                 ep.health.probe_failed(str(exc), time.monotonic())
                 self._pool_failed(getattr(exc, "kind", "") == "refused")
                 continue
-            lacks = self._lacks(ep)
+            lacks = lacking(ep.client, self.capabilities)
             if lacks:  # the run chose its requests by what the others offer
                 ep.health.probe_failed(lacks, time.monotonic())
                 continue
@@ -365,14 +361,6 @@ class RouterModel(Model):
             log.warning("endpoint %s answers again; back in rotation", ep.spec.url)
             self._notify()
             return
-
-    def _lacks(self, ep: Endpoint) -> str:
-        """Why an endpoint that answers again cannot serve this run ("": it can): its server
-        lacks what the pool declared when it started (e.g. /apply-template, so "template")."""
-        by_why: dict[str, list[str]] = {}
-        for cap in sorted(self.capabilities & ep.client.dropped.keys()):
-            by_why.setdefault(ep.client.dropped[cap], []).append(cap)
-        return "; ".join(f"lacks {', '.join(caps)}: {why}" for why, caps in by_why.items())
 
     # -- the Model interface ------------------------------------------------------------------
     async def complete(self, request: Request, ctx: CallContext) -> Completion:
@@ -403,12 +391,7 @@ class RouterModel(Model):
         return await self._call(None, lambda c, _: c.count_tokens(messages), lambda _: None)
 
     def take_notes(self) -> list[str]:
-        """One line for all endpoints that taught the same (each named)."""
-        where: dict[str, list[str]] = {}
-        for e in self._eps:
-            for text, server in e.client.take_note_parts():
-                where.setdefault(text, []).append(server)
-        return [text.replace("{where}", ", ".join(servers)) for text, servers in where.items()]
+        return pool_notes(self._eps)
 
     def take_warnings(self) -> list[str]:
         tally = ReplyTally()  # one warning for all endpoints
