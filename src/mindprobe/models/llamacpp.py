@@ -48,6 +48,9 @@ class LlamaServerTools:
 
     base_url: str
     _session: aiohttp.ClientSession | None
+    capabilities: frozenset[str]
+    token_count_method: str
+    grammar_fixed: bool
 
     async def _root(self, path: str, body: dict[str, Any], timeout: float | None = None
                     ) -> tuple[int, Any]:
@@ -82,7 +85,7 @@ class LlamaServerTools:
         """Whether a server declared "template" really has `POST /apply-template`
         (`models.apply_template`): one small request at start; without it "template" and
         "prefix" are dropped, recorded (`dropped`) and said once (`take_notes`)."""
-        if "template" not in self.capabilities or self.grammar_fixed:  # type: ignore[attr-defined]
+        if "template" not in self.capabilities or self.grammar_fixed:
             return  # a llama.cpp engine of our own serves it
         try:
             status, payload = await self._root(PATH, PROBE, 15)
@@ -161,7 +164,7 @@ class LlamaServerTools:
         if "template" in self.dropped:
             return None  # no chat template to render with: plans count per message
         try:
-            prompt = (await self._post_root("/apply-template", {"messages": messages}))["prompt"]
+            prompt = (await self._post_root(PATH, {"messages": messages}))["prompt"]
         except (TransientError, KeyError):
             return None
         return await self.count_text(str(prompt))
