@@ -43,6 +43,7 @@ def _started(url: str) -> OpenAICompatModel:
     ({}, False, "HTTP 404"),
     ({"apply_template_status": 405}, False, "HTTP 405"),
     ({"apply_template_status": 500}, True, ""),  # a server in trouble says nothing
+    ({"apply_template_status": 0}, True, ""),  # nor does a dropped connection
     ({"chat_template": template}, True, ""),
 ])
 def test_apply_template_is_asked_once_at_start(server, has_it, why):

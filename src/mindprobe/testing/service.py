@@ -86,7 +86,8 @@ class ServerConfig:
     chat_template: Callable[[list[dict[str, Any]]], str] | None = None
     tokenizer: Callable[[str, bool], list[int]] | None = None
     #: What `POST /apply-template` answers instead of a prompt (e.g. 405: a route without the
-    #: method; 500: a server in trouble), served even without a chat template.
+    #: method; 500: a server in trouble; 0: the connection dropped), served even without a
+    #: chat template.
     apply_template_status: int | None = None
     #: Request headers (e.g. `Authorization`) the server repeats at the start of every reply
     #: and error message, as a careless proxy or a debugging server does: what a client must
@@ -205,6 +206,9 @@ class Service:
 
     async def apply_template(self, request: web.Request) -> web.Response:
         body = json.loads(await request.read())
+        if self.apply_template_status == 0 and request.transport is not None:
+            request.transport.abort()
+            await asyncio.Event().wait()  # cancelled by aiohttp once the connection is lost
         if self.apply_template_status is not None:
             return error_response(self.apply_template_status, "not served here")
         assert self.chat_template is not None
