@@ -236,3 +236,44 @@ def test_printed_templates_given_back_send_upstreams_wording(cli, tmp_path, data
     given, recs = _run(cli, tmp_path / "b", data, {"owned_by": "someone-else"},
                        "--prompt-file", pf)
     assert [_wire(b) for b in given] == [_wire(b) for b in own]
+
+
+def test_llamacpp_without_apply_template_takes_the_chat_path(cli, tmp_path, data):
+    """An older llama.cpp (or a proxy of /v1 and /completion only) has no /apply-template: the
+    client finds out at start and says so once; every item runs on upstream's openai path (no
+    item fails on a 404), and the manifest records the path and why it was taken."""
+    bodies: list[dict] = []
+
+    def capture(body: dict) -> str:
+        bodies.append(body)
+        return "A"
+
+    with TestServer(responder=capture, owned_by="llamacpp", tokenizer=spaces_merged) as srv:
+        code, _, err = cli("run", f"sort:{CONDITION[0]}-{CONDITION[1]}", "--model",
+                           f"openai:test-model@{srv.base_url}", "--data-dir", data, "--books",
+                           BOOK, "--excerpts", 1, "--runs-dir", tmp_path / "runs",
+                           "--concurrency", 1, "--no-cache", "--prompt", "prompt_2")
+        url = srv.base_url.removesuffix("/v1")
+    assert code == 0, err
+    flat = " ".join(err.split())
+    assert flat.count("no POST /apply-template at the llama.cpp server") == 1, err
+    assert f"server {url} (HTTP 404)" in flat
+    assert "send plain messages to /v1/chat/completions instead" in flat
+    recs = [r for p in (tmp_path / "runs").rglob("records.jsonl") for r in read_records(p)]
+    assert len(recs) == len(bodies) >= 3 and not any("error" in r for r in recs)
+    rows, prompts = _rows(data), _yaml(data, "prompt_2")
+    texts = load_run(next((tmp_path / "runs").rglob("records.jsonl")).parent).texts
+    for body, rec in zip(bodies, recs, strict=True):
+        want = upstream_request(prompts, rows[rec["id"]], in_context=True, api="openai",
+                                add_whitespace=upstream_add_whitespace(spaces_merged))
+        assert _wire(body) == want
+        assert expand_calls([rec["request"]], texts)[0]["messages"] == want["messages"]
+    manifest = json.loads(next((tmp_path / "runs").rglob("manifest.json")).read_text())
+    config, model = manifest["config"], manifest["models"]["model"]
+    assert config["request_path"] == "chat"
+    assert "path for chat APIs" in " | ".join(config["deviations"])
+    assert "tokenizer" in config["extra_space_decided_by"]  # its /tokenize still answers
+    assert {"template", "prefix"}.isdisjoint(model["capabilities"])
+    assert "tokenize" in model["capabilities"]
+    assert set(model["dropped_capabilities"]) == {"template", "prefix"}
+    assert "no POST /apply-template (HTTP 404)" in model["dropped_capabilities"]["template"]

@@ -187,6 +187,11 @@ class Model(abc.ABC):
         replies of no legal form), handed over and forgotten: one run's worth per call."""
         return []
 
+    def take_notes(self) -> list[str]:
+        """What the run should tell the user once the model has started (a capability its
+        server turned out to lack, and what that changes), handed over and forgotten."""
+        return []
+
     def endpoint_stats(self) -> list[dict[str, Any]]:
         """Per-endpoint requests, errors and throughput when several endpoints serve this model
         (the router); empty for single-endpoint backends."""

@@ -247,6 +247,10 @@ async def _run_all(task: Task, settings: RunSettings, plans: list[tuple[str, Run
             if not (idle and m.heavy_start):
                 started.append(m)
                 await m.start()
+        for m in models.values():  # what starting it taught (a capability its server lacks)
+            for note in m.take_notes():
+                if not idle:
+                    reporter.note(note)
         if not idle:
             check_capabilities(model, plans)
             for _, plan in plans:

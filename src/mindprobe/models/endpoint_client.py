@@ -32,7 +32,6 @@ from mindprobe.models.wire import (
     error_text,
     json_answer,
     parse_retry_after,
-    served_identity,
 )
 
 
@@ -87,14 +86,7 @@ class EndpointClient(OpenAICompatModel):
         except (ValueError, AttributeError):
             return
         self._offered = [str(m.get("id")) for m in entries if isinstance(m, dict) and m.get("id")]
-        self._set_mechanism({str(m.get("owned_by", "")).lower() for m in entries
-                             if isinstance(m, dict)})
-        card = next((m for m in entries if isinstance(m, dict) and m.get("id") == self.model),
-                    None)
-        props = await self._get_json("/props") if self.grammar == "llama" else None
-        self.served = served_identity(card, props)
-        self._learn_window(card, props)
-        self._note_protocol(props)
+        await self._learn_server(entries)
 
     async def complete(self, request: Request, ctx: CallContext) -> Completion:
         path, body = self.build_body(request)

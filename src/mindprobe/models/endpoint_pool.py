@@ -87,6 +87,34 @@ async def probe_all(model: str, eps: list[Endpoint]) -> None:
                         e.spec.url, e.health.reason)
 
 
+def pool_notes(eps: list[Endpoint]) -> list[str]:
+    """The endpoints' notes (`take_notes`), one line for all that taught the same."""
+    where: dict[str, list[str]] = {}
+    for e in eps:
+        for text, server in e.client.take_note_parts():
+            where.setdefault(text, []).append(server)
+    return [text.replace("{where}", ", ".join(servers)) for text, servers in where.items()]
+
+
+def pool_dropped(eps: list[Endpoint], offered: frozenset[str]) -> dict[str, str]:
+    """Why the pool lacks a capability its endpoints' clients dropped, naming each endpoint."""
+    dropped: dict[str, str] = {}
+    for e in eps:
+        for cap, why in e.client.dropped.items():
+            if cap not in offered:
+                dropped[cap] = "; ".join(filter(None, (dropped.get(cap), f"{e.spec.url}: {why}")))
+    return dropped
+
+
+def lacking(client: EndpointClient, declared: frozenset[str]) -> str:
+    """Why an endpoint answering again cannot serve the run ("": it can): its server lacks
+    what the pool declared when it started (e.g. /apply-template, so "template")."""
+    by_why: dict[str, list[str]] = {}
+    for cap in sorted(declared & client.dropped.keys()):
+        by_why.setdefault(client.dropped[cap], []).append(cap)
+    return "; ".join(f"lacks {', '.join(caps)}: {why}" for why, caps in by_why.items())
+
+
 def down_list(eps: list[Endpoint]) -> str:
     return "; ".join(f"{e.spec.url} ({e.health.reason or 'down'})" for e in eps)
 

@@ -5,6 +5,7 @@ log-probabilities from grammar-forced continuations."""
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 import time
 from dataclasses import replace
@@ -13,6 +14,15 @@ from typing import Any
 import aiohttp
 
 from mindprobe.core.model import CallContext, ChoiceScores, Completion, Request, TransientError
+from mindprobe.models.apply_template import (
+    PATH,
+    PROBE,
+    TEMPLATED,
+    UNTEMPLATED_COUNT,
+    answer_says,
+    note,
+    why_not,
+)
 from mindprobe.models.slots import SlotPool, prompt_parts
 
 
@@ -38,20 +48,74 @@ class LlamaServerTools:
 
     base_url: str
     _session: aiohttp.ClientSession | None
+    capabilities: frozenset[str]
+    token_count_method: str
+    grammar_fixed: bool
+
+    async def _root(self, path: str, body: dict[str, Any], timeout: float | None = None
+                    ) -> tuple[int, Any]:
+        """(HTTP status, JSON body or None) of a POST to `path` at the server's root."""
+        assert self._session is not None, "model not started"
+        url = self.base_url.removesuffix("/v1") + path
+        kw = {"timeout": aiohttp.ClientTimeout(total=timeout)} if timeout else {}
+        async with self._session.post(url, json=body, **kw) as resp:
+            status, raw = resp.status, await resp.read()
+        try:
+            return status, json.loads(raw)
+        except ValueError:
+            return status, None
 
     async def _post_root(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         """POST to a llama.cpp endpoint outside /v1 (tokenize, apply-template)."""
-        assert self._session is not None, "model not started"
-        url = self.base_url.removesuffix("/v1") + path
         try:
-            async with self._session.post(url, json=body) as resp:
-                payload = await resp.json(content_type=None)
-                status = resp.status
-        except (TimeoutError, OSError, ValueError, aiohttp.ClientError) as exc:
+            status, payload = await self._root(path, body)
+        except (TimeoutError, OSError, aiohttp.ClientError) as exc:
             raise TransientError(f"llama.cpp {path} failed: {exc}") from None
         if status != 200 or not isinstance(payload, dict):
-            raise TransientError(f"llama.cpp {path} answered HTTP {status}")
+            raise TransientError(f"llama.cpp {path} answered HTTP {status}"
+                                 + ("" if status != 200 else " without a JSON object"))
         return payload
+
+    #: Why capabilities were dropped at start ({"template": "no POST /apply-template ..."}),
+    #: recorded in the manifest; and what the run should hear once about it (`take_notes`).
+    dropped: dict[str, str]
+    _notes: list[tuple[str, str]]
+
+    async def _learn_template(self) -> None:
+        """Whether a server declared "template" really has `POST /apply-template`
+        (`models.apply_template`): one small request at start; without it "template" and
+        "prefix" are dropped, recorded (`dropped`) and said once (`take_notes`)."""
+        if "template" not in self.capabilities or self.grammar_fixed:
+            return  # a llama.cpp engine of our own serves it
+        try:
+            status, payload = await self._root(PATH, PROBE, 15)
+        except (TimeoutError, OSError, aiohttp.ClientError):
+            status, payload = None, None
+        has = answer_says(status, payload)
+        if has:
+            for cap in TEMPLATED:
+                self.dropped.pop(cap, None)
+            return
+        if has is None:  # says nothing: what an earlier answer said holds
+            self.capabilities = self.capabilities - self.dropped.keys()
+            return
+        lost = sorted(self.capabilities & TEMPLATED)
+        self.capabilities = self.capabilities - TEMPLATED
+        self.dropped.update(dict.fromkeys(lost, why_not(status)))
+        if "tokenize" in self.capabilities:
+            self.token_count_method = UNTEMPLATED_COUNT
+        part = (note(status, lost), self.base_url.removesuffix("/v1"))
+        if part not in self._notes:
+            self._notes.append(part)
+
+    def take_note_parts(self) -> list[tuple[str, str]]:
+        """The notes as (text with a `{where}` for the server, the server): a pool of servers
+        says one line for all those that lack the same (`RouterModel.take_notes`)."""
+        parts, self._notes[:] = list(self._notes), []
+        return parts
+
+    def take_notes(self) -> list[str]:
+        return [text.replace("{where}", where) for text, where in self.take_note_parts()]
 
     async def tokenize(self, text: str, add_special: bool = True) -> list[int]:
         if not self.can("tokenize"):
@@ -97,17 +161,25 @@ class LlamaServerTools:
             n = _token_count(await self._post_root("/tokenize", body))
             if n:  # llama.cpp answers no tokens for a body without "content"
                 return n
+        if "template" in self.dropped:
+            return None  # no chat template to render with: plans count per message
         try:
-            prompt = (await self._post_root("/apply-template", {"messages": messages}))["prompt"]
+            prompt = (await self._post_root(PATH, {"messages": messages}))["prompt"]
         except (TransientError, KeyError):
             return None
         return await self.count_text(str(prompt))
 
     async def count_tokens(self, messages: list[dict[str, str]] | str) -> int:
-        """Tokens of the prompt exactly as the server would build it (chat template applied)."""
+        """Tokens of the prompt exactly as the server would build it (chat template applied);
+        a server without /apply-template: the tokens of its messages' text."""
         if not self.can("tokenize"):
             return await super().count_tokens(messages)  # type: ignore[misc]
-        text = messages if isinstance(messages, str) else await self.apply_template(messages)
+        if isinstance(messages, str):
+            text = messages
+        elif self.can("template"):
+            text = await self.apply_template(messages)
+        else:  # the messages' own tokens, a line apart (`token_count_method` says so)
+            text = "\n".join(m.get("content") or "" for m in messages)
         return len(await self.tokenize(text))
 
 

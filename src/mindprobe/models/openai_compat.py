@@ -109,6 +109,9 @@ class OpenAICompatModel(LlamaServerTools, Model):
         self.served: dict[str, Any] = {}
         #: Odd replies (ignored usage, invalid content), told to the run once (`take_warnings`).
         self.replies = ReplyTally()
+        #: Capabilities dropped once the server was asked, and why (`_learn_template`).
+        self.dropped: dict[str, str] = {}
+        self._notes: list[tuple[str, str]] = []
 
     # -- lifecycle -------------------------------------------------------------------------
     async def start(self) -> None:
@@ -168,14 +171,20 @@ class OpenAICompatModel(LlamaServerTools, Model):
         except (ValueError, AttributeError):
             return
         self._offered = [str(i) for i in ids if i]
-        owners = {str(m.get("owned_by", "")).lower() for m in entries if isinstance(m, dict)}
-        self._set_mechanism(owners)
+        await self._learn_server(entries)
+
+    async def _learn_server(self, entries: list[Any]) -> None:
+        """What the server is, from its /v1/models `entries`: its constrained-answer mechanism,
+        then, on llama.cpp, its /props (model, window, protocol) and /apply-template."""
+        self._set_mechanism({str(m.get("owned_by", "")).lower() for m in entries
+                             if isinstance(m, dict)})
         card = next((m for m in entries if isinstance(m, dict) and m.get("id") == self.model),
                     None)
         props = await self._get_json("/props") if self.grammar == "llama" else None
         self.served = served_identity(card, props)
         self._learn_window(card, props)
         self._note_protocol(props)
+        await self._learn_template()
 
     def _learn_window(self, card: Any, props: dict[str, Any] | None) -> None:
         """The window as the server states it (`models.wire.served_window`)."""
@@ -202,6 +211,13 @@ class OpenAICompatModel(LlamaServerTools, Model):
         except (TimeoutError, aiohttp.ClientError, OSError, ValueError):
             return None
         return doc if isinstance(doc, dict) else None
+
+    def describe(self) -> dict[str, Any]:
+        """The manifest's entry, with the capabilities the server turned out to lack."""
+        doc = super().describe()
+        if self.dropped:
+            doc["dropped_capabilities"] = dict(self.dropped)
+        return doc
 
     def deterministic(self, concurrency: int) -> bool | None:
         """Unknown for a server: whether batching changes greedy answers is its engine's

@@ -65,6 +65,9 @@ from mindprobe.models.endpoint_pool import (
     capacity_weights,
     down_list,
     endpoint_stats,
+    lacking,
+    pool_dropped,
+    pool_notes,
     probe_all,
 )
 from mindprobe.models.endpoints import EndpointSpec
@@ -204,8 +207,10 @@ class RouterModel(Model):
         return {"model": self.model, "endpoint_group": self.group, **self._identity_extra}
 
     def describe(self) -> dict[str, Any]:
+        dropped = pool_dropped(self._eps, self.capabilities)  # some endpoint's server lacks
         return {**super().describe(), "endpoint_group": self.group,
-                "endpoints": [e.spec.url for e in self._eps] or [s.url for s in self._specs]}
+                "endpoints": [e.spec.url for e in self._eps] or [s.url for s in self._specs],
+                **({"dropped_capabilities": dropped} if dropped else {})}
 
     # -- routing ------------------------------------------------------------------------------
     def _notify(self) -> None:
@@ -347,6 +352,10 @@ class RouterModel(Model):
                 ep.health.probe_failed(str(exc), time.monotonic())
                 self._pool_failed(getattr(exc, "kind", "") == "refused")
                 continue
+            lacks = lacking(ep.client, self.capabilities)
+            if lacks:  # the run chose its requests by what the others offer
+                ep.health.probe_failed(lacks, time.monotonic())
+                continue
             ep.health.back()
             self.retry.answered()
             log.warning("endpoint %s answers again; back in rotation", ep.spec.url)
@@ -380,6 +389,9 @@ class RouterModel(Model):
         if not self.can("tokenize"):
             return await super().count_tokens(messages)
         return await self._call(None, lambda c, _: c.count_tokens(messages), lambda _: None)
+
+    def take_notes(self) -> list[str]:
+        return pool_notes(self._eps)
 
     def take_warnings(self) -> list[str]:
         tally = ReplyTally()  # one warning for all endpoints

@@ -85,6 +85,10 @@ class ServerConfig:
     #: forms ({"prompt"}, or {"messages"}: the conversation as usage renders it).
     chat_template: Callable[[list[dict[str, Any]]], str] | None = None
     tokenizer: Callable[[str, bool], list[int]] | None = None
+    #: What `POST /apply-template` answers instead of a prompt (e.g. 405: a route without the
+    #: method; 500: a server in trouble; 0: the connection dropped), served even without a
+    #: chat template.
+    apply_template_status: int | None = None
     #: Request headers (e.g. `Authorization`) the server repeats at the start of every reply
     #: and error message, as a careless proxy or a debugging server does: what a client must
     #: mask before it records or caches what came back.
@@ -147,6 +151,7 @@ class Service:
         ]
         self.models_body = json.dumps({"object": "list", "data": cards}).encode()
         self.chat_template, self.tokenizer = config.chat_template, config.tokenizer
+        self.apply_template_status = config.apply_template_status
         self.owned_by = config.owned_by
         if isinstance(config.echo_headers, str):
             raise ValueError("echo_headers must be a list of header names")
@@ -170,7 +175,7 @@ class Service:
         app.router.add_get("/props", self.props)
         app.router.add_get("/stats", self.get_stats)
         app.router.add_post("/reset-stats", self.reset_stats)
-        if self.chat_template is not None:
+        if self.chat_template is not None or self.apply_template_status is not None:
             app.router.add_post("/apply-template", self.apply_template)
         app.router.add_post("/tokenize", self.tokenize)
         if self.owned_by == "llamacpp":
@@ -201,6 +206,11 @@ class Service:
 
     async def apply_template(self, request: web.Request) -> web.Response:
         body = json.loads(await request.read())
+        if self.apply_template_status == 0 and request.transport is not None:
+            request.transport.abort()
+            await asyncio.Event().wait()  # cancelled by aiohttp once the connection is lost
+        if self.apply_template_status is not None:
+            return error_response(self.apply_template_status, "not served here")
         assert self.chat_template is not None
         return web.json_response({"prompt": self.chat_template(body["messages"])})
 
