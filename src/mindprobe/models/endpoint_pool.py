@@ -21,6 +21,7 @@ from mindprobe.models.endpoint_client import (
     LlamaEndpointClient,
 )
 from mindprobe.models.endpoints import EndpointSpec
+from mindprobe.models.replies import ReplyTally
 from mindprobe.models.slots import link_folders
 
 log = logging.getLogger("mindprobe.router")
@@ -117,6 +118,28 @@ def lacking(client: EndpointClient, declared: frozenset[str]) -> str:
 
 def down_list(eps: list[Endpoint]) -> str:
     return "; ".join(f"{e.spec.url} ({e.health.reason or 'down'})" for e in eps)
+
+
+def pool_warnings(eps: list[Endpoint]) -> list[str]:
+    """What the endpoints' replies held that the run should hear, one warning for all."""
+    tally = ReplyTally()
+    for e in eps:
+        tally.absorb(e.client.replies)
+    return tally.take()
+
+
+def pool_stats(eps: list[Endpoint], launcher: Launcher | None, specs: list[EndpointSpec],
+               t0: float | None) -> list[dict[str, Any]]:
+    """The run summary's line of each endpoint (`t0`: when the first request went out); those
+    not started yet (a launcher's still pending, or none started) by name."""
+    if not eps:
+        if launcher is not None:
+            return [{"endpoint": name, "state": "not started", "concurrency": None}
+                    for name in launcher.pending()]
+        return [{"endpoint": s.url, "state": "not started", "concurrency": s.concurrency}
+                for s in specs]
+    span = max(1e-9, time.monotonic() - t0) if t0 is not None else None
+    return [endpoint_stats(e, span) for e in eps]
 
 
 def endpoint_stats(e: Endpoint, span: float | None) -> dict[str, Any]:

@@ -64,14 +64,14 @@ from mindprobe.models.endpoint_pool import (
     build_endpoints,
     capacity_weights,
     down_list,
-    endpoint_stats,
     lacking,
     pool_dropped,
     pool_notes,
+    pool_stats,
+    pool_warnings,
     probe_all,
 )
 from mindprobe.models.endpoints import EndpointSpec
-from mindprobe.models.replies import ReplyTally
 
 log = logging.getLogger("mindprobe.router")
 
@@ -394,17 +394,7 @@ class RouterModel(Model):
         return pool_notes(self._eps)
 
     def take_warnings(self) -> list[str]:
-        tally = ReplyTally()  # one warning for all endpoints
-        for e in self._eps:
-            tally.absorb(e.client.replies)
-        return tally.take()
+        return pool_warnings(self._eps)
 
     def endpoint_stats(self) -> list[dict[str, Any]]:
-        if not self._eps:
-            if self._launcher is not None:
-                return [{"endpoint": name, "state": "not started", "concurrency": None}
-                        for name in self._launcher.pending()]
-            return [{"endpoint": s.url, "state": "not started", "concurrency": s.concurrency}
-                    for s in self._specs]
-        span = max(1e-9, time.monotonic() - self._t0) if self._t0 is not None else None
-        return [endpoint_stats(e, span) for e in self._eps]
+        return pool_stats(self._eps, self._launcher, self._specs, self._t0)

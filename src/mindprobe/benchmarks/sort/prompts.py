@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mindprobe.benchmarks.sort.upstream import (
     EvaluationCode,
@@ -34,6 +34,9 @@ from mindprobe.benchmarks.sort.upstream import (
     load_config,
 )
 from mindprobe.errors import UsageError
+
+if TYPE_CHECKING:
+    from mindprobe.core.model import Model
 
 LABELS: tuple[str, str] = ("A", "B")
 #: `first` is upstream's (its sweep's only choice); `last` asks for the later segment.
@@ -184,3 +187,24 @@ async def needs_space(tokenize: Any, probe: str) -> bool:
         return False
     space = spaces[-1]
     return probe.count(" ") == sum(t == space for t in await tokenize(probe))
+
+
+#: How a request is sent (recorded as the manifest's `request_path`), and what it means.
+PATHS = {
+    "prompt": "prompt: the backend's chat template applied to upstream's messages, then "
+              "upstream's answer prefix (upstream's vLLM/HF path)",
+    "prefix": "messages with upstream's answer prefix as an assistant turn to continue: the "
+              "server renders it with its own template (upstream renders the template, then "
+              "appends the prefix)",
+    "chat": "messages without the answer prefix (upstream's path for chat APIs)",
+}
+
+
+def request_path(model: Model, scoring: str) -> str:
+    """`prompt` where the backend exposes its chat template (upstream's path for local
+    models), `prefix` where it continues an assistant turn, else `chat`."""
+    if scoring == "logprob" and model.can("template"):
+        return "prompt"
+    if scoring == "logprob" and model.can("prefix"):
+        return "prefix"
+    return "chat"

@@ -218,7 +218,7 @@ class SortBenchmark(Benchmark):
         """Upstream's space after the answer prefix, decided once per run from the model's
         tokenizer (its test sentence: does every space become the token `" "` encodes to?),
         recorded in the manifest with how it was decided."""
-        from mindprobe.benchmarks.sort.prompts import needs_space
+        from mindprobe.benchmarks.sort.prompts import PATHS, needs_space, request_path
 
         cfg, opts = plan.config, plan.options
         if plan.estimated is not None:  # only a dry run makes one, and runs nothing
@@ -254,7 +254,11 @@ class SortBenchmark(Benchmark):
             cfg[DEVIATIONS] = notes
 
     async def run_item(self, item: Item, session: Session) -> dict[str, Any]:
-        from mindprobe.benchmarks.sort.prompts import published_excerpt, render_prompt
+        from mindprobe.benchmarks.sort.prompts import (
+            published_excerpt,
+            render_prompt,
+            request_path,
+        )
         from mindprobe.benchmarks.sort.scoring import score_logprobs, score_text
 
         row, cfg = item.payload, session.config
@@ -371,26 +375,6 @@ class SortBenchmark(Benchmark):
 
         return memory_results(runs)
 
-
-#: How a request is sent (recorded as the manifest's `request_path`), and what it means.
-PATHS = {
-    "prompt": "prompt: the backend's chat template applied to upstream's messages, then "
-              "upstream's answer prefix (upstream's vLLM/HF path)",
-    "prefix": "messages with upstream's answer prefix as an assistant turn to continue: the "
-              "server renders it with its own template (upstream renders the template, then "
-              "appends the prefix)",
-    "chat": "messages without the answer prefix (upstream's path for chat APIs)",
-}
-
-
-def request_path(model: Model, scoring: str) -> str:
-    """`prompt` where the backend exposes its chat template (upstream's path for local
-    models), `prefix` where it continues an assistant turn, else `chat`."""
-    if scoring == "logprob" and model.can("template"):
-        return "prompt"
-    if scoring == "logprob" and model.can("prefix"):
-        return "prefix"
-    return "chat"
 
 def _ids(text: str | None, flag: str) -> list[int] | None:
     if not text:
