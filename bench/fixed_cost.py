@@ -58,17 +58,16 @@ def command(url: str, limit: int, data_dir: Path, scratch: Path,
 
 def timed(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
     """(wall s, CPU s) of one whole child process; its CPU from os.wait4's rusage."""
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    assert proc.stderr is not None
-    err = proc.stderr.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - t0
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode not in (0, 1):  # 1: the run's own verdict (invalid answers), not a crash
-        raise SystemExit(f"the run failed ({proc.returncode}): {' '.join(cmd)}\n"
-                         f"{err.decode()[-2000:]}")
-    return wall, usage.ru_utime + usage.ru_stime
+    start = time.perf_counter()
+    with subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE) as child:
+        stderr = child.stderr.read() if child.stderr else b""
+        usage = os.wait4(child.pid, 0)
+        child.returncode = os.waitstatus_to_exitcode(usage[1])
+    if child.returncode not in (0, 1):  # 1: the run's own verdict (invalid answers)
+        raise SystemExit(f"the run failed ({child.returncode}): {' '.join(cmd)}\n"
+                         f"{stderr.decode()[-2000:]}")
+    return time.perf_counter() - start, usage[2].ru_utime + usage[2].ru_stime
 
 
 def import_breakdown(cmd: list[str], env: dict[str, str]) -> str:

@@ -14,10 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from mindprobe.core.numbers import Table
+from typing import Any
 
 _ABSENT = object()
 _INT64 = (-(2 ** 63), 2 ** 63 - 1)
@@ -32,9 +29,9 @@ class Columns:
     kinds: dict[Any, str]
 
 
-def columns_of(t: Table) -> Columns | None:
-    """The table's columns from its rows, or None where only pandas can say (the caller then
-    reads `t.frame`)."""
+def columns_of(t: Any) -> Columns | None:
+    """The columns of `t` (a `numbers.Table`, which imports this module) from its rows, or
+    None where only pandas can say (the caller then reads `t.frame`)."""
     rows = t.__dict__.get("_frame")
     if not isinstance(rows, list) or not rows or t.by_row \
             or not all(type(r) is dict for r in rows):

@@ -1,5 +1,5 @@
-"""WorldSense's scoring (spec §3.2–§3.5) of one run's records, without pandas: what
-`report.to_json(metrics.analyse(...))` gives for them, number for number, from plain lists
+"""WorldSense's scoring (spec §3.2–§3.5) of one run's records, without pandas: the summary
+`report` makes of `metrics.analyse` for them, number for number, from plain lists
 (`core.cells`), so `mindprobe run` prints its tables without importing pandas (~0.45 s of a
 small run's ~1 s). `metrics.py` stays the analysis of upstream's results files (many runs,
 87,000 trials each); `tests/worldsense/test_ws_run_scores.py` holds the two equal.
