@@ -62,3 +62,18 @@ def test_kahan_and_welford_skip_nan():
     assert cells.kahan_sum([]) == 0.0 and cells.kahan_sum([math.nan]) == 0.0
     assert cells.column_sums([[1.0, math.nan], [2.0]]) == [1.0, 2.0]
     assert math.isnan(cells.welford_var([1.0])) and cells.welford_var([1.0, 3.0]) == 2.0
+
+
+def test_the_summing_follows_the_installed_pandas(monkeypatch):
+    """pandas before 3.1 sums every group by Kahan's loop: with that pandas the run's cells are
+    Kahan's sums too (the random cells above hold the installed pandas to its own rule)."""
+    import importlib.metadata
+
+    values = [[0.1, 0.7, 1e-3, 0.3, 0.9, 1 / 3, 2 / 3, 0.05, 0.6, 0.25]]
+    cells.sums_by_reduceat.cache_clear()
+    monkeypatch.setattr(importlib.metadata, "version", lambda _name: "2.2.3")
+    try:
+        assert not cells.sums_by_reduceat()
+        assert cells.column_sums(values) == [cells.kahan_sum(values[0])]
+    finally:
+        cells.sums_by_reduceat.cache_clear()

@@ -2,12 +2,13 @@
 own results (a few thousand values) are scored without importing pandas (~0.45 s, a third of
 a small run's whole time).
 
-Bit for bit because every sum is made as pandas (3.x) makes it, rows in the order the
+Bit for bit because every sum is made as the installed pandas makes it, rows in the order the
 DataFrame version has them (cells sorted by key, a cell's values ascending): a grouped `sum`
-or `mean` over groups in order is numpy's `add.reduceat` of the column, unless the column
-holds a NaN, when it is pandas' Kahan-compensated loop (NaN skipped); `var` is Welford's
-running update. The tests hold both versions equal on random cells and on whole runs
-(`tests/core/test_cells.py`), so a pandas that sums otherwise is caught there.
+or `mean` is pandas' Kahan-compensated loop (NaN skipped), except that from pandas 3.1 (its
+pull request 65103) groups in order are summed by numpy's `add.reduceat` unless the column
+holds a NaN; `var` is Welford's running update. The tests hold both versions equal on random
+cells and on whole runs with the pandas installed (`tests/core/test_cells.py`), so a pandas
+that sums otherwise is caught there.
 
 A cell is a dict: its keys, and ``n``, ``mean``, ``var`` (NaN when n == 1), ``q`` (var +
 mean²), as `stats` documents; `with_sem` adds ``sem`` and ``conf95``.
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Hashable, Iterable, Sequence
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -42,11 +44,25 @@ def kahan_sum(values: Iterable[float]) -> float:
     return total
 
 
+@cache
+def sums_by_reduceat() -> bool:
+    """Whether the installed pandas sums groups in order by `add.reduceat` (3.1 and later),
+    read from its version without importing it."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        parts = version("pandas").split(".")[:2]
+        return tuple(int("".join(c for c in p if c.isdigit()) or 0) for p in parts) >= (3, 1)
+    except (PackageNotFoundError, ValueError):
+        return True
+
+
 def column_sums(segments: Sequence[Sequence[float]]) -> list[float]:
     """Each segment's sum, as pandas sums one column grouped into these segments (in order):
-    `add.reduceat` where the column holds no NaN, else Kahan's loop skipping NaN."""
+    `add.reduceat` where the column holds no NaN and pandas does so (`sums_by_reduceat`),
+    else Kahan's loop skipping NaN."""
     flat = [v for seg in segments for v in seg]
-    if any(v != v for v in flat) or not flat:
+    if not sums_by_reduceat() or any(v != v for v in flat) or not flat:
         return [kahan_sum(seg) for seg in segments]
     starts = np.cumsum([0, *(len(seg) for seg in segments[:-1])])
     return [float(x) for x in np.add.reduceat(np.asarray(flat, dtype=float), starts)]
