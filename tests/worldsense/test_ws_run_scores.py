@@ -61,9 +61,11 @@ def test_the_run_itself_is_scored_alike(records):
 @pytest.mark.slow
 def test_a_run_imports_no_pandas(shared_data, tmp_path):
     """`mindprobe run worldsense:test_set` against an OpenAI-compatible server, its tables
-    and headline shown, without pandas ever imported."""
+    and headline shown, without pandas ever imported, nor the trial generator (a released
+    test set's gold answers are de-obfuscated by `data.deobfuscate`)."""
     probe = ("import sys\nfrom mindprobe.cli import main\nrc = main(sys.argv[1:])\n"
-             "print('RC', rc, 'PANDAS', 'pandas' in sys.modules)")
+             "print('RC', rc, 'PANDAS', 'pandas' in sys.modules, 'GENERATOR',\n"
+             "      'mindprobe.benchmarks.worldsense.generate' in sys.modules)")
     with TestServer() as srv:
         out = subprocess.run(
             [sys.executable, "-c", probe, "run", "worldsense:test_set", "--model",
@@ -71,5 +73,5 @@ def test_a_run_imports_no_pandas(shared_data, tmp_path):
              "--runs-dir", str(tmp_path / "runs"), "--cache", str(tmp_path / "c.sqlite"),
              "--data-dir", str(shared_data("worldsense"))],
             capture_output=True, text=True, timeout=300)
-    assert "RC 0 PANDAS False" in out.stdout, out.stderr[-2000:]
+    assert "RC 0 PANDAS False GENERATOR False" in out.stdout, out.stderr[-2000:]
     assert "headline: accuracy" in out.stdout and "95% CI" in out.stdout

@@ -7,7 +7,7 @@ import random
 from pathlib import Path
 from typing import Any
 
-from mindprobe.benchmarks.worldsense.generate import deobfuscate
+from mindprobe.benchmarks.worldsense.data import deobfuscate
 from mindprobe.core.data import Grouped, read_jsonl_bz2
 
 
