@@ -234,3 +234,76 @@ def test_limit_takes_as_many_whole_tuples_from_every_analysis_cell():
     assert Counter(t["problemname"] for t in sample_tuples(g, 7, 300)
                    if t["Key"].endswith("-0"))["Compl.trivial"] == 20
     assert len(sample_tuples(g, 7, None)) == len(trials)
+
+
+def _sample_before(trials, seed, limit):
+    """sample_tuples as it was written first (a sort of every key, `Random.shuffle`, the
+    cell with the fewest taken looked for at every tuple): the sample the faster code keeps."""
+    import random
+
+    cells = {}
+    for i in sorted(range(len(trials.keys)), key=trials.keys.__getitem__):
+        cells.setdefault(trials.keys[i][:-1], []).append(i)
+    rng = random.Random(seed)
+    for _, order in sorted(cells.items()):
+        rng.shuffle(order)
+    taken = dict.fromkeys(cells, 0)
+    chosen, n = [], 0
+    while n < limit:
+        open_ = [c for c in sorted(cells) if taken[c] < len(cells[c])]
+        if not open_:
+            break
+        cell = min(open_, key=taken.__getitem__)
+        i = cells[cell][taken[cell]]
+        taken[cell] += 1
+        chosen.append(trials.keys[i])
+        n += trials.sizes[i]
+    return trials.load(chosen)
+
+
+def test_the_inlined_shuffle_is_random_shuffle():
+    """`sampling.shuffle` makes Random.shuffle's permutation from the same draws, and leaves
+    the generator where Random.shuffle does (the next cell's shuffle goes on from there)."""
+    import random
+
+    from mindprobe.benchmarks.worldsense.sampling import shuffle
+
+    for seed in range(5):
+        for n in (*range(40), 255, 256, 257, 1000, 4097):
+            a, b = random.Random(seed), random.Random(seed)
+            x, y = list(range(n)), list(range(n))
+            a.shuffle(x)
+            shuffle(b, y)
+            assert x == y and a.random() == b.random()
+
+
+def test_the_sample_is_the_one_the_first_algorithm_drew():
+    """The round robin over cells draws the very sample of the first algorithm (the cell with
+    the fewest tuples taken, ties to the first), for uneven cells, int and text tuple ids and
+    limits that end mid-round, past the smallest cell and past everything."""
+    from mindprobe.benchmarks.worldsense.task import sample_tuples, tuple_of
+    from mindprobe.core.data import Grouped
+
+    trials = [{"problemname": fam, "problemsize": 3 + t % 3, "Key": f"{fam}-{t}-{i}",
+               "tuple_ID": t * 7 % 101 if fam == "Infer.normal" else f"{fam}-{t}"}
+              for fam, n, size in (("Infer.normal", 90, 2), ("Consist.normal", 13, 4),
+                                   ("Compl.trivial", 40, 3))
+              for t in range(n) for i in range(size)]
+    g = Grouped.of(trials, tuple_of)
+    for seed in (0, 1, 17):
+        for limit in (1, 5, 14, 15, 60, 61, 150, 400, 10_000):
+            assert sample_tuples(g, seed, limit) == _sample_before(g, seed, limit), (seed, limit)
+
+
+@pytest.mark.slow
+def test_the_official_test_sets_sample_is_unchanged(shared_data):
+    """The official test set, as a run plans it: the same 20,000-trial sample as before."""
+    from mindprobe.benchmarks.worldsense import sets
+    from mindprobe.benchmarks.worldsense.sampling import read_trials, sample_tuples, tuple_of
+    from mindprobe.core.data import decoded_groups
+
+    rel = sets.TRIALS_PATH["test_set"]
+    g = decoded_groups(shared_data("worldsense") / rel, sets.sha256_of(rel),
+                       "worldsense-trials-by-cell", read_trials, tuple_of)
+    for limit in (20, 20_000):
+        assert sample_tuples(g, 0, limit) == _sample_before(g, 0, limit)

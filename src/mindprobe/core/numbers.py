@@ -13,8 +13,11 @@ from __future__ import annotations
 
 import contextlib
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from mindprobe.core.table_columns import columns_of
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -134,55 +137,66 @@ def header(name: Any, percent: bool = False, t: Table | None = None) -> str:
 
 def legend(t: Table) -> str | None:
     """`POSS = POSSIBLE, IMP = IMPOSSIBLE`: what a table's abbreviated headers stand for."""
-    cols = set(map(str, _frame(t).columns)) - set(t.hidden)
+    cols = set(map(str, view(t)[0])) - set(t.hidden)
     used = {n: s for n, s in t.short.items() if n in cols}
     if not used:
         return None
     return "legend: " + ", ".join(f"{s} = {str(n).replace('_', ' ')}" for n, s in used.items())
 
 
+def view(t: Table) -> tuple[list[Any], Callable[[Any], Any], Callable[[Any], str]]:
+    """(column names, a column's values, its dtype kind) of a table as shown: from its rows
+    where they say it (`table_columns`, no pandas), else from its DataFrame (a named index
+    made columns)."""
+    cols = columns_of(t)
+    if cols is not None:
+        return cols.names, cols.values.__getitem__, cols.kinds.__getitem__
+    frame = _frame(t)
+    return list(frame.columns), frame.__getitem__, lambda c: frame[c].dtype.kind
+
+
 def display(t: Table) -> tuple[list[str], list[list[str]], list[bool]]:
     """(headers, rows of cells, right-aligned?) of a table as every view shows it."""
-    frame = _frame(t)
-    pairs = intervals(t, frame)
+    names, column, kind_of = view(t)
+    pairs = intervals(t, names)
     lows = {lo: (name, hi) for name, (lo, hi) in pairs.items()}
     highs = {hi for _, hi in pairs.values()}
     heads: list[str] = []
     columns: list[list[str]] = []
     numeric: list[bool] = []
-    for col in frame.columns:
+    for col in names:
         if col in highs or col in t.hidden:
             continue
         if col in lows:
             name, hi = lows[col]
             pct = col in t.percent
             dec = t.digits.get(col, PERCENT_DIGITS if pct else decimals_for(
-                [*frame[col], *frame[hi]]))
+                [*column(col), *column(hi)]))
             heads.append(header(name, pct, t))
-            columns.append([interval(a, b, dec, pct) for a, b in zip(frame[col], frame[hi],
+            columns.append([interval(a, b, dec, pct) for a, b in zip(column(col), column(hi),
                                                                      strict=True)])
             numeric.append(True)
             continue
         pct = col in t.percent
-        kind = frame[col].dtype.kind
+        kind = kind_of(col)
         dec = t.digits.get(col, PERCENT_DIGITS if pct else (
-            decimals_for(frame[col]) if kind in "fO" else None))
+            decimals_for(column(col)) if kind in "fO" else None))
         heads.append(header(col, pct, t))
-        columns.append([number(v, dec, pct) for v in frame[col]])
+        columns.append([number(v, dec, pct) for v in column(col)])
         numeric.append(kind in "iuf")
     rows = [list(r) for r in zip(*columns, strict=True)] if columns else []
     if t.by_row:
-        rows = _by_row(frame, t, rows)
+        rows = _by_row(_frame(t), t, rows)
     return heads, rows, numeric
 
 
-def intervals(t: Table, frame: pd.DataFrame) -> dict[str, tuple[str, str]]:
+def intervals(t: Table, names: list[Any]) -> dict[str, tuple[str, str]]:
     """The table's interval columns: those it names, and every other `P_ci_low`/`P_ci_high`
     (or `ci_low`/`ci_high`) pair, shown as one `[low, high]` column `P CI` (`95% CI`)."""
     out = dict(t.intervals)
     named = {c for pair in out.values() for c in pair}
-    cols = set(map(str, frame.columns))
-    for col in frame.columns:
+    cols = set(map(str, names))
+    for col in names:
         col = str(col)
         if col in named or not col.endswith("ci_low"):
             continue

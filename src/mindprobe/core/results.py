@@ -21,6 +21,7 @@ from mindprobe.core.numbers import (
     number,
     plain,
 )
+from mindprobe.core.table_columns import columns_of
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -154,6 +155,10 @@ class Results:
 
 def table_json(t: Table) -> list[dict[str, Any]]:
     """Rows as records (the index becomes columns), NaN as null."""
+    cols = columns_of(t)
+    if cols is not None:  # from the rows themselves: no pandas
+        return [{str(k): plain(cols.values[k][i]) for k in cols.names}
+                for i in range(len(cols.values[cols.names[0]]))] if cols.names else []
     frame = t.frame.reset_index() if t.index and _named_index(t.frame) else t.frame
     return [{str(k): plain(v) for k, v in row.items()} for row in frame.to_dict("records")]
 

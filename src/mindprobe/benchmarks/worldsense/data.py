@@ -38,6 +38,13 @@ GOLD_DEOBFUSCATION: dict[str, str] = {
     "Yoda": "3",
 }
 
+
+def deobfuscate(token: str) -> str:
+    """Official de-obfuscation: whole-string replacement, anything else left unchanged (here,
+    not in `generate.py`, so a run of a released test set imports no trial generator)."""
+    return GOLD_DEOBFUSCATION.get(token, token)
+
+
 TRIAL_FIELDS: tuple[str, ...] = (
     "Key", "problemname", "tuple_ID", "text", "expectedresp", "span", "descr", "query",
     "objects", "problemsize", "skin", "qskin", "complexity", "query_len", "goldresp_obfusc",

@@ -18,6 +18,7 @@ from pathlib import Path
 from mindprobe.core.files import write_file
 
 from .data import GOLD_DEOBFUSCATION
+from .data import deobfuscate as deobfuscate  # where it was first: its home is data.py
 from .families import FAMILIES, LEVELS, Draft, Setting
 from .skins import PARALLEL_SKINS, SKINS, TEST_SKINS, get_parallel_skin, get_skin
 from .wording import QSKINS
@@ -66,11 +67,6 @@ FIELDS: tuple[str, ...] = (
 # Spec §1: the official gold obfuscation (plain token -> stored token), inverted from the loader's.
 OBFUSCATION: dict[str, str] = {plain: name for name, plain in GOLD_DEOBFUSCATION.items()}
 MIN_SIZE = 3
-
-
-def deobfuscate(token: str) -> str:
-    """Official de-obfuscation: whole-string replacement, anything else left unchanged."""
-    return GOLD_DEOBFUSCATION.get(token, token)
 
 
 def _key(seed: int, problem: str, size: int, index: int, trial: int) -> int:

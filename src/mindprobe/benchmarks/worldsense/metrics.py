@@ -14,7 +14,8 @@ import numpy as np
 import pandas as pd
 
 from mindprobe.benchmarks.worldsense.answers import _BIAS, _CLASS, _WEIGHT
-from mindprobe.core.stats import cell_moments, regroup_equal, wilson, with_sem
+from mindprobe.benchmarks.worldsense.run_scores import INCOMPLETE_WARNING
+from mindprobe.core.stats import cell_moments, regroup_equal, with_sem
 from mindprobe.errors import DataError
 
 Warn = Callable[[str], None]
@@ -28,8 +29,6 @@ _REQUIRED = ("prompting", "modelname", "tuple_ID", "goldresp", "resp", "problemn
              "problemsize")
 
 PARTIAL_WARNING = "    *** !!! [WARNING] PARTIAL RESULTS FILE: number of rows {r} differs from {n}"
-INCOMPLETE_WARNING = ("!!! WARNING you have incomplete tuples in that dataframe !!! "
-                      "(this is normal if you chose to load partial results)")
 
 
 def warn_stderr(message: str) -> None:
@@ -216,20 +215,3 @@ def analyse(trials_df: pd.DataFrame, results_df: pd.DataFrame,
         warnings=warnings,
     )
 
-
-#: How an accuracy's interval was got (`accuracy_interval`).
-UPSTREAM = "upstream"
-WILSON = "Wilson"
-
-
-def accuracy_interval(mean: float | None, half: float | None, k: int, n: int
-                      ) -> tuple[float | None, float | None, str]:
-    """Upstream's mean ± conf95 where it is defined and non-degenerate, else Wilson's interval
-    around the accuracy shown (the paper's balanced one, with n trials; k/n, the raw share,
-    only when there is none), so the interval always brackets the number beside it."""
-    if mean is not None and half is not None and half == half and half > 0:
-        # the bounds clipped to [0, 1], where the normal interval of a share may spill over
-        return (max(0.0, float(mean) - float(half)), min(1.0, float(mean) + float(half)),
-                UPSTREAM)
-    lo, hi = wilson(float(mean) * n if mean is not None and mean == mean else k, n)
-    return lo, hi, WILSON

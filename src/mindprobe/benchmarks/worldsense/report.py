@@ -9,21 +9,16 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from mindprobe.benchmarks.worldsense.data import (
-    MODEL_ORDER,
-    PROBLEM_ORDER,
-    PROMPTING_ORDER,
-    load_testset,
-)
+from mindprobe.benchmarks.worldsense.data import load_testset
 from mindprobe.benchmarks.worldsense.metrics import (
     _BIAS,
     RUN_KEYS,
     Warn,
     WorldSenseAnalysis,
-    accuracy_interval,
     analyse,
     warn_stderr,
 )
+from mindprobe.benchmarks.worldsense.run_scores import accuracy_interval, label_sort_key
 from mindprobe.benchmarks.worldsense.upstream import RESULTS_SUFFIX, load_results
 from mindprobe.core.stats import Z95, exact_mean
 from mindprobe.errors import DataError
@@ -34,20 +29,12 @@ if TYPE_CHECKING:
     from mindprobe.core.results import Results
     from mindprobe.core.store import Run
 
-_KNOWN_ORDER = {"problemname": PROBLEM_ORDER, "prompting": PROMPTING_ORDER,
-                "modelname": MODEL_ORDER}
 CELL_STYLES = ("value_ci", "value", "ci")
 RULE_STARS = "*" * 74
 RULE_DASHES = "-" * 74
 TITLE_OVERALL = "    AVERAGE ACCURACY ACROSS ALL PROBLEMS (with 95% confidence interval)"
 TITLE_ACCURACY = "    ACCURACY for each of the problems  (with 95% confidence interval)"
 TITLE_BIAS = "    BIAS for each of the problems (with 95% confidence interval)"
-
-
-def label_sort_key(field: str, value: Any) -> tuple[int, Any]:
-    """Spec order for known labels of ``field``, then everything else ascending."""
-    known = _KNOWN_ORDER.get(field, ())
-    return (0, known.index(value)) if value in known else (1, value)
 
 
 def _sorted_labels(labels: pd.Index, fields: Sequence[str]) -> list[Any]:

@@ -1,24 +1,18 @@
-"""WorldSense results of a mindprobe run, computed by exactly the code that analyses upstream
-results files: a run's records become a (Key, resp) results table plus the trial fields the
-scoring needs."""
+"""WorldSense results of a mindprobe run: the paper's scores of its records (`run_scores`,
+held equal to the analysis of upstream's results files), as tables of rows, so a run imports
+no pandas; `frames` gives the DataFrames that analysis takes (`verbs.py`)."""
 
 from __future__ import annotations
 
 from operator import itemgetter
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from mindprobe.benchmarks.worldsense.baselines import CHANCE_DEFINITION, chance_table
-from mindprobe.benchmarks.worldsense.metrics import (
-    JOIN_FIELDS,
-    UPSTREAM,
-    accuracy_interval,
-    analyse,
-)
-from mindprobe.benchmarks.worldsense.report import to_json
-from mindprobe.benchmarks.worldsense.upstream import results_from_pairs
+from mindprobe.benchmarks.worldsense.run_scores import UPSTREAM, accuracy_interval, score_run
 from mindprobe.core.results import Headline, Results
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def frames(records: list[dict[str, Any]], prompting: str, label: str
@@ -26,6 +20,11 @@ def frames(records: list[dict[str, Any]], prompting: str, label: str
     """(trials, results) tables of a run's records (errored records excluded by the caller),
     in Key order: records arrive in the order items finished, which concurrency changes, and
     pandas' group sums are order-sensitive in their last digit."""
+    import pandas as pd
+
+    from mindprobe.benchmarks.worldsense.metrics import JOIN_FIELDS
+    from mindprobe.benchmarks.worldsense.upstream import results_from_pairs
+
     records = sorted(records, key=lambda r: int(r["Key"]))
     cols = [c for c in JOIN_FIELDS if records and c in records[0]]
     # column by column: a third of the time of a frame built from one dict per record
@@ -60,7 +59,7 @@ def results_of_run(records: list[dict[str, Any]], prompting: str, label: str) ->
         out.warnings.append("no finished trials to analyse")
         return out
     warnings: list[str] = []
-    doc = to_json(analyse(*frames(ok, prompting, label), warn=warnings.append))
+    doc = score_run(ok, prompting, label, warnings.append)
     out.detail.update(doc)
     out.warnings += [w for w in warnings if "PARTIAL" not in w]
     small = no_bias_ci = False
@@ -80,9 +79,8 @@ def results_of_run(records: list[dict[str, Any]], prompting: str, label: str) ->
                          "bias": bias.get(name, {}).get("mean"),
                          "bias ±95": _half_width(bias.get(name, {}).get("conf95"))})
             no_bias_ci |= rows[-1]["bias ±95"] is None
-        frame = pd.DataFrame(rows)
-        wilson_rows = list(frame.loc[frame["ci"] != UPSTREAM, "problem"])
-        out.add_table(f"accuracy/{run}", frame,
+        wilson_rows = [row["problem"] for row in rows if row["ci"] != UPSTREAM]
+        out.add_table(f"accuracy/{run}", rows,
                       f"WorldSense {run} ({len(ok)} trials, {invalid} invalid answers"
                       + (f", {cut} cut off while thinking" if cut else "")
                       + "; accuracy in %, upstream's 95% CI"
@@ -117,14 +115,13 @@ def results_of_run(records: list[dict[str, Any]], prompting: str, label: str) ->
              "bias at chance": chance[name]["bias_at_chance"],
              "const best": chance[name]["majority_baseline"],
              "answer": chance[name]["majority_answer"]} for name in order if name in chance]
-    out.add_table("chance", pd.DataFrame(base), "chance and the best constant answer per "
+    out.add_table("chance", base, "chance and the best constant answer per "
                   "problem (%; bias as defined below)", index=False,
                   percent=("chance", "const best"), digits={"bias at chance": 2},
                   short={"bias at chance": "chance bias"}, percent_in_title=True)
     options = list(dict.fromkeys(k for c in chance.values() for k in c["answers"]))
-    answers = pd.DataFrame([{"problem": name, **{o: chance[name]["answers"].get(o)
-                                                  for o in options}}
-                            for name in order if name in chance])
+    answers = [{"problem": name, **{o: chance[name]["answers"].get(o) for o in options}}
+               for name in order if name in chance]
     out.add_table("answers", answers, "answers given, % of each problem's trials", index=False,
                   percent=tuple(options), short={"POSSIBLE": "POSS", "IMPOSSIBLE": "IMPOSS",
                                                  "invalid": "inv"}, percent_in_title=True)

@@ -25,7 +25,7 @@ from typing import Any
 from mindprobe.benchmarks.worldsense import sets
 from mindprobe.benchmarks.worldsense import strategies as st
 from mindprobe.benchmarks.worldsense.answers import is_correct
-from mindprobe.benchmarks.worldsense.generate import deobfuscate
+from mindprobe.benchmarks.worldsense.data import deobfuscate
 from mindprobe.benchmarks.worldsense.options import WorldSenseOptions
 from mindprobe.benchmarks.worldsense.sampling import read_trials, sample_tuples, tuple_of
 from mindprobe.core.benchmark import Benchmark, ItemFields, PairedScore, ProfileSettings
