@@ -153,16 +153,19 @@ def _queries(cache: ResponseCache) -> list[str]:
 
 def test_a_request_never_seen_is_a_miss_without_a_query(tmp_path):
     """A first run's requests (every one a miss) cost no lookup each: the keys of a cache up
-    to KNOWN_MAX rows are read once, at the first lookup."""
+    to KNOWN_MAX rows are read once, after LOAD_AFTER misses (each of those a query)."""
     path = tmp_path / "c.sqlite"
     c = ResponseCache(path, batch=1, sync_every=1000)
     c.put("old", {"v": 0})
     c.close()
     c = ResponseCache(path, batch=1, sync_every=1000)
-    assert c.get("new-0") is None  # reads the keys
     seen = _queries(c)
-    assert [c.get(f"new-{i}") for i in range(1, 50)] == [None] * 49
-    assert seen == [] and c.misses == 50
+    assert [c.get(f"new-{i}") for i in range(cache_module.LOAD_AFTER)] == [None] * 32
+    assert len(seen) == cache_module.LOAD_AFTER  # one lookup each; the next reads the keys
+    assert c.get("new-x") is None
+    seen.clear()
+    assert [c.get(f"new-{i}") for i in range(100, 150)] == [None] * 50
+    assert seen == [] and c.misses == 83
     assert c.get("old") == {"v": 0} and len(seen) == 1  # a known key is read from the file
     c.put("mine", {"v": 1})  # flushed (batch=1): known without a sync
     assert c.get("mine") == {"v": 1}
@@ -175,7 +178,8 @@ def test_another_processes_entries_are_seen_at_the_next_sync(tmp_path):
     path = tmp_path / "c.sqlite"
     a = ResponseCache(path, batch=1)
     b = ResponseCache(path, batch=1, sync_every=0.2)
-    assert b.get("x") is None  # b has read the keys: none yet
+    for i in range(cache_module.LOAD_AFTER + 1):
+        assert b.get(f"miss-{i}") is None  # b has read the keys: none yet
     a.put("x", {"v": 1})
     assert b.get("x") is None  # not synced yet: a miss, asked again
     time.sleep(0.3)
@@ -192,7 +196,21 @@ def test_a_large_cache_is_looked_up_row_by_row(tmp_path, monkeypatch):
         c.put(k, {"v": k})
     c.close()
     c = ResponseCache(path, batch=1)
-    assert c.get("a") == {"v": "a"}
+    assert [c.get(f"zz{i}") for i in range(cache_module.LOAD_AFTER + 1)] == [None] * 33
     seen = _queries(c)
     assert c.get("zz") is None and len(seen) == 1  # asked the file
+    assert c.get("a") == {"v": "a"}
+    c.close()
+
+
+def test_a_run_answered_from_the_cache_never_reads_the_keys(tmp_path):
+    path = tmp_path / "c.sqlite"
+    c = ResponseCache(path, batch=1)
+    for i in range(40):
+        c.put(f"k{i}", {"v": i})
+    c.close()
+    c = ResponseCache(path)
+    seen = _queries(c)
+    assert [c.get(f"k{i}")["v"] for i in range(40)] == list(range(40))
+    assert len(seen) == 40 and not any("rowid" in q for q in seen)  # one lookup each, no load
     c.close()

@@ -5,8 +5,8 @@ Keys are sha256 over the endpoint identity and the full request (messages, sampl
 constraints); API keys never enter them. Writes are batched into short transactions (WAL), so
 several runs may share the file safely; losing the last uncommitted batch to a crash only
 means re-asking those few requests. A cache of up to `KNOWN_MAX` entries keeps their keys in
-memory, so a request it has never seen (every request of a first run) is a miss without a
-query; what another process wrote is picked up every `sync_every` seconds (an entry it wrote
+memory (read after a run's first few misses), so a request it has never seen (every request
+of a first run) is a miss without a query; what another process wrote is picked up every `sync_every` seconds (an entry it wrote
 since then may be asked again, never served wrong).
 
 A cache is trusted with results, so every entry carries a checksum over its key and its value,
@@ -54,6 +54,8 @@ _UNWRITABLE = {sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_READONL
 #: Caches with at most this many rows keep their keys in memory (a few MB); larger ones are
 #: looked up row by row, as a first run's misses would cost more to load than to ask.
 KNOWN_MAX = 200_000
+#: ... read once a run has missed this often: a run answered from the cache reads none.
+LOAD_AFTER = 32
 
 
 def cache_key(identity: dict[str, Any], payload: dict[str, Any]) -> str:
@@ -264,10 +266,11 @@ class ResponseCache:
 
     def _surely_absent(self, key: str) -> bool:
         """True when `key` was in no row at the last sync (at most `sync_every` seconds ago,
-        or this process's own flush since): no query needed. The keys are read at the first
-        lookup, and only when the file has at most `KNOWN_MAX` rows."""
+        or this process's own flush since): no query needed. The keys are read once this run
+        has missed `LOAD_AFTER` times (a run served from the cache never reads them), and
+        only when the file has at most `KNOWN_MAX` rows."""
         if self._known is None:
-            if self._known_tried:
+            if self._known_tried or self.misses < LOAD_AFTER:
                 return False
             self._known_tried = True
             try:
