@@ -214,3 +214,17 @@ def test_a_run_answered_from_the_cache_never_reads_the_keys(tmp_path):
     assert [c.get(f"k{i}")["v"] for i in range(40)] == list(range(40))
     assert len(seen) == 40 and not any("rowid" in q for q in seen)  # one lookup each, no load
     c.close()
+
+
+def test_the_keys_in_memory_stay_bounded_by_this_processes_own_writes(tmp_path, monkeypatch):
+    """A first run of many requests does not grow the key set past KNOWN_MAX: once it would,
+    the cache is looked up row by row, its entries still found."""
+    monkeypatch.setattr(cache_module, "KNOWN_MAX", 50)
+    c = ResponseCache(tmp_path / "c.sqlite", batch=1)
+    for i in range(cache_module.LOAD_AFTER + 1):
+        assert c.get(f"miss-{i}") is None  # the keys are read: none
+    assert c._known == set()
+    for i in range(60):
+        c.put(f"k{i}", {"v": i})
+    assert c._known is None and c.get("k59") == {"v": 59} and c.get("k0") == {"v": 0}
+    c.close()

@@ -114,6 +114,23 @@ def test_a_router_offers_the_template_only_when_every_endpoint_has_it():
         cap: "; ".join(f"{u}/v1: {why}" for u in lacking) for cap in ("prefix", "template")}
 
 
+@pytest.mark.parametrize("status", [500, 0], ids=["500", "dropped"])
+def test_a_pool_whose_servers_say_nothing_keeps_what_they_declared(status):
+    """A 500 or a dropped connection from /apply-template decides nothing: the pool starts,
+    offers the template and prefix its llama.cpp servers declare, and notes nothing."""
+    with TestServer(owned_by="llamacpp", apply_template_status=status) as a, \
+            TestServer(owned_by="llamacpp", apply_template_status=status) as b:
+        router = parse_model_spec(f"openai:test-model@{a.base_url},{b.base_url}")
+        assert isinstance(router, RouterModel)
+        asyncio.run(router.start())
+        try:
+            notes = router.take_notes()
+        finally:
+            asyncio.run(router.close())
+    assert isinstance(router.capabilities, frozenset)
+    assert router.can("template") and router.can("prefix") and notes == []
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -51,8 +51,8 @@ _DAMAGED = {sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_ERROR,
 #: ... of a file that cannot be written (full disk, read-only folder, I/O errors): read-only.
 _UNWRITABLE = {sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_READONLY,
                sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM}
-#: Caches with at most this many rows keep their keys in memory (a few MB); larger ones are
-#: looked up row by row, as a first run's misses would cost more to load than to ask.
+#: Caches with at most this many rows keep their keys in memory (about 150 bytes a key: 30
+#: MB at most, this process's own entries included); larger ones are looked up row by row.
 KNOWN_MAX = 200_000
 #: ... read once a run has missed this often: a run answered from the cache reads none.
 LOAD_AFTER = 32
@@ -282,7 +282,9 @@ class ResponseCache:
                     return False
                 self._version = self._db.execute("PRAGMA data_version").fetchone()[0]
                 rows = self._db.execute("SELECT rowid, key FROM entries").fetchall()
-            except sqlite3.Error:
+            except sqlite3.Error as exc:
+                if _code(exc) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+                    self._known_tried = False  # another process's moment: try again later
                 return False  # the lookup itself will meet the error and handle it
             self._known = {k for _, k in rows}
             self._max_rowid = max((r for r, _ in rows), default=0)
@@ -302,13 +304,18 @@ class ResponseCache:
                 return
             rows = self._db.execute("SELECT rowid, key FROM entries WHERE rowid > ?",
                                     (self._max_rowid,)).fetchall()
-        except sqlite3.Error:
-            self._known = None  # looked up row by row from now on
-            return
+        except sqlite3.Error as exc:
+            if _code(exc) not in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+                self._known = None  # looked up row by row from now on
+            return  # busy: the keys as they were, synced again at the next interval
         self._version = version
         self._known.update(k for _, k in rows)
         self._max_rowid = max([self._max_rowid, *(r for r, _ in rows)])
-        if len(self._known) > KNOWN_MAX:
+        self._bound_known()
+
+    def _bound_known(self) -> None:
+        """Past `KNOWN_MAX` keys (other processes' or this one's own), looked up row by row."""
+        if self._known is not None and len(self._known) > KNOWN_MAX:
             self._known = None
 
     def _reject(self, key: str, why: str) -> None:
@@ -352,6 +359,7 @@ class ResponseCache:
                                    "created) VALUES (?, ?, ?, ?)", rows)
                 if self._known is not None and db is self._db:
                     self._known.update(self._buffer)
+                    self._bound_known()
                 break
             except sqlite3.Error as exc:
                 if _code(exc) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):

@@ -60,9 +60,13 @@ def sums_by_reduceat() -> bool:
 def column_sums(segments: Sequence[Sequence[float]]) -> list[float]:
     """Each segment's sum, as pandas sums one column grouped into these segments (in order):
     `add.reduceat` where the column holds no NaN and pandas does so (`sums_by_reduceat`),
-    else Kahan's loop skipping NaN."""
+    else Kahan's loop skipping NaN. The segments must be the DataFrame's rows in its order,
+    each group's rows together and the groups ascending: pandas takes `reduceat` only for
+    groups in order (every caller here regroups sorted keys). An empty segment (no group
+    pandas would make) is summed by the loop, which `reduceat` would get wrong."""
     flat = [v for seg in segments for v in seg]
-    if not sums_by_reduceat() or any(v != v for v in flat) or not flat:
+    if (not sums_by_reduceat() or any(v != v for v in flat) or not flat
+            or not all(segments)):
         return [kahan_sum(seg) for seg in segments]
     starts = np.cumsum([0, *(len(seg) for seg in segments[:-1])])
     return [float(x) for x in np.add.reduceat(np.asarray(flat, dtype=float), starts)]

@@ -97,7 +97,7 @@ class LlamaServerTools:
                 self.dropped.pop(cap, None)
             return
         if has is None:  # says nothing: what an earlier answer said holds
-            self.capabilities = self.capabilities - self.dropped.keys()
+            self.capabilities = self.capabilities.difference(self.dropped)
             return
         lost = sorted(self.capabilities & TEMPLATED)
         self.capabilities = self.capabilities - TEMPLATED

@@ -182,8 +182,7 @@ class RouterModel(Model):
                 e.probe_task = asyncio.create_task(self._probe_loop(e))
         live = [e.client for e in self._eps if e.health.up]
         if self._launcher is None:
-            caps = frozenset.intersection(*(c.capabilities for c in live))
-            self.capabilities = caps
+            self.capabilities = frozenset.intersection(*(frozenset(c.capabilities) for c in live))
             windows = [c.context_window for c in live if c.context_window]
             if windows:  # the smallest of the endpoints': every item must fit any of them
                 self.set_context_window(min(windows), "the endpoints' smallest window")
