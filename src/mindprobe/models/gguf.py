@@ -4,6 +4,10 @@ The protocol a benchmark uses follows the model, not the spec string: a GGUF tha
 chat template (`tokenizer.chat_template`) is an instruct model and gets the paper's chat
 protocol; one without is a base model, answered by log-probability or text completion. The
 header also states the context the model was trained for (`<arch>.context_length`).
+
+Read here rather than with the `gguf` package's `GGUFReader`, which parses every field: on the
+embedded Gemma 3 270M it took 15.6 s (its 262,144-token vocabulary, element by element)
+against 0.14 s for this reader, which skips what it does not keep.
 """
 
 from __future__ import annotations
