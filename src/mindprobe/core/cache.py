@@ -275,8 +275,6 @@ class ResponseCache:
             self._known_tried = True
             try:
                 assert self._db is not None
-                # the columns a lookup reads, so that a damaged schema is met as a lookup would
-                self._db.execute("SELECT key, value, checksum FROM entries LIMIT 0").fetchall()
                 top = self._db.execute("SELECT MAX(rowid) FROM entries").fetchone()[0] or 0
                 if top > KNOWN_MAX:
                     return False
