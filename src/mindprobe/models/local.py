@@ -132,7 +132,38 @@ def start_llama_server(path: Path, *, embedded: bool, n_parallel: int, ctx_per_s
     except Exception as exc:  # the engine reports bad files with a bare RuntimeError
         raise ModelError(f"llama.cpp could not load {path}: {exc}") from None
     address = server.listening_address
-    return server, (address if "://" in address else f"http://{address}") + "/v1", key
+    root = address if "://" in address else f"http://{address}"
+    _await_task_loop(server, root, key)
+    return server, root + "/v1", key
+
+
+#: A server that never ran a task, kept referenced: dropping it would block the process.
+_UNSTOPPABLE: list[Any] = []
+
+#: Seconds a just-started server may take to run its first task.
+LOOP_WAIT = 30.0
+
+
+def _await_task_loop(server: Any, root: str, key: str) -> None:
+    """Return once the server's task loop has run a task (`GET /slots` is one).
+
+    `xllamacpp.Server` returns before that loop starts, and a stop request sent in that window
+    is lost: the server's destructor then waits for the loop forever. An interrupt right after
+    the start (or any error then) hung the process about one time in ten; dropping the server
+    at once after starting it hung within two tries, and never in 40 after this wait (~5 ms)."""
+    import urllib.error
+    import urllib.request
+
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # 127.0.0.1 direct
+    request = urllib.request.Request(root + "/slots", headers={"Authorization": f"Bearer {key}"})
+    try:
+        with opener.open(request, timeout=LOOP_WAIT) as reply:
+            reply.read()
+    except (urllib.error.URLError, OSError) as exc:
+        _UNSTOPPABLE.append(server)  # the process's exit ends it; a join here would not return
+        raise ModelError(f"the embedded llama.cpp server started but did not run its first "
+                         f"task within {LOOP_WAIT:.0f} s ({exc}); its process must end to "
+                         f"stop it") from None
 
 
 def engine_window(trained: int | None, ctx_per_slot: int) -> tuple[int, str]:
