@@ -151,7 +151,6 @@ def _await_task_loop(server: Any, root: str, key: str) -> None:
     is lost: the server's destructor then waits for the loop forever. An interrupt right after
     the start (or any error then) hung the process about one time in ten; dropping the server
     at once after starting it hung within two tries, and never in 40 after this wait (~5 ms)."""
-    import urllib.error
     import urllib.request
 
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # 127.0.0.1 direct
@@ -159,7 +158,7 @@ def _await_task_loop(server: Any, root: str, key: str) -> None:
     try:
         with opener.open(request, timeout=LOOP_WAIT) as reply:
             reply.read()
-    except (urllib.error.URLError, OSError) as exc:
+    except OSError as exc:  # URLError and HTTPError among them
         _UNSTOPPABLE.append(server)  # the process's exit ends it; a join here would not return
         raise ModelError(f"the embedded llama.cpp server started but did not run its first "
                          f"task within {LOOP_WAIT:.0f} s ({exc}); its process must end to "
